@@ -1,0 +1,50 @@
+// swift-tools-version: 6.2
+import PackageDescription
+
+let strict: [SwiftSetting] = [.treatAllWarnings(as: .error)]
+
+let package = Package(
+    name: "PirateHunter",
+    products: [
+        .executable(name: "pirate-hunter", targets: ["PirateHunter"]),
+    ],
+    targets: [
+        // C headers, each in its own system-library module.
+        .systemLibrary(name: "CBlueZ", path: "Sources/CBlueZ"),
+        .systemLibrary(name: "CALSA", path: "Sources/CALSA", pkgConfig: "alsa"),
+        .systemLibrary(name: "CEspeakNG", path: "Sources/CEspeakNG", pkgConfig: "espeak-ng"),
+        .systemLibrary(name: "CLinux", path: "Sources/CLinux"),
+        .systemLibrary(name: "CQREncode", path: "Sources/CQREncode", pkgConfig: "libqrencode"),
+
+        // Pure core: no I/O, no clock, no C.
+        .target(name: "Bluetooth", swiftSettings: strict),
+        .target(name: "Ranging", swiftSettings: strict),
+        // The world the radio sees: path loss, noise, channels, loss bursts (seeded, pure).
+        .target(name: "Simulation", swiftSettings: strict),
+
+        // Edges.
+        .target(name: "Audio", dependencies: ["CALSA"], swiftSettings: strict),
+        .target(name: "Voice", dependencies: ["CEspeakNG", "Audio"], swiftSettings: strict),
+
+        .executableTarget(
+            name: "PirateHunter",
+            dependencies: ["Bluetooth", "Ranging", "Voice", "Audio"],
+            swiftSettings: strict
+        ),
+
+        // libFuzzer entry point (built with --sanitize fuzzer, see README).
+        .executableTarget(name: "FuzzBluetooth", dependencies: ["Bluetooth"], swiftSettings: strict),
+        // Release-build benchmarks: swift run -c release <Name>Benchmark
+        .executableTarget(name: "BluetoothBenchmark", dependencies: ["Bluetooth"], swiftSettings: strict),
+        .executableTarget(
+            name: "RangingBenchmark", dependencies: ["Ranging", "Simulation"], swiftSettings: strict),
+        .executableTarget(name: "VoiceBenchmark", dependencies: ["Voice", "Audio"], swiftSettings: strict),
+
+        .testTarget(
+            name: "BluetoothTests", dependencies: ["Bluetooth"],
+            resources: [.copy("Fixtures")], swiftSettings: strict),
+        .testTarget(name: "RangingTests", dependencies: ["Ranging", "Simulation"], swiftSettings: strict),
+        .testTarget(name: "AudioTests", dependencies: ["Audio"], swiftSettings: strict),
+        .testTarget(name: "VoiceTests", dependencies: ["Voice", "Audio"], swiftSettings: strict),
+    ]
+)

@@ -1,0 +1,1 @@
+// The Audio layer: see issues; sources arrive with its work.

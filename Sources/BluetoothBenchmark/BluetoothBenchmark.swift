@@ -1,0 +1,1 @@
+@main enum BluetoothBenchmark { static func main() {} }

@@ -1,0 +1,1 @@
+// libFuzzer entry points

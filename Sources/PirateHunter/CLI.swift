@@ -1,0 +1,81 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// sysexits(3) codes: what the appliance tells its caller and systemd.
+enum ExitCode: Int32 {
+    case ok = 0
+    case usage = 64
+    case dataError = 65
+    case noInput = 66
+    case unavailable = 69
+    case software = 70
+    case ioError = 74
+    case noPermission = 77
+    case config = 78
+}
+
+/// A failure the user can act on: one line, one exit code.
+struct CLIError: Error {
+    let code: ExitCode
+    let message: String
+    init(_ code: ExitCode, _ message: String) {
+        self.code = code
+        self.message = message
+    }
+}
+
+/// Writes to stderr without buffering surprises.
+func printError(_ line: String) {
+    var text = line
+    text.append("\n")
+    text.withUTF8 { buffer in
+        _ = write(2, buffer.baseAddress, buffer.count)
+    }
+}
+
+/// Buffered stdout for line-oriented output (JSON lines, tables).
+struct StandardOutput {
+    private var buffer: [UInt8] = []
+    init() { buffer.reserveCapacity(1 << 16) }
+
+    mutating func line(_ text: String) {
+        buffer.append(contentsOf: text.utf8)
+        buffer.append(0x0A)
+        if buffer.count >= 1 << 16 { flush() }
+    }
+
+    mutating func flush() {
+        var offset = 0
+        while offset < buffer.count {
+            let n = buffer.withUnsafeBytes { raw in
+                write(1, raw.baseAddress.map { $0 + offset }, raw.count - offset)
+            }
+            if n < 0 {
+                if errno == EINTR { continue }
+                break
+            }
+            offset += n
+        }
+        buffer.removeAll(keepingCapacity: true)
+    }
+}
+
+/// Arguments consumed left to right, with one-line usage errors.
+struct ArgumentCursor {
+    private var remaining: [String]
+    init(_ arguments: [String]) { remaining = arguments }
+
+    var isEmpty: Bool { remaining.isEmpty }
+
+    mutating func next() -> String? {
+        remaining.isEmpty ? nil : remaining.removeFirst()
+    }
+
+    mutating func value(for flag: String) throws(CLIError) -> String {
+        guard let value = next() else {
+            throw CLIError(.usage, "\(flag) needs a value")
+        }
+        return value
+    }
+}

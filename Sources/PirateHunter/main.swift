@@ -1,0 +1,32 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
+let usage = """
+    usage: pirate-hunter COMMAND [OPTIONS]
+      replay FILE [--json]          decode a btsnoop capture: every beacon sighting
+      help                          this text
+    """
+
+func runCommand(_ arguments: [String]) throws(CLIError) -> ExitCode {
+    var cursor = ArgumentCursor(arguments)
+    guard let command = cursor.next() else {
+        throw CLIError(.usage, "no command given (try 'pirate-hunter help')")
+    }
+    switch command {
+    case "replay":
+        return try ReplayCommand.run(&cursor)
+    case "help", "--help", "-h":
+        print(usage)
+        return .ok
+    default:
+        throw CLIError(.usage, "unknown command '\(command)' (try 'pirate-hunter help')")
+    }
+}
+
+do {
+    exit(try runCommand(Array(CommandLine.arguments.dropFirst())).rawValue)
+} catch {
+    printError("pirate-hunter: \(error.message)")
+    exit(error.code.rawValue)
+}

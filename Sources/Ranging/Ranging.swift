@@ -1,0 +1,1 @@
+// The Ranging layer: see issues; sources arrive with its work.

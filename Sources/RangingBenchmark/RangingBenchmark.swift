@@ -1,0 +1,1 @@
+@main enum RangingBenchmark { static func main() {} }

@@ -1,0 +1,1 @@
+// The Voice layer: see issues; sources arrive with its work.

@@ -1,0 +1,1 @@
+@main enum VoiceBenchmark { static func main() {} }
