@@ -23,12 +23,13 @@ let package = Package(
         .target(name: "Simulation", swiftSettings: strict),
 
         // Edges.
+        .target(name: "Radio", dependencies: ["Bluetooth", "CLinux", "CBlueZ"], swiftSettings: strict),
         .target(name: "Audio", dependencies: ["CALSA"], swiftSettings: strict),
         .target(name: "Voice", dependencies: ["CEspeakNG", "Audio"], swiftSettings: strict),
 
         .executableTarget(
             name: "PirateHunter",
-            dependencies: ["Bluetooth", "Ranging", "Voice", "Audio"],
+            dependencies: ["Bluetooth", "Radio", "Ranging", "Voice", "Audio"],
             swiftSettings: strict
         ),
 
@@ -43,6 +44,7 @@ let package = Package(
         .testTarget(
             name: "BluetoothTests", dependencies: ["Bluetooth"],
             resources: [.copy("Fixtures")], swiftSettings: strict),
+        .testTarget(name: "RadioTests", dependencies: ["Radio", "Bluetooth"], swiftSettings: strict),
         .testTarget(name: "RangingTests", dependencies: ["Ranging", "Simulation"], swiftSettings: strict),
         .testTarget(name: "AudioTests", dependencies: ["Audio"], swiftSettings: strict),
         .testTarget(name: "VoiceTests", dependencies: ["Voice", "Audio"], swiftSettings: strict),

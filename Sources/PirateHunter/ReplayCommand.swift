@@ -1,5 +1,152 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import Bluetooth
+import Radio
+
+/// `pirate-hunter replay FILE [--json]`: every beacon in every advertising report of a
+/// btsnoop capture, in capture order, on the capture's own clock.
 enum ReplayCommand {
+    struct Options {
+        var path: String
+        var json = false
+    }
+
+    static func parse(_ cursor: inout ArgumentCursor) throws(CLIError) -> Options {
+        var path: String?
+        var json = false
+        while let argument = cursor.next() {
+            switch argument {
+            case "--json": json = true
+            case _ where argument.hasPrefix("-"):
+                throw CLIError(.usage, "replay: unknown option '\(argument)'")
+            default:
+                guard path == nil else { throw CLIError(.usage, "replay: more than one capture file given") }
+                path = argument
+            }
+        }
+        guard let path else { throw CLIError(.usage, "replay: no capture file given (replay FILE [--json])") }
+        var options = Options(path: path)
+        options.json = json
+        return options
+    }
+
     static func run(_ cursor: inout ArgumentCursor) throws(CLIError) -> ExitCode {
-        throw CLIError(.unavailable, "replay is being built")
+        let options = try parse(&cursor)
+        var reader: CaptureFileReader
+        do {
+            reader = try CaptureFileReader(path: options.path)
+        } catch {
+            switch error.errno {
+            case ENOENT, ENOTDIR: throw CLIError(.noInput, "replay: \(options.path): no such file")
+            case EACCES, EPERM: throw CLIError(.noPermission, "replay: \(options.path): permission denied")
+            default: throw CLIError(.noInput, "replay: \(options.path): \(error)")
+            }
+        }
+        defer { reader.close() }
+
+        var out = StandardOutput()
+        var printer = SightingPrinter(json: options.json)
+        var firstTimestamp: Int64?
+        var malformed = 0
+        var firstMalformed: String?
+        var failure: CLIError?
+
+        if !options.json { out.line(SightingPrinter.tableHeader) }
+        while true {
+            let record: BTSnoopRecord
+            do {
+                guard let next = try reader.next() else { break }
+                record = next
+            } catch let error as BTSnoopError {
+                if case .notBTSnoop = error {
+                    failure = CLIError(.dataError, "replay: \(options.path): \(error)")
+                } else {
+                    failure = CLIError(.dataError, "replay: \(options.path): \(error) (the \(printer.count) sightings before it were printed)")
+                }
+                break
+            } catch {
+                failure = CLIError(.ioError, "replay: \(options.path): \(error)")
+                break
+            }
+            let start = firstTimestamp ?? record.timestamp
+            firstTimestamp = start
+            let t = Double(record.timestamp &- start) / 1_000_000
+            guard let datalink = reader.datalink else { continue }
+            do {
+                guard let packet = try record.packet(datalink: datalink), packet.type == .event else { continue }
+                let event = try HCIEvent(decoding: packet.bytes[...])
+                for sighting in BeaconSighting.all(in: event, at: t) {
+                    if let line = printer.line(for: sighting) { out.line(line) }
+                }
+            } catch {
+                malformed += 1
+                if firstMalformed == nil { firstMalformed = "record \(record.number): \(error)" }
+            }
+        }
+        out.flush()
+        if malformed > 0, let firstMalformed {
+            printError("replay: skipped \(malformed) malformed HCI packet(s); first: \(firstMalformed)")
+        }
+        if let failure { throw failure }
+        return .ok
+    }
+}
+
+/// Formats sightings as the `sighting` JSON contract or as a readable table row.
+struct SightingPrinter {
+    let json: Bool
+    private(set) var count = 0
+
+    init(json: Bool) { self.json = json }
+
+    static let tableHeader = pad("t (s)", 10) + pad("kind", 15) + pad("address", 19) + pad("id", 58) + pad("power", 7) + "rssi"
+
+    static func pad(_ text: String, _ width: Int) -> String {
+        text.count >= width ? text + " " : text + String(repeating: " ", count: width - text.count)
+    }
+
+    mutating func line(for sighting: BeaconSighting) -> String? {
+        let rssi = sighting.rssi.map { Int($0) }
+        var line = JSONLine()
+        line.add("t", sighting.time)
+        line.add("event", "sighting")
+        line.add("kind", sighting.beacon.kind)
+        line.add("address", sighting.address.description)
+        let id: String
+        let power: Int
+        switch sighting.beacon {
+        case let .iBeacon(b):
+            line.add("uuid", b.uuid.uuidString)
+            line.add("major", Int(b.major))
+            line.add("minor", Int(b.minor))
+            power = Int(b.measuredPower)
+            id = "\(b.uuid.uuidString) \(b.major)/\(b.minor)"
+        case let .altBeacon(b):
+            line.add("uuid", b.id1.uuidString)
+            line.add("major", Int(b.id2))
+            line.add("minor", Int(b.id3))
+            line.add("manufacturer", Int(b.manufacturer))
+            power = Int(b.referenceRSSI)
+            id = "\(b.id1.uuidString) \(b.id2)/\(b.id3)"
+        case let .eddystone(.uid(namespace, instance, txPower)):
+            line.add("namespace", hexString(namespace))
+            line.add("instance", hexString(instance))
+            power = Int(txPower)
+            id = hexString(namespace) + " " + hexString(instance)
+        case let .eddystone(.url(url, txPower)):
+            line.add("url", url)
+            power = Int(txPower)
+            id = url
+        case .eddystone(.tlm), .eddystone(.eid):
+            return nil  // telemetry and rotating ids are not beacons one can hunt
+        }
+        line.add("power", power)
+        line.add("rssi", rssi)
+        count += 1
+        if json { return line.line }
+        let t = JSONLine.format(sighting.time, decimals: 3)
+        return Self.pad(t, 10) + Self.pad(sighting.beacon.kind, 15) + Self.pad(sighting.address.description, 19)
+            + Self.pad(id, 58) + Self.pad(String(power), 7) + (rssi.map(String.init) ?? "n/a")
     }
 }

@@ -1,0 +1,72 @@
+/// Builds one JSON object on one line with keys in the order they are added: the
+/// line-oriented contract other tools parse (`replay --json`, `hunt --json`, `scan --json`).
+struct JSONLine {
+    private var text = "{"
+    private var first = true
+
+    private mutating func key(_ name: String) {
+        if !first { text += ", " }
+        first = false
+        text += "\""
+        text += name
+        text += "\": "
+    }
+
+    mutating func add(_ name: String, _ value: String) {
+        key(name)
+        Self.appendQuoted(value, to: &text)
+    }
+
+    mutating func add(_ name: String, _ value: Int) {
+        key(name)
+        text += String(value)
+    }
+
+    mutating func add(_ name: String, _ value: Int?) {
+        key(name)
+        text += value.map(String.init) ?? "null"
+    }
+
+    /// Finite numbers with at most `decimals` places; NaN and infinities are written as null.
+    mutating func add(_ name: String, _ value: Double?, decimals: Int = 6) {
+        key(name)
+        guard let value, value.isFinite else {
+            text += "null"
+            return
+        }
+        text += Self.format(value, decimals: decimals)
+    }
+
+    var line: String { text + "}" }
+
+    static func format(_ value: Double, decimals: Int) -> String {
+        var scale = 1.0
+        for _ in 0..<decimals { scale *= 10 }
+        let rounded = (value * scale).rounded() / scale
+        if rounded == rounded.rounded(.towardZero), abs(rounded) < 1e15 {
+            return String(Int64(rounded)) + ".0"
+        }
+        return String(rounded)
+    }
+
+    static func appendQuoted(_ value: String, to text: inout String) {
+        text += "\""
+        for scalar in value.unicodeScalars {
+            switch scalar {
+            case "\"": text += "\\\""
+            case "\\": text += "\\\\"
+            case "\n": text += "\\n"
+            case "\r": text += "\\r"
+            case "\t": text += "\\t"
+            default:
+                if scalar.value < 0x20 || scalar.value == 0x7F {
+                    let hex = String(scalar.value, radix: 16)
+                    text += "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
+                } else {
+                    text.unicodeScalars.append(scalar)
+                }
+            }
+        }
+        text += "\""
+    }
+}
