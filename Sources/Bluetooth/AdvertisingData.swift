@@ -24,7 +24,8 @@ public struct ADStructure: Equatable, Sendable {
 ///
 /// Structures are self-delimiting, so one whose length runs past the end spoils only itself:
 /// the complete ones before it are kept and the fault is reported in `malformedTail`.
-/// A length byte of 0 ends the significant part (the rest is padding).
+/// A length byte of 0 is an empty structure (padding) and is skipped: real beacons put
+/// structures after such bytes (a RadBeacon names itself after two of them).
 public struct AdvertisingData: Equatable, Sendable {
     public private(set) var structures: [ADStructure] = []
     /// Why parsing stopped early, if it did.
@@ -34,7 +35,10 @@ public struct AdvertisingData: Equatable, Sendable {
         var index = bytes.startIndex
         while index < bytes.endIndex {
             let length = Int(bytes[index])
-            if length == 0 { break }
+            if length == 0 {
+                index += 1
+                continue
+            }
             let end = index + 1 + length
             guard end <= bytes.endIndex else {
                 malformedTail = .truncated(what: "AD structure", needed: length, available: bytes.endIndex - index - 1)
@@ -47,7 +51,7 @@ public struct AdvertisingData: Equatable, Sendable {
 
     public init(parsing bytes: [UInt8]) { self.init(parsing: bytes[...]) }
 
-    /// The strict reading: every byte accounted for (padding after a 0 length allowed).
+    /// The strict reading: every byte accounted for.
     public static func strict(_ bytes: ArraySlice<UInt8>) throws(PacketError) -> AdvertisingData {
         let parsed = AdvertisingData(parsing: bytes)
         if let fault = parsed.malformedTail { throw fault }

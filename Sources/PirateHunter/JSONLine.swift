@@ -70,3 +70,16 @@ struct JSONLine {
         text += "\""
     }
 }
+
+/// A number with exactly `decimals` places, for tables ("2.660", "-0.500").
+func fixed(_ value: Double, decimals: Int) -> String {
+    guard value.isFinite else { return "-" }
+    var scale = 1
+    for _ in 0..<decimals { scale *= 10 }
+    let scaled = Int((abs(value) * Double(scale)).rounded())
+    let whole = scaled / scale
+    let fraction = String(scaled % scale)
+    let sign = value < 0 && scaled != 0 ? "-" : ""
+    guard decimals > 0 else { return sign + String(whole) }
+    return sign + String(whole) + "." + String(repeating: "0", count: decimals - fraction.count) + fraction
+}

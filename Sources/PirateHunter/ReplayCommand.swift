@@ -52,12 +52,16 @@ enum ReplayCommand {
         var firstMalformed: String?
         var failure: CLIError?
 
-        if !options.json { out.line(SightingPrinter.tableHeader) }
+        var headerPrinted = options.json
         while true {
             let record: BTSnoopRecord
             do {
                 guard let next = try reader.next() else { break }
                 record = next
+                if !headerPrinted {
+                    out.line(SightingPrinter.tableHeader)
+                    headerPrinted = true
+                }
             } catch let error as BTSnoopError {
                 if case .notBTSnoop = error {
                     failure = CLIError(.dataError, "replay: \(options.path): \(error)")
@@ -145,7 +149,7 @@ struct SightingPrinter {
         line.add("rssi", rssi)
         count += 1
         if json { return line.line }
-        let t = JSONLine.format(sighting.time, decimals: 3)
+        let t = fixed(sighting.time, decimals: 3)
         return Self.pad(t, 10) + Self.pad(sighting.beacon.kind, 15) + Self.pad(sighting.address.description, 19)
             + Self.pad(id, 58) + Self.pad(String(power), 7) + (rssi.map(String.init) ?? "n/a")
     }
