@@ -34,7 +34,9 @@ let package = Package(
         ),
 
         // libFuzzer entry point (built with --sanitize fuzzer, see README).
-        .executableTarget(name: "FuzzBluetooth", dependencies: ["Bluetooth"], swiftSettings: strict),
+        .executableTarget(
+            name: "FuzzBluetooth", dependencies: ["Bluetooth"],
+            swiftSettings: strict),
         // Release-build benchmarks: swift run -c release <Name>Benchmark
         .executableTarget(name: "BluetoothBenchmark", dependencies: ["Bluetooth"], swiftSettings: strict),
         .executableTarget(
