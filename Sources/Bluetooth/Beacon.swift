@@ -177,8 +177,33 @@ public enum Beacon: Hashable, Sendable {
         return found
     }
 
+    /// The same over raw advertising data, without building the structure list: this is the
+    /// hot path, run for every report heard.
     public static func all(in bytes: ArraySlice<UInt8>) -> [Beacon] {
-        all(in: AdvertisingData(parsing: bytes))
+        var found: [Beacon] = []
+        var index = bytes.startIndex
+        while index < bytes.endIndex {
+            let length = Int(bytes[index])
+            let end = index + 1 + length
+            guard end <= bytes.endIndex else { break }
+            if length >= 1 {
+                let data = bytes[(index + 2)..<end]
+                switch bytes[index + 1] {
+                case ADStructure.manufacturerSpecificData:
+                    if let b = IBeacon(manufacturerData: data) {
+                        found.append(.iBeacon(b))
+                    } else if let b = AltBeacon(manufacturerData: data) {
+                        found.append(.altBeacon(b))
+                    }
+                case ADStructure.serviceData16BitUUID:
+                    if let f = EddystoneFrame(serviceData: data) { found.append(.eddystone(f)) }
+                default:
+                    break
+                }
+            }
+            index = end
+        }
+        return found
     }
 }
 
