@@ -6,3 +6,12 @@
 #include <signal.h>
 #include <poll.h>
 #include <termios.h>
+#include <sys/ioctl.h>
+
+// ioctl is variadic, which Swift cannot call: two fixed-signature doors to it.
+static inline int ph_ioctl_pointer(int fd, unsigned long request, void *argument) {
+    return ioctl(fd, request, argument);
+}
+static inline int ph_ioctl_value(int fd, unsigned long request, long argument) {
+    return ioctl(fd, request, argument);
+}
