@@ -1,0 +1,81 @@
+/// Every threshold of the ranging engine, in one value. Defaults and the reason for each
+/// are documented in docs/ranging.md; change them here and there together.
+public struct RangingConfiguration: Sendable, Equatable {
+    // MARK: RSSI filter (KalmanRSSIFilter)
+    /// Random-walk process noise of the RSSI level, dB² per second of real time.
+    public var processNoise: Double = 2.0
+    /// Variance of one RSSI reading around the level, dB²: 5.7 dB Gaussian spread plus the
+    /// ±5 dB spread of the three advertising channels (5.7² + 5²·2/3 ≈ 49).
+    public var measurementNoise: Double = 49.0
+    /// Innovations beyond this many standard deviations are clipped (one wild packet moves
+    /// the level by a bounded amount).
+    public var innovationGate: Double = 3.0
+    /// RSSI readings outside this range are impossible and dropped (127 = not available,
+    /// 0 and above are not real scanner readings).
+    public var plausibleRSSI: ClosedRange<Int> = -110 ... -1
+
+    // MARK: Distance (LogDistanceModel)
+    /// Path-loss exponent. Fitted on the shared lcav real data (scripts/fit_path_loss.py).
+    public var pathLossExponent: Double = 1.72
+    /// Spread of real rooms around the model (shadowing, body, calibration), dB.
+    /// Fitted on the same data: RMS residual of the per-pair mean RSSI.
+    public var environmentSigma: Double = 8.5
+    /// Measured power (RSSI at 1 m) outside this range gives no distance.
+    public var plausibleMeasuredPower: ClosedRange<Int> = -100 ... -20
+
+    // MARK: Proximity (ProximityClassifier)
+    /// immediate < `immediateEdge` <= near < `nearEdge` <= far (metres).
+    public var immediateEdge: Double = 0.5
+    public var nearEdge: Double = 3.0
+    /// Leaving a class needs the path loss beyond its edge by this much, dB.
+    public var proximityHysteresis: Double = 2.0
+    /// A new class must hold this long (seconds) before it is committed.
+    public var proximityDwell: Double = 1.5
+    /// Packets needed before a newly seen beacon gets its first class.
+    public var proximityMinimumPackets: Int = 3
+
+    // MARK: Silence (beacon lost, region exit)
+    /// Silence longer than max(gapMultiple·recentLongestGap, intervalMultiple·meanInterval),
+    /// bounded by [minimumSilence, maximumSilence], means gone.
+    public var silenceGapMultiple: Double = 2.0
+    public var silenceIntervalMultiple: Double = 8.0
+    public var minimumSilence: Double = 3.0
+    public var maximumSilence: Double = 20.0
+    /// Half-life (s) of the remembered longest gap.
+    public var gapMemoryHalfLife: Double = 60.0
+
+    // MARK: Regions (RegionMonitor)
+    /// Enter needs `enterPackets` within `enterWindow` seconds ...
+    public var enterPackets: Int = 2
+    public var enterWindow: Double = 1.5
+    /// ... and `confirmPackets` within `confirmWindow` (3 in 3 s: a 1 Hz beacon still
+    /// enters in ~2 s, two stray packets do not).
+    public var confirmPackets: Int = 3
+    public var confirmWindow: Double = 3.0
+    /// Without an enter by this long after start, the initial state is "outside".
+    public var initialStateTimeout: Double = 4.0
+
+    // MARK: Nearest (NearestBeaconSelector)
+    /// A challenger must have this much less path loss (dB) ...
+    public var nearestMargin: Double = 2.0
+    /// ... for this long (s) before it becomes the nearest.
+    public var nearestDwell: Double = 2.0
+
+    // MARK: Trend (TrendDetector)
+    /// Slope of the nearest beacon's filtered RSSI over this window (s) ...
+    public var trendWindow: Double = 4.0
+    /// ... must be at least this steep (dB/s) ...
+    public var trendSlope: Double = 1.0
+    /// ... and a reversal (warmer after colder or back) this many times steeper.
+    public var trendReversalFactor: Double = 1.5
+    /// At most one trend event per this many seconds per region.
+    public var trendMinimumInterval: Double = 4.0
+
+    // MARK: Output
+    /// At most one range event per beacon per this many seconds.
+    public var rangeInterval: Double = 1.0
+
+    public init() {}
+
+    public static let `default` = RangingConfiguration()
+}
