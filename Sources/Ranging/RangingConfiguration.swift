@@ -34,15 +34,15 @@ public struct RangingConfiguration: Sendable, Equatable {
     /// Packets needed before a newly seen beacon gets its first class.
     public var proximityMinimumPackets: Int = 3
 
-    // MARK: Silence (beacon lost, region exit)
-    /// Silence longer than max(gapMultiple·recentLongestGap, intervalMultiple·meanInterval),
-    /// bounded by [minimumSilence, maximumSilence], means gone.
-    public var silenceGapMultiple: Double = 2.0
-    public var silenceIntervalMultiple: Double = 8.0
+    // MARK: Silence (beacon lost, region exit; see ArrivalStatistics)
+    /// The silence limits are set so that a source still present, losing packets the way it
+    /// was seen to lose them, is declared gone at most this often: a region exit (fast) ...
+    public var falseExitsPerHour: Double = 0.2
+    /// ... and a beacon lost, proximity "unknown" (more patient: never from packet loss).
+    public var falseUnknownsPerHour: Double = 0.02
+    /// Bounds of the adaptive silence limit, seconds.
     public var minimumSilence: Double = 3.0
     public var maximumSilence: Double = 20.0
-    /// Half-life (s) of the remembered longest gap.
-    public var gapMemoryHalfLife: Double = 60.0
 
     // MARK: Regions (RegionMonitor)
     /// Enter needs `enterPackets` within `enterWindow` seconds ...

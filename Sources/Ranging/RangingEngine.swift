@@ -82,10 +82,10 @@ public struct RangingEngine: Sendable {
                           measuredPower: sample.measuredPower, regionIndices: indices)
         }
         // The packet proves presence even when its RSSI is unusable.
-        track.arrivals.record(time: time, gapMemoryHalfLife: configuration.gapMemoryHalfLife)
+        track.arrivals.record(time: time, falseAlarmsPerHour: configuration.falseUnknownsPerHour, configuration)
         track.measuredPower = sample.measuredPower
         track.filter.update(rssi: sample.rssi, time: time)
-        nextSweep = min(nextSweep, time + track.arrivals.silenceLimit(configuration))
+        nextSweep = min(nextSweep, time + track.arrivals.silenceLimit(falseAlarmsPerHour: configuration.falseUnknownsPerHour, configuration))
 
         var loss: Double?
         if let level = track.filter.level {
@@ -147,7 +147,7 @@ public struct RangingEngine: Sendable {
         var lost: [BeaconKey] = []
         for (key, track) in tracks {
             guard let last = track.arrivals.lastTime else { continue }
-            let deadline = last + track.arrivals.silenceLimit(configuration)
+            let deadline = last + track.arrivals.silenceLimit(falseAlarmsPerHour: configuration.falseUnknownsPerHour, configuration)
             if time > deadline { lost.append(key) } else { earliest = min(earliest, deadline) }
         }
         nextSweep = earliest

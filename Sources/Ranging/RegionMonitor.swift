@@ -30,7 +30,7 @@ public struct RegionMonitor: Sendable, Equatable {
     /// A packet from a beacon of this region arrived.
     public mutating func packet(at time: Double, _ configuration: RangingConfiguration) -> Transition? {
         start(at: time)
-        arrivals.record(time: time, gapMemoryHalfLife: configuration.gapMemoryHalfLife)
+        arrivals.record(time: time, falseAlarmsPerHour: configuration.falseExitsPerHour, configuration)
         guard state != .inside else {
             recent.removeAll(keepingCapacity: true)
             return nil
@@ -58,10 +58,8 @@ public struct RegionMonitor: Sendable, Equatable {
             state = .outside
             return .determined(.outside)
         case .inside:
-            guard arrivals.isSilent(at: time, configuration) else { return nil }
+            guard arrivals.isSilent(at: time, falseAlarmsPerHour: configuration.falseExitsPerHour, configuration) else { return nil }
             state = .outside
-            // The next visit learns its own rate.
-            arrivals.reset()
             return .exited
         case .outside:
             return nil

@@ -32,6 +32,15 @@ public struct AdvertisingReport: Sendable, Equatable {
     public var channel: Int
     /// The true distance at that time (for scoring).
     public var distance: Double
+
+    public init(beacon: Int, time: Double, rssi: Int, measuredPower: Int, channel: Int, distance: Double) {
+        self.beacon = beacon
+        self.time = time
+        self.rssi = rssi
+        self.measuredPower = measuredPower
+        self.channel = channel
+        self.distance = distance
+    }
 }
 
 /// Produces the reports of several virtual beacons, merged in time order. Deterministic for
