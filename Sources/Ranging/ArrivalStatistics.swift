@@ -13,7 +13,10 @@ import Darwin
 /// lost), is modelled as exponential with mean `meanLost`; loss gaps occur at
 /// `lossGapsPerHour`. The silence limit is the length that a loss gap exceeds only
 /// `falseAlarmsPerHour` times an hour under that model:
-///     limit = nominal · (1 + meanLost · ln(lossGapsPerHour / falseAlarmsPerHour))
+///     limit = nominal · (1 + meanLost⁺ · ln(lossGapsPerHour / falseAlarmsPerHour))
+/// where meanLost⁺ = meanLost · (1 + 1/√n) is a one-sigma upper bound after n loss gaps
+/// (n counts the prior's weight and is capped at 100), so the limit is cautious while little
+/// has been seen.
 /// bounded by [minimumSilence, maximumSilence]. So a 10 Hz beacon with short bursts is
 /// declared gone after ~3-5 s, a 1 Hz one after ~10-12 s, a beacon behind long bursts later.
 public struct ArrivalStatistics: Sendable, Equatable {
@@ -32,7 +35,7 @@ public struct ArrivalStatistics: Sendable, Equatable {
     /// Priors, each weighing as `priorWeight` observations: packets lost per loss gap,
     /// share of gaps that are loss gaps.
     public static let priorWeight = 5.0
-    public static let priorLost = 3.0
+    public static let priorLost = 2.0
     public static let priorLossGapShare = 0.2
 
     public init() {
@@ -79,7 +82,11 @@ public struct ArrivalStatistics: Sendable, Equatable {
         }
         let lossGapsPerHour = 3600 * lossGapShare / mean
         let ratio = max(lossGapsPerHour / max(falseAlarmsPerHour, 1e-9), 1)
-        let wanted = nominal * (1 + meanLost * log(ratio))
+        // Few loss gaps seen means an uncertain mean: use a one-sigma upper bound
+        // (relative error of an exponential mean from n samples is 1/sqrt(n)).
+        let samples = min(Double(lossGaps) + Self.priorWeight, 100)
+        let cautiousLost = meanLost * (1 + 1 / samples.squareRoot())
+        let wanted = nominal * (1 + cautiousLost * log(ratio))
         return min(max(wanted, configuration.minimumSilence), configuration.maximumSilence)
     }
 

@@ -19,7 +19,7 @@ public struct RangingConfiguration: Sendable, Equatable {
     public var pathLossExponent: Double = 1.72
     /// Spread of real rooms around the model (shadowing, body, calibration), dB.
     /// Fitted on the same data: RMS residual of the per-pair mean RSSI.
-    public var environmentSigma: Double = 8.5
+    public var environmentSigma: Double = 10.4
     /// Measured power (RSSI at 1 m) outside this range gives no distance.
     public var plausibleMeasuredPower: ClosedRange<Int> = -100 ... -20
 

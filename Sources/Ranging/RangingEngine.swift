@@ -84,11 +84,11 @@ public struct RangingEngine: Sendable {
         // The packet proves presence even when its RSSI is unusable.
         track.arrivals.record(time: time, falseAlarmsPerHour: configuration.falseUnknownsPerHour, configuration)
         track.measuredPower = sample.measuredPower
-        track.filter.update(rssi: sample.rssi, time: time)
+        let accepted = track.filter.update(rssi: sample.rssi, time: time)
         nextSweep = min(nextSweep, time + track.arrivals.silenceLimit(falseAlarmsPerHour: configuration.falseUnknownsPerHour, configuration))
 
         var loss: Double?
-        if let level = track.filter.level {
+        if accepted, let level = track.filter.level {
             let estimate = model.estimate(measuredPower: track.measuredPower, rssi: level,
                                           rssiVariance: track.filter.variance)
             if estimate != nil {
