@@ -13,10 +13,9 @@ import Darwin
 /// lost), is modelled as exponential with mean `meanLost`; loss gaps occur at
 /// `lossGapsPerHour`. The silence limit is the length that a loss gap exceeds only
 /// `falseAlarmsPerHour` times an hour under that model:
-///     limit = nominal · (1 + meanLost⁺ · ln(lossGapsPerHour / falseAlarmsPerHour))
-/// where meanLost⁺ = meanLost · (1 + 1/√n) is a one-sigma upper bound after n loss gaps
-/// (n counts the prior's weight and is capped at 100), so the limit is cautious while little
-/// has been seen.
+///     limit = nominal · (1 + n·meanLost·((lossGapsPerHour / falseAlarmsPerHour)^(1/n) − 1))
+/// the posterior-predictive tail after n loss gaps (≈ nominal·(1 + meanLost·ln(ratio)) for
+/// large n, more cautious while little has been seen),
 /// bounded by [minimumSilence, maximumSilence]. So a 10 Hz beacon with short bursts is
 /// declared gone after ~3-5 s, a 1 Hz one after ~10-12 s, a beacon behind long bursts later.
 public struct ArrivalStatistics: Sendable, Equatable {
@@ -82,11 +81,14 @@ public struct ArrivalStatistics: Sendable, Equatable {
         }
         let lossGapsPerHour = 3600 * lossGapShare / mean
         let ratio = max(lossGapsPerHour / max(falseAlarmsPerHour, 1e-9), 1)
-        // Few loss gaps seen means an uncertain mean: use a one-sigma upper bound
-        // (relative error of an exponential mean from n samples is 1/sqrt(n)).
-        let samples = min(Double(lossGaps) + Self.priorWeight, 100)
-        let cautiousLost = meanLost * (1 + 1 / samples.squareRoot())
-        let wanted = nominal * (1 + cautiousLost * log(ratio))
+        // Posterior predictive of an exponential whose mean is known from n samples
+        // (conjugate Gamma): P(excess > x) = (1 + x/(n·mean))^-n, a heavier tail while
+        // little has been seen; solving P · rate = budget gives n·mean·(ratio^(1/n) − 1),
+        // which tends to mean·ln(ratio) as n grows. n counts the prior's weight and is capped
+        // at 199, the effective sample size of a running mean with weight 0.01.
+        let samples = min(Double(lossGaps) + Self.priorWeight, 199)
+        let lost = samples * meanLost * (pow(ratio, 1 / samples) - 1)
+        let wanted = nominal * (1 + lost)
         return min(max(wanted, configuration.minimumSilence), configuration.maximumSilence)
     }
 
