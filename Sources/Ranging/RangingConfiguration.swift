@@ -42,7 +42,7 @@ public struct RangingConfiguration: Sendable, Equatable {
     public var falseUnknownsPerHour: Double = 0.02
     /// Bounds of the adaptive silence limit, seconds.
     public var minimumSilence: Double = 3.0
-    public var maximumSilence: Double = 20.0
+    public var maximumSilence: Double = 15.0
 
     // MARK: Regions (RegionMonitor)
     /// Enter needs `enterPackets` within `enterWindow` seconds ...
