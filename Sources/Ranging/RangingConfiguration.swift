@@ -63,9 +63,9 @@ public struct RangingConfiguration: Sendable, Equatable {
 
     // MARK: Trend (TrendDetector)
     /// Slope of the nearest beacon's filtered RSSI over this window (s) ...
-    public var trendWindow: Double = 4.0
+    public var trendWindow: Double = 8.0
     /// ... must be at least this steep (dB/s) ...
-    public var trendSlope: Double = 1.0
+    public var trendSlope: Double = 0.75
     /// ... and a reversal (warmer after colder or back) this many times steeper.
     public var trendReversalFactor: Double = 1.5
     /// At most one trend event per this many seconds per region.
