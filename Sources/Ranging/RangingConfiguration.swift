@@ -15,11 +15,12 @@ public struct RangingConfiguration: Sendable, Equatable {
     public var plausibleRSSI: ClosedRange<Int> = -110 ... -1
 
     // MARK: Distance (LogDistanceModel)
-    /// Path-loss exponent. Fitted on the shared lcav real data (scripts/fit_path_loss.py).
-    public var pathLossExponent: Double = 1.72
-    /// Spread of real rooms around the model (shadowing, body, calibration), dB.
-    /// Fitted on the same data: RMS residual of the per-pair mean RSSI.
-    public var environmentSigma: Double = 10.4
+    /// Path-loss exponent. Fitted on the shared lcav real data
+    /// (`swift run -c release RangingBenchmark --fit`, see docs/ranging.md).
+    public var pathLossExponent: Double = 1.97
+    /// Spread of real rooms around the model (shadowing, bodies, calibration), dB.
+    /// Fitted on the same data: RMS error in dB at the fitted exponent.
+    public var environmentSigma: Double = 11.5
     /// Measured power (RSSI at 1 m) outside this range gives no distance.
     public var plausibleMeasuredPower: ClosedRange<Int> = -100 ... -20
 
