@@ -74,7 +74,9 @@ struct AltBeaconBaseline: Ranger {
 
     private mutating func endCycle(at time: Double) {
         var best: (Int, Double)?
-        for (beacon, list) in samples {
+        // Sorted: ties are broken the same way on every run.
+        for beacon in samples.keys.sorted() {
+            let list = samples[beacon] ?? []
             let kept = list.filter { time - $0.time <= window }
             samples[beacon] = kept
             guard let last = kept.last, time - last.time <= cycle, let tx = txPower[beacon] else { continue }
@@ -123,7 +125,7 @@ struct IOSLikeBaseline: Ranger {
         if nextSecond == nil { nextSecond = time + 1 }
         while let end = nextSecond, end <= time {
             var best: (Int, Double)?
-            for beacon in known {
+            for beacon in known.sorted() {
                 if let p = pending[beacon], p.count > 0 {
                     let mean = Double(p.sum) / Double(p.count)
                     let d = pow(10, (Double(p.tx) - mean) / 20)
