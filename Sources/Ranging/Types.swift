@@ -72,8 +72,8 @@ public enum Trend: String, Sendable, Hashable {
 
 /// A distance with its uncertainty. The model is log-normal: `meters` is the median,
 /// `logSigma` the standard deviation of ln(distance); `interval` is the 68 % band
-/// [meters·e^-logSigma, meters·e^+logSigma]; `sigma` the first-order sigma in metres
-/// (meters·logSigma).
+/// [meters·e^-logSigma, meters·e^+logSigma]; `sigma` is that band's half-width in metres,
+/// meters·sinh(logSigma) (≈ meters·logSigma when small).
 public struct DistanceEstimate: Sendable, Equatable {
     public var meters: Double
     public var logSigma: Double
@@ -83,7 +83,7 @@ public struct DistanceEstimate: Sendable, Equatable {
         self.logSigma = logSigma
     }
 
-    public var sigma: Double { meters * logSigma }
+    public var sigma: Double { meters * sinh(logSigma) }
     public var interval: ClosedRange<Double> {
         (meters * exp(-logSigma))...(meters * exp(logSigma))
     }

@@ -94,6 +94,9 @@ import Glibc
         #expect(unsure.sigma > sure.sigma)
         #expect(sure.interval.contains(sure.meters))
         #expect(sure.interval.lowerBound > 0)
+        // sigma in metres is the half-width of the 68 % band.
+        let halfWidth = (sure.interval.upperBound - sure.interval.lowerBound) / 2
+        #expect(abs(sure.sigma - halfWidth) < 1e-9)
         // 6 dB of room spread at exponent 2: ln-sigma = 6 ln10 / 20.
         #expect(abs(sure.logSigma - 6 * log(10) / 20) < 1e-9)
     }
