@@ -118,7 +118,7 @@ public struct RangingEngine: Sendable {
             if isCurrent || slots[index].nearest.current == nil || time >= slots[index].nextNearestCheck {
                 updateNearest(index: index, time: time, into: &events)
             }
-            if slots[index].nearest.current == key, let level = track.filter.level,
+            if accepted, slots[index].nearest.current == key, let level = track.filter.level,
                let trend = slots[index].trend.update(value: level, time: time) {
                 events.append(.trend(time: time, region: regions[index].name, trend: trend))
             }

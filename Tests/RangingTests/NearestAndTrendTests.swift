@@ -65,6 +65,28 @@ import Simulation
         #expect(engine.nearest(inRegion: "treasure") == key(2))
     }
 
+    @Test func whenTheNearestFallsSilentTheOtherTakesOverWithoutDwell() {
+        var engine = RangingEngine(configuration: .default, regions: [region])
+        for i in 0..<100 {
+            let t = Double(i) * 0.1
+            _ = engine.ingest(sample(1, -55, at: t))
+            _ = engine.ingest(sample(2, -70, at: t + 0.05))
+        }
+        #expect(engine.nearest(inRegion: "treasure") == key(1))
+        var takeover: Double?
+        var lostAt: Double?
+        for i in 100..<300 {
+            let t = Double(i) * 0.1 + 0.05
+            for event in engine.ingest(sample(2, -70, at: t)) {
+                if event.nearestKey == key(2), takeover == nil { takeover = event.time }
+                if let change = event.proximityChange, change.key == key(1), change.to == .unknown { lostAt = event.time }
+            }
+        }
+        #expect(takeover != nil)
+        #expect(takeover == lostAt, "the nearest changes the moment beacon 1 is lost")
+        #expect(engine.regionStates == [.inside], "beacon 2 keeps the region")
+    }
+
     @Test func twoBeaconsAtTheSameDistanceRarelySwitch() {
         var simulator = RadioSimulator(
             beacons: [VirtualBeacon(id: 1, path: .standing(at: 2), loss: GilbertElliottLoss(lossFraction: 0.2, meanBurstPackets: 5)),
