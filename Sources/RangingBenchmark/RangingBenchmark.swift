@@ -1,1 +1,588 @@
-@main enum RangingBenchmark { static func main() {} }
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+import FoundationEssentials
+import Ranging
+import Simulation
+
+enum Which: CaseIterable {
+    case ours, altBeacon, iOS
+
+    var title: String {
+        switch self {
+        case .ours: "ours"
+        case .altBeacon: "AltBeacon"
+        case .iOS: "iOS-like"
+        }
+    }
+}
+
+/// Our engine runs with its defaults everywhere (the fitted exponent 1.97 puts the
+/// simulation's 3 m within 0.15 dB of our near/far edge).
+let simulatedConfiguration = RangingConfiguration.default
+
+/// Exponent 2.0, for the "not fitted" comparison row on the real data.
+let textbookConfiguration: RangingConfiguration = {
+    var c = RangingConfiguration.default
+    c.pathLossExponent = 2.0
+    return c
+}()
+
+func makeRanger(_ which: Which, configuration: RangingConfiguration = simulatedConfiguration) -> any Ranger {
+    switch which {
+    case .ours: OurRanger(configuration: configuration)
+    case .altBeacon: AltBeaconBaseline()
+    case .iOS: IOSLikeBaseline()
+    }
+}
+
+struct Step {
+    var time: Double
+    var isTick: Bool
+}
+
+/// Feeds reports and 0.1 s timer ticks in time order; `observe` runs after each step.
+func drive(_ ranger: inout any Ranger, reports: [AdvertisingReport], until end: Double,
+           tick: Double = 0.1, observe: (any Ranger, Step) -> Void) {
+    var nextTick = 0.0
+    for report in reports where report.time < end {
+        while nextTick <= report.time {
+            ranger.advance(to: nextTick)
+            observe(ranger, Step(time: nextTick, isTick: true))
+            nextTick += tick
+        }
+        ranger.ingest(beacon: report.beacon, rssi: report.rssi, measuredPower: report.measuredPower, time: report.time)
+        observe(ranger, Step(time: report.time, isTick: false))
+    }
+    while nextTick < end {
+        ranger.advance(to: nextTick)
+        observe(ranger, Step(time: nextTick, isTick: true))
+        nextTick += tick
+    }
+}
+
+let usualLoss10Hz = GilbertElliottLoss(lossFraction: 0.2, meanBurstPackets: 5)
+let usualLoss1Hz = GilbertElliottLoss(lossFraction: 0.2, meanBurstPackets: 1)
+
+func simulate(_ beacons: [VirtualBeacon], seed: UInt64, until end: Double) -> [AdvertisingReport] {
+    var simulator = RadioSimulator(beacons: beacons, seed: seed)
+    return simulator.run(until: end)
+}
+
+func median(_ values: [Double]) -> Double { percentile(values, 0.5) }
+
+func percentile(_ values: [Double], _ p: Double) -> Double {
+    let sorted = values.sorted()
+    guard !sorted.isEmpty else { return .nan }
+    let position = p * Double(sorted.count - 1)
+    let low = Int(position.rounded(.down))
+    let high = min(low + 1, sorted.count - 1)
+    return sorted[low] + (sorted[high] - sorted[low]) * (position - Double(low))
+}
+
+func mean(_ values: [Double]) -> Double { values.isEmpty ? .nan : values.reduce(0, +) / Double(values.count) }
+
+// MARK: Scenarios
+
+/// 1. Standing at 3 m for 10 min: committed proximity changes per minute, unknowns.
+func standingAtEdge(_ which: Which, seeds: [UInt64]) -> (perMinute: Double, unknowns: Double) {
+    var rates: [Double] = []
+    var unknowns: [Double] = []
+    for seed in seeds {
+        let reports = simulate([VirtualBeacon(id: 0, path: .standing(at: 3), loss: usualLoss10Hz)], seed: seed, until: 600)
+        var ranger = makeRanger(which)
+        var last = Proximity.unknown
+        var changes = 0
+        var unknown = 0
+        var committed = false
+        drive(&ranger, reports: reports, until: 600) { r, _ in
+            let now = r.proximity(0)
+            guard now != last else { return }
+            if committed {
+                changes += 1
+                if now == .unknown { unknown += 1 }
+            }
+            if now != .unknown { committed = true }
+            last = now
+        }
+        rates.append(Double(changes) / 10)
+        unknowns.append(Double(unknown))
+    }
+    return (mean(rates), mean(unknowns))
+}
+
+/// 2. Step from 1.5 m to 6 m: seconds until "far" for good.
+func stepToFar(_ which: Which, seeds: [UInt64]) -> [Double] {
+    seeds.map { seed in
+        let stepTime = 30.0
+        let end = 90.0
+        let reports = simulate([VirtualBeacon(id: 0, path: .step(from: 1.5, to: 6, at: stepTime), loss: usualLoss10Hz)],
+                               seed: seed, until: end)
+        var ranger = makeRanger(which)
+        var last = Proximity.unknown
+        var farSince: Double?
+        drive(&ranger, reports: reports, until: end) { r, step in
+            let now = r.proximity(0)
+            if now != last {
+                farSince = (now == .far && step.time >= stepTime) ? step.time : nil
+                last = now
+            }
+        }
+        return farSince.map { $0 - stepTime } ?? (end - stepTime)
+    }
+}
+
+/// 3. Switch-off: exit lag.
+func exitLag(_ which: Which, interval: Double, seeds: [UInt64]) -> [Double] {
+    seeds.map { seed in
+        let off = 120.0
+        let end = off + 60
+        let loss = interval < 0.5 ? usualLoss10Hz : usualLoss1Hz
+        let reports = simulate([VirtualBeacon(id: 0, advertisingInterval: interval, path: .standing(at: 2),
+                                              switchOffTime: off, loss: loss)], seed: seed, until: end)
+        var ranger = makeRanger(which)
+        var exitTime: Double?
+        drive(&ranger, reports: reports, until: end) { r, step in
+            if step.time >= off, exitTime == nil, !r.inside { exitTime = step.time }
+        }
+        return (exitTime ?? end) - off
+    }
+}
+
+/// 4. Standing at 2 m, 30 % delivery in bursts, 60 min: false exits per hour.
+func falseExits(_ which: Which, seeds: [UInt64]) -> Double {
+    let hours = seeds.map { seed -> Double in
+        let end = 3600.0
+        let loss = GilbertElliottLoss(lossFraction: 0.7, meanBurstPackets: 10)
+        let reports = simulate([VirtualBeacon(id: 0, path: .standing(at: 2), loss: loss)], seed: seed, until: end)
+        var ranger = makeRanger(which)
+        var wasInside = false
+        var exits = 0
+        drive(&ranger, reports: reports, until: end) { r, _ in
+            if wasInside && !r.inside { exits += 1 }
+            wasInside = r.inside
+        }
+        return Double(exits)
+    }
+    return mean(hours)
+}
+
+/// 5a. A stray packet now and then (one per 30 s on average, from 30 m): false enters per hour.
+func falseEnters(_ which: Which, seeds: [UInt64]) -> Double {
+    let counts = seeds.map { seed -> Double in
+        let end = 3600.0
+        let reports = simulate([VirtualBeacon(id: 0, path: .standing(at: 30),
+                                              loss: .independent(lossFraction: 1 - 1.0 / 300))], seed: seed, until: end)
+        var ranger = makeRanger(which)
+        var wasInside = false
+        var enters = 0
+        drive(&ranger, reports: reports, until: end) { r, _ in
+            if !wasInside && r.inside { enters += 1 }
+            wasInside = r.inside
+        }
+        return Double(enters)
+    }
+    return mean(counts)
+}
+
+/// 5b. A real approach: the beacon comes into range at t = 10 s (hunter walking in from
+/// 12 m to 2 m): seconds until enter.
+func approachEnterLag(_ which: Which, seeds: [UInt64]) -> [Double] {
+    seeds.map { seed in
+        let on = 10.0
+        let end = 40.0
+        let path = ScriptedPath([.init(time: on, distance: 12), .init(time: on + 10, distance: 2)])
+        let reports = simulate([VirtualBeacon(id: 0, path: path, switchOnTime: on, loss: usualLoss10Hz)],
+                               seed: seed, until: end)
+        var ranger = makeRanger(which)
+        var enterTime: Double?
+        drive(&ranger, reports: reports, until: end) { r, step in
+            if step.time >= on, enterTime == nil, r.inside { enterTime = step.time }
+        }
+        return (enterTime ?? end) - on
+    }
+}
+
+/// 6a. Two beacons at 2 m for 10 min: nearest switches per minute.
+func nearestSwitchesTied(_ which: Which, seeds: [UInt64]) -> Double {
+    let rates = seeds.map { seed -> Double in
+        let end = 600.0
+        let reports = simulate([VirtualBeacon(id: 0, path: .standing(at: 2), loss: usualLoss10Hz),
+                                VirtualBeacon(id: 1, path: .standing(at: 2), loss: usualLoss10Hz)], seed: seed, until: end)
+        var ranger = makeRanger(which)
+        var last: Int?
+        var switches = 0
+        drive(&ranger, reports: reports, until: end) { r, _ in
+            guard let now = r.nearest, now != last else { return }
+            if last != nil { switches += 1 }
+            last = now
+        }
+        return Double(switches) / 10
+    }
+    return mean(rates)
+}
+
+/// 6b. One beacon at 2 m, the other at 3 m, 10 min: share of the time the nearest reported
+/// is the right one (from the first report; the closer one alternates with the seed).
+func nearestRightShare(_ which: Which, seeds: [UInt64]) -> Double {
+    let shares = seeds.map { seed -> Double in
+        let end = 600.0
+        let closer = Int(seed % 2)
+        let reports = simulate([VirtualBeacon(id: 0, path: .standing(at: closer == 0 ? 2 : 3), loss: usualLoss10Hz),
+                                VirtualBeacon(id: 1, path: .standing(at: closer == 1 ? 2 : 3), loss: usualLoss10Hz)],
+                               seed: seed, until: end)
+        var ranger = makeRanger(which)
+        var right = 0
+        var total = 0
+        drive(&ranger, reports: reports, until: end) { r, step in
+            guard step.isTick, let now = r.nearest else { return }
+            total += 1
+            if now == closer { right += 1 }
+        }
+        return total > 0 ? Double(right) / Double(total) : 0
+    }
+    return mean(shares)
+}
+
+// MARK: Real data (lcav)
+
+struct RealCapture {
+    var position: String
+    var reports: [AdvertisingReport]
+    var truth: [Int: Double]
+}
+
+enum BenchmarkError: Error, CustomStringConvertible {
+    case unreadable(String)
+    case malformed(String)
+
+    var description: String {
+        switch self {
+        case .unreadable(let path): "cannot read \(path)"
+        case .malformed(let what): "malformed data: \(what)"
+        }
+    }
+}
+
+func readLines(_ path: String) throws -> [Substring] {
+    guard let data = FileManager.default.contents(atPath: path) else { throw BenchmarkError.unreadable(path) }
+    return String(decoding: data, as: UTF8.self).split(whereSeparator: \.isNewline)
+}
+
+func loadLcav(directory: String) throws -> [RealCapture] {
+    var truth: [String: [Int: Double]] = [:]
+    for line in try readLines(directory + "/derived_true_distances.csv").dropFirst() {
+        let f = line.split(separator: ",")
+        guard f.count == 3, let id = Int(f[1]), let d = Double(f[2]) else {
+            throw BenchmarkError.malformed("derived_true_distances.csv line \(line)")
+        }
+        truth[String(f[0]), default: [:]][id] = d
+    }
+    var captures: [RealCapture] = []
+    for position in truth.keys.sorted() {
+        let lines = try readLines(directory + "/beacon_data_\(position).csv")
+        var reports: [AdvertisingReport] = []
+        var start: Double?
+        for line in lines {
+            let f = line.split(separator: ",")
+            guard f.count == 9, let ms = Double(f[0]), let id = Int(f[2]), let tx = Int(f[7]), let rssi = Int(f[8]) else {
+                throw BenchmarkError.malformed("beacon_data_\(position).csv line \(line)")
+            }
+            let t = ms / 1000
+            if start == nil { start = t }
+            reports.append(AdvertisingReport(beacon: id, time: t - (start ?? t), rssi: rssi, measuredPower: tx,
+                                             channel: 0, distance: truth[position]?[id] ?? .nan))
+        }
+        captures.append(RealCapture(position: position, reports: reports, truth: truth[position] ?? [:]))
+    }
+    return captures
+}
+
+struct RealScore {
+    var medianLogError: Double
+    var intervalCoverage: Double?
+    var sigmaCoverage: Double?
+    var samples: Int
+    /// RMS of 10·n·log10(estimate / truth): the model's error in dB at exponent n.
+    var rmsErrorDB: Double
+}
+
+/// 7. Replay each position as a time series; every second after 20 s (AltBeacon's window
+/// full), score every beacon's reported distance against the truth.
+func realDataScore(_ which: Which, captures: [RealCapture], configuration: RangingConfiguration = .default) -> RealScore {
+    var errors: [Double] = []
+    var squaredDB = 0.0
+    var inInterval = 0
+    var inSigma = 0
+    for capture in captures {
+        var ranger = makeRanger(which, configuration: configuration)
+        let end = (capture.reports.last?.time ?? 0) + 0.5
+        var nextScore = 20.0
+        drive(&ranger, reports: capture.reports, until: end) { r, step in
+            guard step.isTick, step.time >= nextScore else { return }
+            nextScore += 1
+            for (beacon, truth) in capture.truth {
+                guard let d = r.distance(beacon) else { continue }
+                errors.append(abs(log(d.meters / truth)))
+                let dB = 10 * configuration.pathLossExponent * log10(d.meters / truth)
+                squaredDB += dB * dB
+                if let interval = d.interval, interval.contains(truth) { inInterval += 1 }
+                if let sigma = d.sigma, abs(d.meters - truth) <= sigma { inSigma += 1 }
+            }
+        }
+    }
+    let n = Double(max(errors.count, 1))
+    return RealScore(medianLogError: median(errors),
+                     intervalCoverage: which == .ours ? Double(inInterval) / n : nil,
+                     sigmaCoverage: which == .ours ? Double(inSigma) / n : nil,
+                     samples: errors.count,
+                     rmsErrorDB: (squaredDB / n).squareRoot())
+}
+
+/// The default exponent: the value on a 0.01 grid in [1, 4] that minimises the benchmark's
+/// own real-data score (median |ln(estimate/truth)| of our engine replaying lcav); the
+/// environment sigma is the RMS error in dB at that exponent.
+func fitExponent(captures: [RealCapture]) {
+    var best: (n: Double, score: RealScore)?
+    var landscape: [String] = []
+    for step in 0...300 {
+        let n = 1.0 + Double(step) * 0.01
+        var configuration = RangingConfiguration.default
+        configuration.pathLossExponent = n
+        let score = realDataScore(.ours, captures: captures, configuration: configuration)
+        if best.map({ score.medianLogError < $0.score.medianLogError }) ?? true { best = (n, score) }
+        if step % 25 == 0 { landscape.append("\(format(n, 2)): \(format(score.medianLogError, 3))") }
+    }
+    print("median |ln(est/true)| by exponent: " + landscape.joined(separator: ", "))
+    guard let best else { return }
+    print("fitted path-loss exponent: \(format(best.n, 2)) (median |ln(est/true)| \(format(best.score.medianLogError, 3)) "
+          + "over \(best.score.samples) (beacon, second) pairs)")
+    print("environment sigma at that exponent (RMS error): \(format(best.score.rmsErrorDB, 1)) dB")
+}
+
+// MARK: Cost
+
+func peakRSSKiB() -> Int {
+    var usage = rusage()
+    getrusage(RUSAGE_SELF.rawValue, &usage)
+    return usage.ru_maxrss
+}
+
+/// Ns per sighting for 500 beacons at 10 Hz (one region holding them all), median of runs,
+/// against the AltBeacon baseline's per-packet cost measured the same way. The first run of
+/// ours happens before anything else is allocated, so the peak RSS after it is the engine's.
+func costPerSighting(runs: Int) -> (ours: Double, altBeacon: Double, tracked: Int, rssBefore: Int, rssEngine: Int) {
+    let beacons = 500
+    let sightings = 100_000
+    var noise = GaussianSource(seed: 42)
+    let table = (0..<4096).map { _ in Int((-70 + 7 * noise.nextGaussian()).rounded()) }
+    let uuid = OurRanger.uuid
+    let keys = (0..<beacons).map { BeaconKey(uuid: uuid, major: 1, minor: UInt16($0)) }
+    let rssBefore = peakRSSKiB()
+    var rssEngine = rssBefore
+    var ours: [Double] = []
+    var alt: [Double] = []
+    var tracked = 0
+    var sink = 0
+    for _ in 0..<runs {
+        var engine = RangingEngine(configuration: .default, regions: [Region(name: "all", uuid: uuid)])
+        let start = ContinuousClock.now
+        for i in 0..<sightings {
+            let sample = RangingSample(key: keys[i % beacons], measuredPower: -59, rssi: table[i & 4095],
+                                       time: Double(i) * (0.1 / Double(beacons)))
+            sink &+= engine.ingest(sample).count
+        }
+        ours.append(nanoseconds(ContinuousClock.now - start) / Double(sightings))
+        tracked = engine.trackedBeaconCount
+        if rssEngine == rssBefore { rssEngine = peakRSSKiB() }
+    }
+    for _ in 0..<runs {
+        var baseline = AltBeaconBaseline()
+        let start = ContinuousClock.now
+        for i in 0..<sightings {
+            baseline.ingest(beacon: i % beacons, rssi: table[i & 4095], measuredPower: -59,
+                            time: Double(i) * (0.1 / Double(beacons)))
+        }
+        alt.append(nanoseconds(ContinuousClock.now - start) / Double(sightings))
+        sink &+= baseline.nearest ?? 0
+    }
+    if sink == Int.min { print("") }
+    return (median(ours), median(alt), tracked, rssBefore, rssEngine)
+}
+
+func nanoseconds(_ duration: Duration) -> Double {
+    let parts = duration.components
+    return Double(parts.seconds) * 1e9 + Double(parts.attoseconds) / 1e9
+}
+
+// MARK: Main
+
+func format(_ value: Double, _ digits: Int = 2) -> String {
+    guard value.isFinite else { return "n/a" }
+    var scale = 1.0
+    for _ in 0..<digits { scale *= 10 }
+    let rounded = (value * scale).rounded() / scale
+    var text = "\(rounded)"
+    if let dot = text.firstIndex(of: ".") {
+        let decimals = text.distance(from: dot, to: text.endIndex) - 1
+        if decimals < digits { text += String(repeating: "0", count: digits - decimals) }
+    } else if digits > 0 {
+        text += "." + String(repeating: "0", count: digits)
+    }
+    return text
+}
+
+func spread(_ values: [Double]) -> String {
+    "\(format(median(values), 1))/\(format(percentile(values, 0.9), 1))/\(format(values.max() ?? .nan, 1))"
+}
+
+func pad(_ text: String, _ width: Int) -> String {
+    text.count >= width ? text : text + String(repeating: " ", count: width - text.count)
+}
+
+@main
+enum RangingBenchmark {
+    static func main() {
+        var dataDirectory = "/work/shared/data/rssi/lcav_pylocus_beacon_static"
+        var seedCount = 20
+        var fitOnly = false
+        var arguments = CommandLine.arguments.dropFirst()
+        while let argument = arguments.popFirst() {
+            switch argument {
+            case "--data":
+                guard let value = arguments.popFirst() else { fail("--data needs a directory", code: 64) }
+                dataDirectory = value
+            case "--fit":
+                fitOnly = true
+            case "--seeds":
+                guard let value = arguments.popFirst(), let n = Int(value), n > 0 else {
+                    fail("--seeds needs a positive number", code: 64)
+                }
+                seedCount = n
+            default:
+                fail("unknown argument \(argument) (usage: RangingBenchmark [--data DIR] [--seeds N] [--fit])", code: 64)
+            }
+        }
+        let captures: [RealCapture]
+        do {
+            captures = try loadLcav(directory: dataDirectory)
+        } catch {
+            fail("\(error)", code: 66)
+        }
+
+        if fitOnly {
+            fitExponent(captures: captures)
+            return
+        }
+        // Cost first, so peak memory is the engine's and not the scenarios'.
+        let cost = costPerSighting(runs: 5)
+
+        let seeds = (1...UInt64(seedCount)).map { $0 }
+        var rows: [[String]] = []
+        func row(_ label: String, _ target: String, _ values: [Which: String], met: String) {
+            rows.append([label, target, values[.ours] ?? "", values[.altBeacon] ?? "", values[.iOS] ?? "", met])
+        }
+
+        var s1: [Which: (Double, Double)] = [:]
+        for w in Which.allCases { s1[w] = standingAtEdge(w, seeds: seeds) }
+        row("1 at 3 m 10 min: proximity changes/min", "<= 0.5",
+            s1.mapValues { format($0.0) }, met: (s1[.ours]?.0 ?? 99) <= 0.5 ? "yes" : "NO")
+        row("1 ... 'unknown' while heard (per run)", "0",
+            s1.mapValues { format($0.1) }, met: (s1[.ours]?.1 ?? 99) == 0 ? "yes" : "NO")
+
+        var s2: [Which: [Double]] = [:]
+        for w in Which.allCases { s2[w] = stepToFar(w, seeds: seeds) }
+        row("2 step 1.5->6 m: s to far for good, median", "<= 5",
+            s2.mapValues { format(median($0), 1) }, met: median(s2[.ours] ?? []) <= 5 ? "yes" : "NO")
+        row("2 ... 90th percentile", "<= 8",
+            s2.mapValues { format(percentile($0, 0.9), 1) }, met: percentile(s2[.ours] ?? [], 0.9) <= 8 ? "yes" : "NO")
+
+        var s3a: [Which: [Double]] = [:]
+        var s3b: [Which: [Double]] = [:]
+        for w in Which.allCases {
+            s3a[w] = exitLag(w, interval: 0.1, seeds: seeds)
+            s3b[w] = exitLag(w, interval: 1.0, seeds: seeds)
+        }
+        row("3 switch-off 10 Hz: exit lag s, median/p90/max", "<= 6 (p90)", s3a.mapValues(spread),
+            met: percentile(s3a[.ours] ?? [], 0.9) <= 6 ? "yes" : "NO")
+        row("3 switch-off 1 Hz: exit lag s, median/p90/max", "<= 15 (p90)", s3b.mapValues(spread),
+            met: percentile(s3b[.ours] ?? [], 0.9) <= 15 ? "yes" : "NO")
+
+        var s4: [Which: Double] = [:]
+        for w in Which.allCases { s4[w] = falseExits(w, seeds: seeds) }
+        row("4 at 2 m, 30 % delivery: false exits/hour", "<= 1",
+            s4.mapValues { format($0) }, met: (s4[.ours] ?? 99) <= 1 ? "yes" : "NO")
+
+        var s5a: [Which: Double] = [:]
+        var s5b: [Which: [Double]] = [:]
+        for w in Which.allCases {
+            s5a[w] = falseEnters(w, seeds: seeds)
+            s5b[w] = approachEnterLag(w, seeds: seeds)
+        }
+        row("5 stray packet /30 s: false enters/hour", "<= 1",
+            s5a.mapValues { format($0) }, met: (s5a[.ours] ?? 99) <= 1 ? "yes" : "NO")
+        row("5 real approach: enter lag s, median/p90/max", "<= 1.5 (max)", s5b.mapValues(spread),
+            met: (s5b[.ours]?.max() ?? 99) <= 1.5 ? "yes" : "NO")
+
+        var s6a: [Which: Double] = [:]
+        var s6b: [Which: Double] = [:]
+        for w in Which.allCases {
+            s6a[w] = nearestSwitchesTied(w, seeds: seeds)
+            s6b[w] = nearestRightShare(w, seeds: seeds)
+        }
+        row("6 two at 2 m: nearest switches/min", "<= 1",
+            s6a.mapValues { format($0) }, met: (s6a[.ours] ?? 99) <= 1 ? "yes" : "NO")
+        row("6 2 m vs 3 m: right nearest, % of time", ">= 90",
+            s6b.mapValues { format($0 * 100, 1) }, met: (s6b[.ours] ?? 0) >= 0.9 ? "yes" : "NO")
+
+        var s7: [Which: RealScore] = [:]
+        for w in Which.allCases { s7[w] = realDataScore(w, captures: captures) }
+        let bestBaseline = min(s7[.altBeacon]?.medianLogError ?? .infinity, s7[.iOS]?.medianLogError ?? .infinity)
+        row("7 lcav real data: median |ln(est/true)|", "<= best baseline",
+            s7.mapValues { format($0.medianLogError, 3) },
+            met: (s7[.ours]?.medianLogError ?? 99) <= bestBaseline ? "yes" : "NO")
+        let coverage = s7[.ours]?.intervalCoverage ?? 0
+        row("7 ... truth inside our 68 % interval, %", ">= 50",
+            [.ours: format(coverage * 100, 1)], met: coverage >= 0.5 ? "yes" : "NO")
+        let textbook = realDataScore(.ours, captures: captures, configuration: textbookConfiguration)
+        row("7 ... ours with exponent 2.0 (not fitted)", "(info)",
+            [.ours: format(textbook.medianLogError, 3)], met: "")
+        let sigmaCoverage = s7[.ours]?.sigmaCoverage ?? 0
+        row("7 ... |est - true| <= sigma, %", "(info)", [.ours: format(sigmaCoverage * 100, 1)], met: "")
+
+        print("Ranging benchmark: \(seedCount) seeds per simulated scenario; lcav: \(captures.count) positions, "
+              + "\(s7[.ours]?.samples ?? 0) scored (beacon, second) pairs")
+        let header = ["scenario / metric", "target", "ours", "AltBeacon", "iOS-like", "met"]
+        var widths = header.map(\.count)
+        for r in rows { for (i, cell) in r.enumerated() { widths[i] = max(widths[i], cell.count) } }
+        func line(_ cells: [String]) -> String {
+            "| " + cells.enumerated().map { pad($0.element, widths[$0.offset]) }.joined(separator: " | ") + " |"
+        }
+        print(line(header))
+        print("|" + widths.map { String(repeating: "-", count: $0 + 2) }.joined(separator: "|") + "|")
+        for r in rows { print(line(r)) }
+        print("")
+        print("cost per sighting, 500 beacons at 10 Hz in one region (median of 5 runs of 100,000): "
+              + "ours \(format(cost.ours, 0)) ns, AltBeacon baseline \(format(cost.altBeacon, 0)) ns "
+              + "(ratio \(format(cost.ours / cost.altBeacon, 2))); beacons tracked: \(cost.tracked)")
+        print("peak RSS: \(cost.rssBefore) KiB before the engine, \(cost.rssEngine) KiB with 500 beacons in view "
+              + "(+\(cost.rssEngine - cost.rssBefore) KiB)")
+    }
+
+    static func fail(_ message: String, code: Int32) -> Never {
+        var standardError = StandardError()
+        print("RangingBenchmark: \(message)", to: &standardError)
+        exit(code)
+    }
+}
+
+struct StandardError: TextOutputStream {
+    mutating func write(_ string: String) {
+        var bytes = Array(string.utf8)
+        bytes.withUnsafeMutableBytes { buffer in
+            _ = Glibc.write(2, buffer.baseAddress, buffer.count)
+        }
+    }
+}

@@ -1,0 +1,87 @@
+/// Immediate / near / far with hysteresis and a dwell time, on path loss (dB).
+///
+/// Edges are distances, turned into path loss by the distance model. The committed class
+/// is left only when the path loss is past the class's edge by `hysteresis` dB, and the new
+/// class is committed only after it held for `dwell` seconds. "unknown" is never the result
+/// of a reading: it is set from outside (`markLost`) after silence.
+public struct ProximityClassifier: Sendable, Equatable {
+    public let immediateLoss: Double
+    public let nearLoss: Double
+    public let hysteresis: Double
+    public let dwell: Double
+
+    public private(set) var committed: Proximity = .unknown
+    private var pending: Proximity?
+    private var pendingSince: Double = 0
+
+    /// `immediateLoss`/`nearLoss`: path loss (dB re 1 m) at the immediate and near edges.
+    public init(immediateLoss: Double, nearLoss: Double, hysteresis: Double, dwell: Double) {
+        self.immediateLoss = immediateLoss
+        self.nearLoss = nearLoss
+        self.hysteresis = hysteresis
+        self.dwell = dwell
+    }
+
+    public init(configuration: RangingConfiguration) {
+        let model = LogDistanceModel(configuration: configuration)
+        self.init(immediateLoss: model.pathLoss(atMeters: configuration.immediateEdge),
+                  nearLoss: model.pathLoss(atMeters: configuration.nearEdge),
+                  hysteresis: configuration.proximityHysteresis,
+                  dwell: configuration.proximityDwell)
+    }
+
+    /// Class of a path loss without memory.
+    public func rawClass(pathLoss: Double) -> Proximity {
+        if pathLoss < immediateLoss { return .immediate }
+        if pathLoss < nearLoss { return .near }
+        return .far
+    }
+
+    /// Class the reading argues for, given the committed class (hysteresis applied).
+    public func candidate(pathLoss: Double) -> Proximity {
+        let lower: Double
+        let upper: Double
+        switch committed {
+        case .unknown: return rawClass(pathLoss: pathLoss)
+        case .immediate: (lower, upper) = (-Double.infinity, immediateLoss + hysteresis)
+        case .near: (lower, upper) = (immediateLoss - hysteresis, nearLoss + hysteresis)
+        case .far: (lower, upper) = (nearLoss - hysteresis, Double.infinity)
+        }
+        if pathLoss >= lower && pathLoss < upper { return committed }
+        return rawClass(pathLoss: pathLoss)
+    }
+
+    /// Feeds one filtered path loss at `time`. From unknown the first class is committed at
+    /// once (the caller waits for enough packets); otherwise after the dwell. Returns the
+    /// change `(from, to)` when one was committed.
+    public mutating func update(pathLoss: Double, time: Double) -> (from: Proximity, to: Proximity)? {
+        let wanted = candidate(pathLoss: pathLoss)
+        if wanted == committed {
+            pending = nil
+            return nil
+        }
+        if committed == .unknown {
+            committed = wanted
+            pending = nil
+            return (.unknown, wanted)
+        }
+        if pending != wanted {
+            pending = wanted
+            pendingSince = time
+        }
+        guard time - pendingSince >= dwell else { return nil }
+        let from = committed
+        committed = wanted
+        pending = nil
+        return (from, wanted)
+    }
+
+    /// The beacon fell silent: unknown, committed at once. Returns the change if any.
+    public mutating func markLost() -> (from: Proximity, to: Proximity)? {
+        pending = nil
+        guard committed != .unknown else { return nil }
+        let from = committed
+        committed = .unknown
+        return (from, .unknown)
+    }
+}

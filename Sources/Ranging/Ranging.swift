@@ -1,1 +1,0 @@
-// The Ranging layer: see issues; sources arrive with its work.

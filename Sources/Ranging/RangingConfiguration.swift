@@ -1,0 +1,82 @@
+/// Every threshold of the ranging engine, in one value. Defaults and the reason for each
+/// are documented in docs/ranging.md; change them here and there together.
+public struct RangingConfiguration: Sendable, Equatable {
+    // MARK: RSSI filter (KalmanRSSIFilter)
+    /// Random-walk process noise of the RSSI level, dB² per second of real time.
+    public var processNoise: Double = 2.0
+    /// Variance of one RSSI reading around the level, dB²: 5.7 dB Gaussian spread plus the
+    /// ±5 dB spread of the three advertising channels (5.7² + 5²·2/3 ≈ 49).
+    public var measurementNoise: Double = 49.0
+    /// Innovations beyond this many standard deviations are clipped (one wild packet moves
+    /// the level by a bounded amount).
+    public var innovationGate: Double = 3.0
+    /// RSSI readings outside this range are impossible and dropped (127 = not available,
+    /// 0 and above are not real scanner readings).
+    public var plausibleRSSI: ClosedRange<Int> = -110 ... -1
+
+    // MARK: Distance (LogDistanceModel)
+    /// Path-loss exponent. Fitted on the shared lcav real data
+    /// (`swift run -c release RangingBenchmark --fit`, see docs/ranging.md).
+    public var pathLossExponent: Double = 1.97
+    /// Spread of real rooms around the model (shadowing, bodies, calibration), dB.
+    /// Fitted on the same data: RMS error in dB at the fitted exponent.
+    public var environmentSigma: Double = 11.5
+    /// Measured power (RSSI at 1 m) outside this range gives no distance.
+    public var plausibleMeasuredPower: ClosedRange<Int> = -100 ... -20
+
+    // MARK: Proximity (ProximityClassifier)
+    /// immediate < `immediateEdge` <= near < `nearEdge` <= far (metres).
+    public var immediateEdge: Double = 0.5
+    public var nearEdge: Double = 3.0
+    /// Leaving a class needs the path loss beyond its edge by this much, dB.
+    public var proximityHysteresis: Double = 2.0
+    /// A new class must hold this long (seconds) before it is committed.
+    public var proximityDwell: Double = 1.5
+    /// Packets needed before a newly seen beacon gets its first class.
+    public var proximityMinimumPackets: Int = 3
+
+    // MARK: Silence (beacon lost, region exit; see ArrivalStatistics)
+    /// The silence limits are set so that a source still present, losing packets the way it
+    /// was seen to lose them, is declared gone at most this often: a region exit (fast) ...
+    public var falseExitsPerHour: Double = 0.2
+    /// ... and a beacon lost, proximity "unknown" (more patient: never from packet loss).
+    public var falseUnknownsPerHour: Double = 0.02
+    /// Bounds of the adaptive silence limit, seconds.
+    public var minimumSilence: Double = 3.0
+    public var maximumSilence: Double = 15.0
+
+    // MARK: Regions (RegionMonitor)
+    /// Enter needs `enterPackets` within `enterWindow` seconds ...
+    public var enterPackets: Int = 2
+    public var enterWindow: Double = 1.5
+    /// ... and `confirmPackets` within `confirmWindow` (3 in 3 s: a 1 Hz beacon still
+    /// enters in ~2 s, two stray packets do not).
+    public var confirmPackets: Int = 3
+    public var confirmWindow: Double = 3.0
+    /// Without an enter by this long after start, the initial state is "outside".
+    public var initialStateTimeout: Double = 4.0
+
+    // MARK: Nearest (NearestBeaconSelector)
+    /// A challenger must have this much less path loss (dB) ...
+    public var nearestMargin: Double = 2.0
+    /// ... for this long (s) before it becomes the nearest.
+    public var nearestDwell: Double = 2.0
+
+    // MARK: Trend (TrendDetector)
+    /// Slope of the nearest beacon's filtered RSSI over this window (s) ...
+    public var trendWindow: Double = 8.0
+    /// ... must be at least this steep (dB/s) ...
+    public var trendSlope: Double = 0.75
+    /// ... and a reversal (warmer after colder or back) this many times steeper.
+    public var trendReversalFactor: Double = 1.5
+    /// At most one trend event per this many seconds per region.
+    public var trendMinimumInterval: Double = 4.0
+
+    // MARK: Output
+    /// At most one range event per beacon per this many seconds.
+    public var rangeInterval: Double = 1.0
+
+    public init() {}
+
+    public static let `default` = RangingConfiguration()
+}

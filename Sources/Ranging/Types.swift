@@ -1,0 +1,133 @@
+public import FoundationEssentials
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// Identity of one iBeacon: proximity UUID, major, minor.
+public struct BeaconKey: Hashable, Sendable, CustomStringConvertible {
+    public var uuid: UUID
+    public var major: UInt16
+    public var minor: UInt16
+
+    public init(uuid: UUID, major: UInt16, minor: UInt16) {
+        self.uuid = uuid
+        self.major = major
+        self.minor = minor
+    }
+
+    public var description: String { "\(uuid.uuidString):\(major):\(minor)" }
+}
+
+/// One sighting of a beacon, as the radio layer hands it over.
+public struct RangingSample: Sendable, Equatable {
+    public var key: BeaconKey
+    /// The beacon's advertised measured power: RSSI in dBm at 1 m.
+    public var measuredPower: Int
+    /// Received signal strength in dBm; `nil` means "not available" (127 on the wire).
+    public var rssi: Int?
+    /// Seconds, on whatever clock the caller uses (monotonic, capture timestamps...).
+    public var time: Double
+
+    public init(key: BeaconKey, measuredPower: Int, rssi: Int?, time: Double) {
+        self.key = key
+        self.measuredPower = measuredPower
+        self.rssi = rssi
+        self.time = time
+    }
+}
+
+/// A hunted region: a UUID, optionally narrowed to a major, and to a minor.
+public struct Region: Hashable, Sendable {
+    public var name: String
+    public var uuid: UUID
+    public var major: UInt16?
+    public var minor: UInt16?
+
+    public init(name: String, uuid: UUID, major: UInt16? = nil, minor: UInt16? = nil) {
+        self.name = name
+        self.uuid = uuid
+        self.major = major
+        self.minor = minor
+    }
+
+    public func contains(_ key: BeaconKey) -> Bool {
+        key.uuid == uuid && (major.map { $0 == key.major } ?? true)
+            && (minor.map { $0 == key.minor } ?? true)
+    }
+}
+
+public enum Proximity: String, Sendable, Hashable, CaseIterable {
+    case immediate, near, far, unknown
+}
+
+public enum RegionState: String, Sendable, Hashable {
+    case inside, outside, unknown
+}
+
+public enum Trend: String, Sendable, Hashable {
+    case warmer, colder
+}
+
+/// A distance with its uncertainty. The model is log-normal: `meters` is the median,
+/// `logSigma` the standard deviation of ln(distance); `interval` is the 68 % band
+/// [meters·e^-logSigma, meters·e^+logSigma]; `sigma` is that band's half-width in metres,
+/// meters·sinh(logSigma) (≈ meters·logSigma when small).
+public struct DistanceEstimate: Sendable, Equatable {
+    public var meters: Double
+    public var logSigma: Double
+
+    public init(meters: Double, logSigma: Double) {
+        self.meters = meters
+        self.logSigma = logSigma
+    }
+
+    public var sigma: Double { meters * sinh(logSigma) }
+    public var interval: ClosedRange<Double> {
+        (meters * exp(-logSigma))...(meters * exp(logSigma))
+    }
+}
+
+/// One "range" fact: at most one per beacon per `RangingConfiguration.rangeInterval`.
+public struct RangeReport: Sendable, Equatable {
+    public var time: Double
+    public var key: BeaconKey
+    /// Filtered RSSI in dBm.
+    public var rssi: Double
+    /// `nil` when the measured power is implausible or the beacon was lost.
+    public var distance: DistanceEstimate?
+    public var proximity: Proximity
+
+    public init(time: Double, key: BeaconKey, rssi: Double, distance: DistanceEstimate?, proximity: Proximity) {
+        self.time = time
+        self.key = key
+        self.rssi = rssi
+        self.distance = distance
+        self.proximity = proximity
+    }
+}
+
+/// What the engine tells its caller: exactly the events of the replay contract.
+public enum RangingEvent: Sendable, Equatable {
+    case range(RangeReport)
+    /// A committed proximity change of a beacon in a hunted region.
+    case proximity(time: Double, key: BeaconKey, from: Proximity, to: Proximity)
+    /// The region's initial state, once determined (like CoreLocation's didDetermineState).
+    case regionState(time: Double, region: String, state: RegionState)
+    /// A transition to inside after the initial state was known.
+    case regionEnter(time: Double, region: String)
+    /// A transition to outside after the initial state was known.
+    case regionExit(time: Double, region: String)
+    case nearest(time: Double, region: String, key: BeaconKey)
+    case trend(time: Double, region: String, trend: Trend)
+
+    public var time: Double {
+        switch self {
+        case .range(let report): report.time
+        case .proximity(let time, _, _, _), .regionState(let time, _, _), .regionEnter(let time, _),
+            .regionExit(let time, _), .nearest(let time, _, _), .trend(let time, _, _):
+            time
+        }
+    }
+}

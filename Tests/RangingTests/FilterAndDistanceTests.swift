@@ -1,0 +1,109 @@
+import Testing
+import FoundationEssentials
+#if canImport(Glibc)
+import Glibc
+#endif
+@testable import Ranging
+
+@Suite struct KalmanRSSIFilterTests {
+    func makeFilter() -> KalmanRSSIFilter { KalmanRSSIFilter(configuration: .default) }
+
+    @Test func rejectsNotAvailableAndImpossibleReadings() {
+        var filter = makeFilter()
+        for bad: Int? in [nil, 127, 0, 5, 20, -111, -128] {
+            let accepted = filter.update(rssi: bad, time: 0)
+            #expect(!accepted, "accepted \(String(describing: bad))")
+        }
+        #expect(filter.level == nil)
+        #expect(filter.count == 0)
+        let good = filter.update(rssi: -70, time: 1)
+        #expect(good)
+        let before = filter.level
+        let notAvailable = filter.update(rssi: 127, time: 1.1)
+        let zero = filter.update(rssi: 0, time: 1.2)
+        #expect(!notAvailable && !zero)
+        #expect(filter.level == before)
+        #expect(filter.count == 1)
+    }
+
+    @Test func convergesOnAConstantSignalWithShrinkingVariance() {
+        var filter = makeFilter()
+        filter.update(rssi: -80, time: 0)
+        let initialVariance = filter.variance
+        for i in 1...200 { filter.update(rssi: -60, time: Double(i) * 0.1) }
+        let level = filter.level ?? 0
+        #expect(abs(level + 60) < 0.5)
+        #expect(filter.variance < initialVariance / 5)
+    }
+
+    @Test func processNoiseGrowsWithRealTimeNotPacketCount() {
+        var settled = makeFilter()
+        for i in 0..<100 { settled.update(rssi: -70, time: Double(i) * 0.1) }
+        var soon = settled
+        var late = settled
+        soon.update(rssi: -60, time: 9.9 + 0.1)
+        late.update(rssi: -60, time: 9.9 + 30)
+        let soonStep = (soon.level ?? 0) - (settled.level ?? 0)
+        let lateStep = (late.level ?? 0) - (settled.level ?? 0)
+        #expect(soonStep > 0)
+        #expect(lateStep > 3 * soonStep, "a packet after 30 s of silence must weigh more")
+        #expect(settled.variance(at: 39.9) > settled.variance(at: 10))
+    }
+
+    @Test func oneOutlierMovesTheLevelByABoundedStep() {
+        var filter = makeFilter()
+        for i in 0..<100 { filter.update(rssi: -60, time: Double(i) * 0.1) }
+        let before = filter.level ?? 0
+        filter.update(rssi: -110, time: 10)
+        let step = before - (filter.level ?? 0)
+        #expect(step > 0)
+        #expect(step < 2.5, "one wild packet moved the level by \(step) dB")
+    }
+
+    @Test func resetForgetsEverything() {
+        var filter = makeFilter()
+        for i in 0..<10 { filter.update(rssi: -60, time: Double(i) * 0.1) }
+        filter.reset()
+        #expect(filter.level == nil)
+        #expect(filter.count == 0)
+        filter.update(rssi: -85, time: 100)
+        #expect(filter.level == -85)
+    }
+}
+
+@Suite struct LogDistanceModelTests {
+    let model = LogDistanceModel(exponent: 2, environmentSigma: 6)
+
+    @Test func distanceIsMonotonicInRSSIAndAnchoredAtOneMetre() throws {
+        var previous = Double.infinity
+        for rssi in stride(from: -110.0, through: -30.0, by: 0.5) {
+            let estimate = try #require(model.estimate(measuredPower: -59, rssi: rssi, rssiVariance: 1))
+            #expect(estimate.meters < previous)
+            previous = estimate.meters
+        }
+        let oneMetre = try #require(model.estimate(measuredPower: -59, rssi: -59, rssiVariance: 0))
+        #expect(abs(oneMetre.meters - 1) < 1e-9)
+        let tenMetres = try #require(model.estimate(measuredPower: -59, rssi: -79, rssiVariance: 0))
+        #expect(abs(tenMetres.meters - 10) < 1e-9)
+    }
+
+    @Test func everyEstimateCarriesAnUncertaintyThatGrowsWithTheFilterVariance() throws {
+        let sure = try #require(model.estimate(measuredPower: -59, rssi: -70, rssiVariance: 0))
+        let unsure = try #require(model.estimate(measuredPower: -59, rssi: -70, rssiVariance: 49))
+        #expect(sure.sigma > 0)
+        #expect(unsure.sigma > sure.sigma)
+        #expect(sure.interval.contains(sure.meters))
+        #expect(sure.interval.lowerBound > 0)
+        // sigma in metres is the half-width of the 68 % band.
+        let halfWidth = (sure.interval.upperBound - sure.interval.lowerBound) / 2
+        #expect(abs(sure.sigma - halfWidth) < 1e-9)
+        // 6 dB of room spread at exponent 2: ln-sigma = 6 ln10 / 20.
+        #expect(abs(sure.logSigma - 6 * log(10) / 20) < 1e-9)
+    }
+
+    @Test func implausibleMeasuredPowerGivesNoDistance() {
+        #expect(model.estimate(measuredPower: 0, rssi: -70, rssiVariance: 1) == nil)
+        #expect(model.estimate(measuredPower: 10, rssi: -70, rssiVariance: 1) == nil)
+        #expect(model.estimate(measuredPower: -127, rssi: -70, rssiVariance: 1) == nil)
+    }
+}

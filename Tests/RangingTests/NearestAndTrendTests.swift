@@ -1,0 +1,190 @@
+import Testing
+import FoundationEssentials
+@testable import Ranging
+import Simulation
+
+@Suite struct NearestBeaconSelectorTests {
+    @Test func switchesOnlyWithMarginAndDwell() {
+        var selector = NearestBeaconSelector(margin: 2, dwell: 2)
+        let a = key(1)
+        let b = key(2)
+        #expect(selector.update(losses: [a: 10, b: 11], time: 0) == a)
+        // B better by 1.5 dB: under the margin, never a switch.
+        for i in 1...100 { #expect(selector.update(losses: [a: 10, b: 8.5], time: Double(i) * 0.1) == nil) }
+        // B better by 2.1 dB from t = 20: switch once it held 2 s.
+        for i in 0..<20 { #expect(selector.update(losses: [a: 10, b: 7.9], time: 20 + Double(i) * 0.1) == nil) }
+        #expect(selector.update(losses: [a: 10, b: 7.9], time: 22) == b)
+        #expect(selector.current == b)
+    }
+
+    @Test func anInterruptedChallengeStartsOver() {
+        var selector = NearestBeaconSelector(margin: 2, dwell: 2)
+        let a = key(1)
+        let b = key(2)
+        _ = selector.update(losses: [a: 10, b: 11], time: 0)
+        #expect(selector.update(losses: [a: 10, b: 5], time: 1) == nil)
+        #expect(selector.update(losses: [a: 10, b: 9], time: 2.5) == nil)
+        #expect(selector.update(losses: [a: 10, b: 5], time: 3) == nil)
+        #expect(selector.update(losses: [a: 10, b: 5], time: 4.9) == nil)
+        #expect(selector.update(losses: [a: 10, b: 5], time: 5) == b)
+    }
+
+    @Test func whenTheNearestDisappearsTheBestRemainingTakesOverAtOnce() {
+        var selector = NearestBeaconSelector(margin: 2, dwell: 2)
+        let a = key(1)
+        let b = key(2)
+        let c = key(3)
+        _ = selector.update(losses: [a: 5, b: 11, c: 9], time: 0)
+        #expect(selector.update(losses: [b: 11, c: 9], time: 1) == c)
+        #expect(selector.update(losses: [:], time: 2) == nil)
+        #expect(selector.current == nil)
+    }
+}
+
+@Suite struct EngineNearestTests {
+    let region = Region(name: "treasure", uuid: testUUID)
+
+    @Test func nearestFollowsAClearlyCloserBeaconAfterTheDwell() {
+        var engine = RangingEngine(configuration: .default, regions: [region])
+        var events: [RangingEvent] = []
+        for i in 0..<100 {
+            let t = Double(i) * 0.1
+            events += engine.ingest(sample(1, -60, at: t))
+            events += engine.ingest(sample(2, -66, at: t + 0.05))
+        }
+        #expect(events.compactMap(\.nearestKey) == [key(1)])
+        var switchedAt: Double?
+        for i in 100..<200 {
+            let t = Double(i) * 0.1
+            for event in engine.ingest(sample(1, -60, at: t)) + engine.ingest(sample(2, -50, at: t + 0.05)) {
+                if event.nearestKey == key(2), switchedAt == nil { switchedAt = event.time }
+            }
+        }
+        let lag = (switchedAt ?? 99) - 10
+        #expect(lag >= 2 && lag <= 4.5, "switched \(lag) s after the change")
+        #expect(engine.nearest(inRegion: "treasure") == key(2))
+    }
+
+    @Test func whenTheNearestFallsSilentTheOtherTakesOverWithoutDwell() {
+        var engine = RangingEngine(configuration: .default, regions: [region])
+        for i in 0..<100 {
+            let t = Double(i) * 0.1
+            _ = engine.ingest(sample(1, -55, at: t))
+            _ = engine.ingest(sample(2, -70, at: t + 0.05))
+        }
+        #expect(engine.nearest(inRegion: "treasure") == key(1))
+        var takeover: Double?
+        var lostAt: Double?
+        for i in 100..<300 {
+            let t = Double(i) * 0.1 + 0.05
+            for event in engine.ingest(sample(2, -70, at: t)) {
+                if event.nearestKey == key(2), takeover == nil { takeover = event.time }
+                if let change = event.proximityChange, change.key == key(1), change.to == .unknown { lostAt = event.time }
+            }
+        }
+        #expect(takeover != nil)
+        #expect(takeover == lostAt, "the nearest changes the moment beacon 1 is lost")
+        #expect(engine.regionStates == [.inside], "beacon 2 keeps the region")
+    }
+
+    @Test func twoBeaconsAtTheSameDistanceRarelySwitch() {
+        var simulator = RadioSimulator(
+            beacons: [VirtualBeacon(id: 1, path: .standing(at: 2), loss: GilbertElliottLoss(lossFraction: 0.2, meanBurstPackets: 5)),
+                      VirtualBeacon(id: 2, path: .standing(at: 2), loss: GilbertElliottLoss(lossFraction: 0.2, meanBurstPackets: 5))],
+            seed: 7)
+        var engine = RangingEngine(configuration: .default, regions: [region])
+        var switches = -1  // the first choice is not a switch
+        for report in simulator.run(until: 600) {
+            switches += engine.ingest(sample(UInt16(report.beacon), report.rssi, at: report.time)).filter { $0.nearestKey != nil }.count
+        }
+        #expect(switches >= 0 && switches <= 10, "\(switches) switches in 10 min")
+    }
+}
+
+@Suite struct TrendDetectorTests {
+    func makeDetector() -> TrendDetector { TrendDetector(configuration: .default) }
+
+    @Test func aSteadyRiseIsWarmerAndRateLimited() {
+        var detector = makeDetector()
+        var fired: [(Double, Trend)] = []
+        for i in 0...300 {
+            let t = Double(i) * 0.1
+            if let trend = detector.update(value: -80 + 2 * t, time: t) { fired.append((t, trend)) }
+        }
+        #expect(fired.count >= 3)
+        #expect(!fired.isEmpty)
+        #expect(fired.allSatisfy { $0.1 == .warmer })
+        #expect((fired.first?.0 ?? 0) >= 0.75 * detector.window, "needs a 3/4-full window first")
+        for (a, b) in zip(fired, fired.dropFirst()) { #expect(b.0 - a.0 >= 4 - 1e-9) }
+    }
+
+    @Test func aFlatSignalSaysNothing() {
+        var detector = makeDetector()
+        for i in 0...600 { #expect(detector.update(value: -70, time: Double(i) * 0.1) == nil) }
+    }
+
+    @Test func aReversalNeedsASteeperSlope() {
+        var detector = makeDetector()
+        var value = -80.0
+        var fired: [Trend] = []
+        for i in 0...200 {
+            value = -80 + 2 * Double(i) * 0.1
+            if let trend = detector.update(value: value, time: Double(i) * 0.1) { fired.append(trend) }
+        }
+        #expect(fired.last == .warmer)
+        // Falling at 1.0 dB/s: steeper than the threshold, not 1.5 times it: no "colder".
+        let slowSlope = 0.9 * detector.slope * detector.reversalFactor
+        var after: [Trend] = []
+        for i in 1...300 {
+            if let trend = detector.update(value: value - slowSlope * Double(i) * 0.1, time: 20 + Double(i) * 0.1) {
+                after.append(trend)
+            }
+        }
+        #expect(!after.contains(.colder))
+        let base = value - slowSlope * 30
+        for i in 1...150 {
+            if let trend = detector.update(value: base - 2 * Double(i) * 0.1, time: 50 + Double(i) * 0.1) {
+                after.append(trend)
+            }
+        }
+        #expect(after.contains(.colder))
+    }
+}
+
+@Suite struct EngineTrendTests {
+    let region = Region(name: "treasure", uuid: testUUID)
+
+    func trends(path: ScriptedPath, seed: UInt64, until end: Double) -> [(Double, Trend)] {
+        var simulator = RadioSimulator(
+            beacons: [VirtualBeacon(id: 1, path: path, loss: GilbertElliottLoss(lossFraction: 0.2, meanBurstPackets: 5))],
+            seed: seed)
+        var engine = RangingEngine(configuration: .default, regions: [region])
+        var out: [(Double, Trend)] = []
+        for report in simulator.run(until: end) {
+            for event in engine.ingest(sample(UInt16(report.beacon), report.rssi, at: report.time)) {
+                if let trend = event.trendValue { out.append((event.time, trend)) }
+            }
+        }
+        return out
+    }
+
+    @Test func walkingTowardsTheBeaconIsWarmerNeverColder() {
+        // 15 m to 1 m in 20 s: a brisk walk.
+        let path = ScriptedPath([.init(time: 5, distance: 15), .init(time: 25, distance: 1)])
+        for seed: UInt64 in 1...3 {
+            let fired = trends(path: path, seed: seed, until: 30)
+            #expect(fired.contains { $0.1 == .warmer }, "seed \(seed)")
+            #expect(!fired.contains { $0.1 == .colder }, "seed \(seed)")
+        }
+    }
+
+    @Test func standingStillDoesNotFlipFlop() {
+        for seed: UInt64 in 1...3 {
+            let fired = trends(path: .standing(at: 3), seed: seed, until: 600)
+            #expect(fired.count <= 2, "seed \(seed): \(fired.count) trend events in 10 min standing still")
+            for (a, b) in zip(fired, fired.dropFirst()) where a.1 != b.1 {
+                #expect(b.0 - a.0 >= 10, "seed \(seed): \(a.1) then \(b.1) within \(b.0 - a.0) s")
+            }
+        }
+    }
+}

@@ -1,0 +1,138 @@
+import Testing
+import FoundationEssentials
+@testable import Ranging
+
+@Suite struct ProximityClassifierTests {
+    /// Exponent 2: the near edge (3 m) is 9.54 dB of path loss, immediate (0.5 m) -6.02 dB.
+    func makeClassifier() -> ProximityClassifier { ProximityClassifier(configuration: exponentTwo()) }
+
+    @Test func firstClassIsCommittedAtOnce() {
+        var classifier = makeClassifier()
+        let change = classifier.update(pathLoss: 5, time: 0)
+        #expect(change?.from == .unknown && change?.to == .near)
+        #expect(classifier.committed == .near)
+    }
+
+    @Test func hysteresisHoldsTheClassJustPastTheEdge() {
+        var classifier = makeClassifier()
+        _ = classifier.update(pathLoss: 5, time: 0)
+        // 10.5 dB is past the 9.54 dB edge but inside the 2 dB hysteresis: near forever.
+        for i in 1...200 {
+            #expect(classifier.update(pathLoss: 10.5, time: Double(i) * 0.1) == nil)
+        }
+        #expect(classifier.committed == .near)
+        #expect(classifier.rawClass(pathLoss: 10.5) == .far)
+    }
+
+    @Test func aChangeIsCommittedOnlyAfterTheDwell() {
+        var classifier = makeClassifier()
+        _ = classifier.update(pathLoss: 5, time: 0)
+        var committedAt: Double?
+        for i in 0...30 {
+            let t = 10 + Double(i) * 0.1
+            if let change = classifier.update(pathLoss: 12, time: t) {
+                #expect(change.from == .near && change.to == .far)
+                committedAt = t
+                break
+            }
+        }
+        #expect(committedAt.map { abs($0 - 11.5) < 1e-6 } == true,
+                "committed at \(String(describing: committedAt)), dwell is 1.5 s")
+        // Back towards the edge but inside far's hysteresis band (edge − 2 dB): stays far.
+        for i in 1...50 { _ = classifier.update(pathLoss: 8.0, time: 12 + Double(i) * 0.1) }
+        #expect(classifier.committed == .far)
+    }
+
+    @Test func anInterruptionRestartsTheDwell() {
+        var classifier = makeClassifier()
+        _ = classifier.update(pathLoss: 5, time: 0)
+        for i in 0...10 { #expect(classifier.update(pathLoss: 12, time: 10 + Double(i) * 0.1) == nil) }
+        // One reading back inside the band at 11.05 s cancels the pending far.
+        #expect(classifier.update(pathLoss: 9, time: 11.05) == nil)
+        for i in 0...14 { #expect(classifier.update(pathLoss: 12, time: 11.1 + Double(i) * 0.1) == nil) }
+        #expect(classifier.update(pathLoss: 12, time: 12.6)?.to == .far)
+    }
+
+    @Test func immediateEdgeWorksTheSameWay() {
+        var classifier = makeClassifier()
+        _ = classifier.update(pathLoss: 0, time: 0)
+        #expect(classifier.committed == .near)
+        // -7 dB is past the -6.02 dB edge but within hysteresis.
+        for i in 1...30 { #expect(classifier.update(pathLoss: -7, time: Double(i) * 0.1) == nil) }
+        var change: (from: Proximity, to: Proximity)?
+        for i in 31...60 where change == nil { change = classifier.update(pathLoss: -9, time: Double(i) * 0.1) }
+        #expect(change?.to == .immediate)
+    }
+
+    @Test func unknownComesOnlyFromMarkLost() {
+        var classifier = makeClassifier()
+        for pathLoss in [-40.0, 0, 30, 80, 200] {
+            _ = classifier.update(pathLoss: pathLoss, time: 0)
+            #expect(classifier.candidate(pathLoss: pathLoss) != .unknown)
+        }
+        let change = classifier.markLost()
+        #expect(change?.to == .unknown)
+        #expect(classifier.markLost() == nil)
+    }
+}
+
+@Suite struct EngineProximityTests {
+    let region = Region(name: "treasure", uuid: testUUID)
+
+    @Test func oneOutlierNeverChangesTheClassNorMakesItUnknown() {
+        var engine = RangingEngine(configuration: exponentTwo(), regions: [region])
+        var events = feed(&engine, rssi: rssi(atMeters: 2), from: 0, count: 50)
+        events += engine.ingest(sample(1, -105, at: 5.0))
+        events += engine.ingest(sample(1, -30, at: 5.1))
+        events += feed(&engine, rssi: rssi(atMeters: 2), from: 5.2, count: 100)
+        let changes = events.compactMap(\.proximityChange)
+        #expect(changes.count == 1)
+        #expect(changes.first?.from == .unknown && changes.first?.to == .near)
+        // The very first report (one packet) has no class yet; every later one is near.
+        #expect(events.compactMap(\.rangeReport).dropFirst().allSatisfy { $0.proximity == .near })
+    }
+
+    @Test func firstClassNeedsThreePackets() {
+        var engine = RangingEngine(configuration: exponentTwo(), regions: [region])
+        let first = feed(&engine, rssi: -65, from: 0, count: 2)
+        #expect(first.compactMap(\.proximityChange).isEmpty)
+        let third = engine.ingest(sample(1, -65, at: 0.2))
+        #expect(third.compactMap(\.proximityChange).first?.to == .near)
+    }
+
+    @Test func unknownOnlyAfterTheAdaptiveSilenceAndTheFilterRestarts() {
+        let configuration = exponentTwo()
+        var engine = RangingEngine(configuration: configuration, regions: [region])
+        var arrivals = ArrivalStatistics()
+        for i in 0..<100 {
+            let t = Double(i) * 0.1
+            _ = engine.ingest(sample(1, -65, at: t))
+            arrivals.record(time: t, falseAlarmsPerHour: configuration.falseUnknownsPerHour, configuration)
+        }
+        let last = 9.9
+        let limit = arrivals.silenceLimit(falseAlarmsPerHour: configuration.falseUnknownsPerHour, configuration)
+        #expect(limit >= configuration.minimumSilence && limit <= configuration.maximumSilence)
+        let before = engine.advance(to: last + limit - 0.05)
+        #expect(before.compactMap(\.proximityChange).isEmpty)
+        #expect(engine.trackedBeaconCount == 1)
+        let after = engine.advance(to: last + limit + 0.05)
+        let change = after.compactMap(\.proximityChange).first
+        #expect(change?.from == .near && change?.to == .unknown)
+        let lostReport = after.compactMap(\.rangeReport).first
+        #expect(lostReport?.proximity == .unknown && lostReport?.distance == nil)
+        #expect(engine.trackedBeaconCount == 0)
+        // The filter restarted: the first new packet is taken as it is.
+        let again = engine.ingest(sample(1, -80, at: 40))
+        #expect(again.compactMap(\.rangeReport).first?.rssi == -80)
+    }
+
+    @Test func packetsWithoutRSSIKeepTheBeaconButAreNotRanged() {
+        var engine = RangingEngine(configuration: exponentTwo(), regions: [region])
+        _ = feed(&engine, rssi: -65, from: 0, count: 50)
+        let silentRSSI = feed(&engine, rssi: nil, from: 5, count: 300)
+        #expect(silentRSSI.compactMap(\.rangeReport).isEmpty)
+        #expect(silentRSSI.compactMap(\.proximityChange).isEmpty)
+        #expect(!silentRSSI.contains { $0.isExit })
+        #expect(engine.trackedBeaconCount == 1)
+    }
+}
