@@ -3,21 +3,31 @@ import Glibc
 #endif
 import Bluetooth
 import Radio
+import Ranging
 
-/// `pirate-hunter replay FILE [--json]`: every beacon in every advertising report of a
-/// btsnoop capture, in capture order, on the capture's own clock.
+/// `pirate-hunter replay FILE [--json] [--region UUID[:MAJOR[:MINOR]] ...]`: every beacon in
+/// every advertising report of a btsnoop capture, in capture order, and what the ranging
+/// engine makes of the iBeacons, all on the capture's own clock.
 enum ReplayCommand {
     struct Options {
         var path: String
         var json = false
+        var regions: [Region] = []
     }
 
     static func parse(_ cursor: inout ArgumentCursor) throws(CLIError) -> Options {
         var path: String?
         var json = false
+        var regions: [Region] = []
         while let argument = cursor.next() {
             switch argument {
             case "--json": json = true
+            case "--region":
+                let text = try cursor.value(for: "--region")
+                guard let region = RangingOutput.region(text) else {
+                    throw CLIError(.usage, "replay: --region '\(text)' is not UUID[:MAJOR[:MINOR]] (major and minor 0-65535)")
+                }
+                regions.append(region)
             case _ where argument.hasPrefix("-"):
                 throw CLIError(.usage, "replay: unknown option '\(argument)'")
             default:
@@ -28,6 +38,7 @@ enum ReplayCommand {
         guard let path else { throw CLIError(.usage, "replay: no capture file given (replay FILE [--json])") }
         var options = Options(path: path)
         options.json = json
+        options.regions = regions
         return options
     }
 
@@ -51,6 +62,11 @@ enum ReplayCommand {
         var malformed = 0
         var firstMalformed: String?
         var failure: CLIError?
+        var engine = RangingEngine(configuration: .default, regions: options.regions)
+        var lastTime = 0.0
+        func emit(_ events: [RangingEvent]) {
+            for e in events { out.line(options.json ? RangingOutput.json(e) : RangingOutput.text(e)) }
+        }
 
         var headerPrinted = options.json
         while true {
@@ -76,12 +92,17 @@ enum ReplayCommand {
             let start = firstTimestamp ?? record.timestamp
             firstTimestamp = start
             let t = Double(record.timestamp &- start) / 1_000_000
+            if t > lastTime {
+                emit(engine.advance(to: t))
+                lastTime = t
+            }
             guard let datalink = reader.datalink else { continue }
             do {
                 guard let packet = try record.packet(datalink: datalink), packet.type == .event else { continue }
                 let event = try HCIEvent(decoding: packet.bytes[...])
                 for sighting in BeaconSighting.all(in: event, at: t) {
                     if let line = printer.line(for: sighting) { out.line(line) }
+                    if let sample = RangingOutput.sample(sighting) { emit(engine.ingest(sample)) }
                 }
             } catch {
                 malformed += 1

@@ -5,7 +5,7 @@ import Bluetooth
 import CLinux
 
 /// A beacon the simulated controller can hear.
-public struct VirtualBeacon: Sendable {
+public struct VirtualBeacon {
     public var address: BDAddress
     public var advertisingData: [UInt8]
     public var scanResponseData: [UInt8]
@@ -13,10 +13,10 @@ public struct VirtualBeacon: Sendable {
     public var interval: Double
     /// RSSI heard for the advertising event at `time` on `channel` (0, 1, 2 for 37, 38, 39);
     /// nil when the packet is lost (out of range, switched off, a fade).
-    public var rssi: @Sendable (_ time: Double, _ channel: Int) -> Int8?
+    public var rssi: (_ time: Double, _ channel: Int) -> Int8?
 
     public init(address: BDAddress, advertisingData: [UInt8], scanResponseData: [UInt8] = [], interval: Double,
-                rssi: @escaping @Sendable (Double, Int) -> Int8?) {
+                rssi: @escaping (Double, Int) -> Int8?) {
         self.address = address
         self.advertisingData = advertisingData
         self.scanResponseData = scanResponseData

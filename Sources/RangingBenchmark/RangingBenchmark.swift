@@ -44,7 +44,7 @@ struct Step {
 }
 
 /// Feeds reports and 0.1 s timer ticks in time order; `observe` runs after each step.
-func drive(_ ranger: inout any Ranger, reports: [AdvertisingReport], until end: Double,
+func drive(_ ranger: inout any Ranger, reports: [SimulatedReading], until end: Double,
            tick: Double = 0.1, observe: (any Ranger, Step) -> Void) {
     var nextTick = 0.0
     for report in reports where report.time < end {
@@ -66,7 +66,7 @@ func drive(_ ranger: inout any Ranger, reports: [AdvertisingReport], until end: 
 let usualLoss10Hz = GilbertElliottLoss(lossFraction: 0.2, meanBurstPackets: 5)
 let usualLoss1Hz = GilbertElliottLoss(lossFraction: 0.2, meanBurstPackets: 1)
 
-func simulate(_ beacons: [VirtualBeacon], seed: UInt64, until end: Double) -> [AdvertisingReport] {
+func simulate(_ beacons: [SimulatedBeacon], seed: UInt64, until end: Double) -> [SimulatedReading] {
     var simulator = RadioSimulator(beacons: beacons, seed: seed)
     return simulator.run(until: end)
 }
@@ -91,7 +91,7 @@ func standingAtEdge(_ which: Which, seeds: [UInt64]) -> (perMinute: Double, unkn
     var rates: [Double] = []
     var unknowns: [Double] = []
     for seed in seeds {
-        let reports = simulate([VirtualBeacon(id: 0, path: .standing(at: 3), loss: usualLoss10Hz)], seed: seed, until: 600)
+        let reports = simulate([SimulatedBeacon(id: 0, path: .standing(at: 3), loss: usualLoss10Hz)], seed: seed, until: 600)
         var ranger = makeRanger(which)
         var last = Proximity.unknown
         var changes = 0
@@ -118,7 +118,7 @@ func stepToFar(_ which: Which, seeds: [UInt64]) -> [Double] {
     seeds.map { seed in
         let stepTime = 30.0
         let end = 90.0
-        let reports = simulate([VirtualBeacon(id: 0, path: .step(from: 1.5, to: 6, at: stepTime), loss: usualLoss10Hz)],
+        let reports = simulate([SimulatedBeacon(id: 0, path: .step(from: 1.5, to: 6, at: stepTime), loss: usualLoss10Hz)],
                                seed: seed, until: end)
         var ranger = makeRanger(which)
         var last = Proximity.unknown
@@ -140,7 +140,7 @@ func exitLag(_ which: Which, interval: Double, seeds: [UInt64]) -> [Double] {
         let off = 120.0
         let end = off + 60
         let loss = interval < 0.5 ? usualLoss10Hz : usualLoss1Hz
-        let reports = simulate([VirtualBeacon(id: 0, advertisingInterval: interval, path: .standing(at: 2),
+        let reports = simulate([SimulatedBeacon(id: 0, advertisingInterval: interval, path: .standing(at: 2),
                                               switchOffTime: off, loss: loss)], seed: seed, until: end)
         var ranger = makeRanger(which)
         var exitTime: Double?
@@ -156,7 +156,7 @@ func falseExits(_ which: Which, seeds: [UInt64]) -> Double {
     let hours = seeds.map { seed -> Double in
         let end = 3600.0
         let loss = GilbertElliottLoss(lossFraction: 0.7, meanBurstPackets: 10)
-        let reports = simulate([VirtualBeacon(id: 0, path: .standing(at: 2), loss: loss)], seed: seed, until: end)
+        let reports = simulate([SimulatedBeacon(id: 0, path: .standing(at: 2), loss: loss)], seed: seed, until: end)
         var ranger = makeRanger(which)
         var wasInside = false
         var exits = 0
@@ -173,7 +173,7 @@ func falseExits(_ which: Which, seeds: [UInt64]) -> Double {
 func falseEnters(_ which: Which, seeds: [UInt64]) -> Double {
     let counts = seeds.map { seed -> Double in
         let end = 3600.0
-        let reports = simulate([VirtualBeacon(id: 0, path: .standing(at: 30),
+        let reports = simulate([SimulatedBeacon(id: 0, path: .standing(at: 30),
                                               loss: .independent(lossFraction: 1 - 1.0 / 300))], seed: seed, until: end)
         var ranger = makeRanger(which)
         var wasInside = false
@@ -194,7 +194,7 @@ func approachEnterLag(_ which: Which, seeds: [UInt64]) -> [Double] {
         let on = 10.0
         let end = 40.0
         let path = ScriptedPath([.init(time: on, distance: 12), .init(time: on + 10, distance: 2)])
-        let reports = simulate([VirtualBeacon(id: 0, path: path, switchOnTime: on, loss: usualLoss10Hz)],
+        let reports = simulate([SimulatedBeacon(id: 0, path: path, switchOnTime: on, loss: usualLoss10Hz)],
                                seed: seed, until: end)
         var ranger = makeRanger(which)
         var enterTime: Double?
@@ -209,8 +209,8 @@ func approachEnterLag(_ which: Which, seeds: [UInt64]) -> [Double] {
 func nearestSwitchesTied(_ which: Which, seeds: [UInt64]) -> Double {
     let rates = seeds.map { seed -> Double in
         let end = 600.0
-        let reports = simulate([VirtualBeacon(id: 0, path: .standing(at: 2), loss: usualLoss10Hz),
-                                VirtualBeacon(id: 1, path: .standing(at: 2), loss: usualLoss10Hz)], seed: seed, until: end)
+        let reports = simulate([SimulatedBeacon(id: 0, path: .standing(at: 2), loss: usualLoss10Hz),
+                                SimulatedBeacon(id: 1, path: .standing(at: 2), loss: usualLoss10Hz)], seed: seed, until: end)
         var ranger = makeRanger(which)
         var last: Int?
         var switches = 0
@@ -230,8 +230,8 @@ func nearestRightShare(_ which: Which, seeds: [UInt64]) -> Double {
     let shares = seeds.map { seed -> Double in
         let end = 600.0
         let closer = Int(seed % 2)
-        let reports = simulate([VirtualBeacon(id: 0, path: .standing(at: closer == 0 ? 2 : 3), loss: usualLoss10Hz),
-                                VirtualBeacon(id: 1, path: .standing(at: closer == 1 ? 2 : 3), loss: usualLoss10Hz)],
+        let reports = simulate([SimulatedBeacon(id: 0, path: .standing(at: closer == 0 ? 2 : 3), loss: usualLoss10Hz),
+                                SimulatedBeacon(id: 1, path: .standing(at: closer == 1 ? 2 : 3), loss: usualLoss10Hz)],
                                seed: seed, until: end)
         var ranger = makeRanger(which)
         var right = 0
@@ -250,7 +250,7 @@ func nearestRightShare(_ which: Which, seeds: [UInt64]) -> Double {
 
 struct RealCapture {
     var position: String
-    var reports: [AdvertisingReport]
+    var reports: [SimulatedReading]
     var truth: [Int: Double]
 }
 
@@ -283,7 +283,7 @@ func loadLcav(directory: String) throws -> [RealCapture] {
     var captures: [RealCapture] = []
     for position in truth.keys.sorted() {
         let lines = try readLines(directory + "/beacon_data_\(position).csv")
-        var reports: [AdvertisingReport] = []
+        var reports: [SimulatedReading] = []
         var start: Double?
         for line in lines {
             let f = line.split(separator: ",")
@@ -292,7 +292,7 @@ func loadLcav(directory: String) throws -> [RealCapture] {
             }
             let t = ms / 1000
             if start == nil { start = t }
-            reports.append(AdvertisingReport(beacon: id, time: t - (start ?? t), rssi: rssi, measuredPower: tx,
+            reports.append(SimulatedReading(beacon: id, time: t - (start ?? t), rssi: rssi, measuredPower: tx,
                                              channel: 0, distance: truth[position]?[id] ?? .nan))
         }
         captures.append(RealCapture(position: position, reports: reports, truth: truth[position] ?? [:]))

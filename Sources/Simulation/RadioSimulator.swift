@@ -1,7 +1,7 @@
 /// A simulated beacon: advertising interval (plus the spec's 0-10 ms random delay), a
 /// scripted path of the hunter's distance to it, optional switch-on/off times, and its own
 /// loss model.
-public struct VirtualBeacon: Sendable, Equatable {
+public struct SimulatedBeacon: Sendable, Equatable {
     /// Caller's identifier (index into its own table of keys).
     public var id: Int
     public var advertisingInterval: Double
@@ -22,7 +22,7 @@ public struct VirtualBeacon: Sendable, Equatable {
 }
 
 /// One advertising report as a scanner would see it.
-public struct AdvertisingReport: Sendable, Equatable {
+public struct SimulatedReading: Sendable, Equatable {
     public var beacon: Int
     public var time: Double
     /// Rounded to whole dBm and clamped to the HCI range (-127...20), like a controller.
@@ -47,12 +47,12 @@ public struct AdvertisingReport: Sendable, Equatable {
 /// a seed: each beacon draws from its own generator derived from the seed and its index.
 public struct RadioSimulator: Sendable {
     public var model: PathLossModel
-    public private(set) var beacons: [VirtualBeacon]
+    public private(set) var beacons: [SimulatedBeacon]
     private var noise: [GaussianSource]
     private var nextAdvertising: [Double]
     private var channelIndex: [Int]
 
-    public init(beacons: [VirtualBeacon], model: PathLossModel = PathLossModel(), seed: UInt64) {
+    public init(beacons: [SimulatedBeacon], model: PathLossModel = PathLossModel(), seed: UInt64) {
         self.model = model
         self.beacons = beacons
         var seeder = SplitMix64(seed: seed)
@@ -62,8 +62,8 @@ public struct RadioSimulator: Sendable {
     }
 
     /// All reports with time < `end`, in time order (ties by beacon index).
-    public mutating func run(until end: Double) -> [AdvertisingReport] {
-        var reports: [AdvertisingReport] = []
+    public mutating func run(until end: Double) -> [SimulatedReading] {
+        var reports: [SimulatedReading] = []
         for index in beacons.indices {
             let beacon = beacons[index]
             var time = nextAdvertising[index]
@@ -76,7 +76,7 @@ public struct RadioSimulator: Sendable {
                 let value = model.reading(atDistance: distance, channel: channel, noise: &noise[index])
                 if !lost {
                     let rounded = Int(value.rounded())
-                    reports.append(AdvertisingReport(beacon: beacon.id, time: time, rssi: min(max(rounded, -127), 20),
+                    reports.append(SimulatedReading(beacon: beacon.id, time: time, rssi: min(max(rounded, -127), 20),
                                                      measuredPower: model.measuredPower, channel: 37 + channel,
                                                      distance: distance))
                 }

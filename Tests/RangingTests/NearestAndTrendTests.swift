@@ -89,8 +89,8 @@ import Simulation
 
     @Test func twoBeaconsAtTheSameDistanceRarelySwitch() {
         var simulator = RadioSimulator(
-            beacons: [VirtualBeacon(id: 1, path: .standing(at: 2), loss: GilbertElliottLoss(lossFraction: 0.2, meanBurstPackets: 5)),
-                      VirtualBeacon(id: 2, path: .standing(at: 2), loss: GilbertElliottLoss(lossFraction: 0.2, meanBurstPackets: 5))],
+            beacons: [SimulatedBeacon(id: 1, path: .standing(at: 2), loss: GilbertElliottLoss(lossFraction: 0.2, meanBurstPackets: 5)),
+                      SimulatedBeacon(id: 2, path: .standing(at: 2), loss: GilbertElliottLoss(lossFraction: 0.2, meanBurstPackets: 5))],
             seed: 7)
         var engine = RangingEngine(configuration: .default, regions: [region])
         var switches = -1  // the first choice is not a switch
@@ -156,7 +156,7 @@ import Simulation
 
     func trends(path: ScriptedPath, seed: UInt64, until end: Double) -> [(Double, Trend)] {
         var simulator = RadioSimulator(
-            beacons: [VirtualBeacon(id: 1, path: path, loss: GilbertElliottLoss(lossFraction: 0.2, meanBurstPackets: 5))],
+            beacons: [SimulatedBeacon(id: 1, path: path, loss: GilbertElliottLoss(lossFraction: 0.2, meanBurstPackets: 5))],
             seed: seed)
         var engine = RangingEngine(configuration: .default, regions: [region])
         var out: [(Double, Trend)] = []

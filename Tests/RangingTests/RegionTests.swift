@@ -93,7 +93,7 @@ import Simulation
     @Test func burstyThirtyPercentDeliveryGivesNoExit() {
         for seed: UInt64 in 1...3 {
             var simulator = RadioSimulator(
-                beacons: [VirtualBeacon(id: 1, path: .standing(at: 2),
+                beacons: [SimulatedBeacon(id: 1, path: .standing(at: 2),
                                         loss: GilbertElliottLoss(lossFraction: 0.7, meanBurstPackets: 10))],
                 seed: seed)
             var engine = RangingEngine(configuration: .default, regions: [region])

@@ -5,9 +5,9 @@ import Glibc
 #endif
 
 @Suite struct SimulationTests {
-    func beacons() -> [VirtualBeacon] {
-        [VirtualBeacon(id: 0, path: .standing(at: 3), loss: GilbertElliottLoss(lossFraction: 0.2, meanBurstPackets: 5)),
-         VirtualBeacon(id: 1, advertisingInterval: 1, path: .step(from: 1, to: 8, at: 30), switchOffTime: 50)]
+    func beacons() -> [SimulatedBeacon] {
+        [SimulatedBeacon(id: 0, path: .standing(at: 3), loss: GilbertElliottLoss(lossFraction: 0.2, meanBurstPackets: 5)),
+         SimulatedBeacon(id: 1, advertisingInterval: 1, path: .step(from: 1, to: 8, at: 30), switchOffTime: 50)]
     }
 
     @Test func aSeedGivesTheSameTraceEveryTime() {
