@@ -48,6 +48,8 @@ let package = Package(
             resources: [.copy("Fixtures")], swiftSettings: strict),
         .testTarget(name: "RadioTests", dependencies: ["Radio", "Bluetooth"], swiftSettings: strict),
         .testTarget(name: "RangingTests", dependencies: ["Ranging", "Simulation"], swiftSettings: strict),
+        .testTarget(
+            name: "PirateHunterTests", dependencies: ["PirateHunter", "Bluetooth", "Radio"], swiftSettings: strict),
         .testTarget(name: "AudioTests", dependencies: ["Audio"], swiftSettings: strict),
         .testTarget(name: "VoiceTests", dependencies: ["Voice", "Audio"], swiftSettings: strict),
     ]

@@ -1,0 +1,116 @@
+import Foundation
+import Testing
+
+func jsonObjects(_ result: CommandResult) throws -> [[String: Any]] {
+    try result.lines.map { line in
+        let object = try JSONSerialization.jsonObject(with: Data(line.utf8))
+        return try #require(object as? [String: Any], "not a JSON object: \(line)")
+    }
+}
+
+@Suite struct ReplayCommandTests {
+    let horizon = PirateHunterBinary.fixtures.appendingPathComponent("csacca_horizon74_btsnoop_hci.log").path
+    let btsnooper = PirateHunterBinary.fixtures.appendingPathComponent("wangdalian_btsnooper_btsnoop_hci.log").path
+
+    @Test func horizonCapturePrintsItsElevenIBeaconsAsTheContractSays() throws {
+        let result = try PirateHunterBinary.run(["replay", horizon, "--json"])
+        #expect(result.status == 0)
+        #expect(result.stderr.isEmpty)
+        let objects = try jsonObjects(result)
+        let sightings = objects.filter { $0["event"] as? String == "sighting" }
+        #expect(sightings.count == 11)
+        #expect(objects.count == sightings.count + objects.filter { $0["event"] as? String == "range" }.count)
+        for s in sightings {
+            #expect(s["kind"] as? String == "ibeacon")
+            #expect(s["uuid"] as? String == "494E5445-4C4C-495F-524F-434B535F4857")
+            #expect([20594, 20597].contains(s["major"] as? Int ?? 0))
+            #expect(s["minor"] as? Int == 62207)
+            #expect(s["power"] as? Int == -62)
+            #expect((-94...(-49)).contains(s["rssi"] as? Int ?? 0))
+            #expect((s["address"] as? String)?.hasPrefix("A4:C1:38:") == true)
+        }
+        let times = sightings.compactMap { $0["t"] as? Double }
+        #expect(times == times.sorted())
+        #expect(times.first == 0.696926)
+        // Key order is part of the contract.
+        #expect(result.lines.first?.hasPrefix(#"{"t": 0.696926, "event": "sighting", "kind": "ibeacon", "address": "A4:C1:38:BF:6F:AB", "uuid": "#) == true)
+    }
+
+    @Test func extendedCapturePrintsItsEightIBeacons() throws {
+        let result = try PirateHunterBinary.run(["replay", btsnooper, "--json"])
+        #expect(result.status == 0)
+        let sightings = try jsonObjects(result).filter { $0["event"] as? String == "sighting" }
+        #expect(sightings.count == 8)
+        #expect(Set(sightings.compactMap { $0["major"] as? Int }) == [100, 102, 10240, 39144, 43240])
+        #expect(Set(sightings.compactMap { $0["uuid"] as? String }) == ["FDA50693-A4E2-4FB1-AFCF-C6EB07647825"])
+        #expect(Set(sightings.compactMap { $0["power"] as? Int }).isSubset(of: Set(-64...(-56))))
+    }
+
+    @Test func regionsAddStateEnterExitAndProximityEvents() throws {
+        let result = try PirateHunterBinary.run(["replay", horizon, "--json", "--region", "494E5445-4C4C-495F-524F-434B535F4857:20594"])
+        #expect(result.status == 0)
+        let objects = try jsonObjects(result)
+        let kinds = Set(objects.compactMap { $0["event"] as? String })
+        #expect(kinds.isSuperset(of: ["sighting", "range", "state", "proximity", "nearest"]))
+        let state = try #require(objects.first { $0["event"] as? String == "state" })
+        #expect(state["region"] as? String == "494E5445-4C4C-495F-524F-434B535F4857:20594")
+        #expect(["inside", "outside", "unknown"].contains(state["state"] as? String ?? ""))
+        for r in objects where r["event"] as? String == "range" {
+            #expect(["immediate", "near", "far", "unknown"].contains(r["proximity"] as? String ?? ""))
+            #expect(r["rssi"] is Double)
+            #expect(r.keys.contains("distance") && r.keys.contains("sigma"))
+        }
+    }
+
+    @Test func withoutRegionsNoRegionEvents() throws {
+        let objects = try jsonObjects(try PirateHunterBinary.run(["replay", horizon, "--json"]))
+        #expect(Set(objects.compactMap { $0["event"] as? String }) == ["sighting", "range"])
+    }
+
+    @Test func tableWithoutJSON() throws {
+        let result = try PirateHunterBinary.run(["replay", horizon])
+        #expect(result.status == 0)
+        #expect(result.lines.first?.hasPrefix("t (s)") == true)
+        #expect(result.lines.filter { $0.contains("ibeacon") }.count == 11)
+        #expect(result.lines.contains { $0.hasPrefix("0.697     ibeacon") })
+    }
+
+    @Test func missingFileExits66() throws {
+        let result = try PirateHunterBinary.run(["replay", "/nonexistent/capture.log", "--json"])
+        #expect(result.status == 66)
+        #expect(result.stdout.isEmpty)
+        #expect(result.stderr.split(separator: "\n").count == 1)
+        #expect(result.stderr.contains("/nonexistent/capture.log"))
+    }
+
+    @Test func notBTSnoopExits65WithOneLine() throws {
+        let result = try PirateHunterBinary.run(["replay", PirateHunterBinary.repository.appendingPathComponent("Package.swift").path])
+        #expect(result.status == 65)
+        #expect(result.stdout.isEmpty)
+        #expect(result.stderr == "pirate-hunter: replay: \(PirateHunterBinary.repository.appendingPathComponent("Package.swift").path): not a btsnoop file (no 'btsnoop\\0' magic)\n")
+    }
+
+    @Test func truncatedCaptureKeepsWhatCameBeforeAndExits65() throws {
+        let bytes = try Data(contentsOf: URL(fileURLWithPath: horizon))
+        let cut = FileManager.default.temporaryDirectory.appendingPathComponent("cut-\(UUID().uuidString).log")
+        try bytes.prefix(15_000).write(to: cut)
+        defer { try? FileManager.default.removeItem(at: cut) }
+        let result = try PirateHunterBinary.run(["replay", cut.path, "--json"])
+        #expect(result.status == 65)
+        #expect(result.stderr.contains("record "))
+        let whole = try jsonObjects(try PirateHunterBinary.run(["replay", horizon, "--json"])).filter { $0["event"] as? String == "sighting" }
+        let part = try jsonObjects(result).filter { $0["event"] as? String == "sighting" }
+        #expect(!part.isEmpty && part.count < whole.count)
+        #expect(part.map { $0["t"] as? Double } == whole.prefix(part.count).map { $0["t"] as? Double })
+    }
+
+    @Test func usageErrorsExit64() throws {
+        #expect(try PirateHunterBinary.run(["replay"]).status == 64)
+        #expect(try PirateHunterBinary.run(["replay", horizon, "--bogus"]).status == 64)
+        let bad = try PirateHunterBinary.run(["replay", horizon, "--region", "not-a-uuid"])
+        #expect(bad.status == 64)
+        #expect(bad.stderr.contains("--region 'not-a-uuid'"))
+        #expect(try PirateHunterBinary.run(["no-such-command"]).status == 64)
+        #expect(try PirateHunterBinary.run([]).status == 64)
+    }
+}
