@@ -19,6 +19,8 @@ let package = Package(
         // Pure core: no I/O, no clock, no C.
         .target(name: "Bluetooth", swiftSettings: strict),
         .target(name: "Ranging", swiftSettings: strict),
+        // What to say when: ranging events in, lines and sounds out (pure).
+        .target(name: "Hunt", dependencies: ["Ranging"], swiftSettings: strict),
         // The world the radio sees: path loss, noise, channels, loss bursts (seeded, pure).
         .target(name: "Simulation", swiftSettings: strict),
 
@@ -29,7 +31,7 @@ let package = Package(
 
         .executableTarget(
             name: "PirateHunter",
-            dependencies: ["Bluetooth", "Radio", "Ranging", "Voice", "Audio"],
+            dependencies: ["Bluetooth", "Radio", "Ranging", "Hunt", "Simulation", "Voice", "Audio"],
             swiftSettings: strict
         ),
 
@@ -50,6 +52,7 @@ let package = Package(
         .testTarget(name: "RangingTests", dependencies: ["Ranging", "Simulation"], swiftSettings: strict),
         .testTarget(
             name: "PirateHunterTests", dependencies: ["PirateHunter", "Bluetooth", "Radio"], swiftSettings: strict),
+        .testTarget(name: "HuntTests", dependencies: ["Hunt", "Ranging"], swiftSettings: strict),
         .testTarget(name: "AudioTests", dependencies: ["Audio"], swiftSettings: strict),
         .testTarget(name: "VoiceTests", dependencies: ["Voice", "Audio"], swiftSettings: strict),
     ]

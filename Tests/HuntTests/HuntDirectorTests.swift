@@ -1,0 +1,145 @@
+import FoundationEssentials
+import Hunt
+import Ranging
+import Testing
+
+let region = "treasure"
+let key = BeaconKey(uuid: UUID(uuidString: "E2C56DB5-DFFB-48D2-B060-D0F5A71096E0") ?? UUID(), major: 1, minor: 1)
+let other = BeaconKey(uuid: key.uuid, major: 1, minor: 2)
+
+func director() -> HuntDirector { HuntDirector(configuration: .init(region: region)) }
+
+extension HuntDirector {
+    mutating func feed(_ event: RangingEvent) -> [HuntAction] { handle(.ranging(event), at: event.time) }
+}
+
+@Suite struct HuntDirectorTests {
+    @Test func startUpThenEnterPlaysArrrThenTheEnterLine() {
+        var d = director()
+        #expect(d.handle(.started, at: 0) == [.say(.startup, interrupt: false)])
+        #expect(d.handle(.speechFinished, at: 2) == [])
+        #expect(d.feed(.regionState(time: 4, region: region, state: .outside)) == [])
+        #expect(d.feed(.regionEnter(time: 10, region: region)) == [.sound("arrr"), .say(.regionEntered, interrupt: false)])
+        // A second enter for the same region changes nothing.
+        #expect(d.feed(.regionEnter(time: 11, region: region)) == [])
+    }
+
+    @Test func alreadyInsideAtStartIsSaid() {
+        var d = director()
+        _ = d.handle(.started, at: 0)
+        #expect(d.feed(.regionState(time: 1, region: region, state: .inside)) == [.sound("arrr"), .say(.regionEntered, interrupt: true)])
+        #expect(d.isInside)
+    }
+
+    @Test func otherRegionsAreIgnored() {
+        var d = director()
+        #expect(d.feed(.regionEnter(time: 1, region: "elsewhere")) == [])
+        #expect(d.feed(.regionState(time: 1, region: "elsewhere", state: .inside)) == [])
+    }
+
+    @Test func proximityChangesOfTheNearestAreSaidOnceEach() {
+        var d = director()
+        _ = d.feed(.regionEnter(time: 0, region: region))
+        _ = d.handle(.speechFinished, at: 2)
+        _ = d.feed(.nearest(time: 2, region: region, key: key))
+        #expect(d.feed(.proximity(time: 3, key: key, from: .unknown, to: .far)) == [.say(.proximityFar, interrupt: false)])
+        _ = d.handle(.speechFinished, at: 4)
+        #expect(d.feed(.proximity(time: 5, key: key, from: .far, to: .far)) == [])
+        // Another beacon of the region that is not the nearest says nothing.
+        #expect(d.feed(.proximity(time: 6, key: other, from: .unknown, to: .immediate)) == [])
+        #expect(d.feed(.proximity(time: 7, key: key, from: .far, to: .near)) == [.say(.proximityNear, interrupt: false)])
+    }
+
+    @Test func newerMoreImportantLineInterruptsAndLesserWaits() {
+        var d = director()
+        _ = d.feed(.regionEnter(time: 0, region: region))
+        _ = d.handle(.speechFinished, at: 1)
+        _ = d.feed(.nearest(time: 1, region: region, key: key))
+        #expect(d.feed(.proximity(time: 2, key: key, from: .unknown, to: .far)) == [.say(.proximityFar, interrupt: false)])
+        // Same precedence and newer: replaces the line being spoken.
+        #expect(d.feed(.proximity(time: 2.5, key: key, from: .far, to: .near)) == [.say(.proximityNear, interrupt: true)])
+        // Exit matters more: interrupts.
+        #expect(d.feed(.regionExit(time: 3, region: region)) == [.sound("arrr"), .say(.regionLeft, interrupt: true)])
+        #expect(d.handle(.speechFinished, at: 5) == [])
+    }
+
+    @Test func aLesserLineWaitsForTheCurrentOneAndGoesStale() {
+        var d = director()
+        _ = d.handle(.adapterMissing, at: 0)
+        _ = d.feed(.regionEnter(time: 0.1, region: region))  // same precedence: interrupts
+        _ = d.feed(.nearest(time: 0.2, region: region, key: key))
+        #expect(d.feed(.proximity(time: 0.5, key: key, from: .unknown, to: .near)) == [])
+        #expect(d.handle(.speechFinished, at: 1.5) == [.say(.proximityNear, interrupt: false)])
+
+        var late = director()
+        _ = late.feed(.regionEnter(time: 0, region: region))
+        _ = late.feed(.proximity(time: 0.5, key: key, from: .unknown, to: .near))
+        #expect(late.handle(.speechFinished, at: 9) == [], "four seconds old news is not said")
+    }
+
+    @Test func immediateHeldIsTreasureFoundOnce() {
+        var d = director()
+        _ = d.feed(.regionEnter(time: 0, region: region))
+        _ = d.handle(.speechFinished, at: 1)
+        _ = d.feed(.proximity(time: 2, key: key, from: .near, to: .immediate))
+        _ = d.handle(.speechFinished, at: 3)
+        #expect(d.tick(at: 4.9) == [])
+        #expect(d.tick(at: 5.0) == [.say(.treasureFound, interrupt: false)])
+        #expect(d.treasureFound)
+        _ = d.handle(.speechFinished, at: 7)
+        #expect(d.tick(at: 20) == [])
+    }
+
+    @Test func brieflyImmediateIsNotFound() {
+        var d = director()
+        _ = d.feed(.regionEnter(time: 0, region: region))
+        _ = d.feed(.proximity(time: 2, key: key, from: .near, to: .immediate))
+        _ = d.feed(.proximity(time: 3, key: key, from: .immediate, to: .near))
+        #expect(d.tick(at: 10) == [])
+        #expect(!d.treasureFound)
+    }
+
+    @Test func trendIsRateLimitedAndQuietAfterLines() {
+        var d = director()
+        _ = d.feed(.regionEnter(time: 0, region: region))
+        #expect(d.feed(.trend(time: 1, region: region, trend: .warmer)) == [], "not while speaking")
+        _ = d.handle(.speechFinished, at: 2)
+        #expect(d.feed(.trend(time: 2.5, region: region, trend: .warmer)) == [], "not right after a line")
+        #expect(d.feed(.trend(time: 4, region: region, trend: .warmer)) == [.say(.warmer, interrupt: false)])
+        _ = d.handle(.speechFinished, at: 5)
+        #expect(d.feed(.trend(time: 8, region: region, trend: .colder)) == [], "at most every 6 s")
+        #expect(d.feed(.trend(time: 10.5, region: region, trend: .colder)) == [.say(.colder, interrupt: false)])
+    }
+
+    @Test func trendOutsideTheRegionIsNotSaid() {
+        var d = director()
+        #expect(d.feed(.trend(time: 10, region: region, trend: .warmer)) == [])
+    }
+
+    @Test func unknownOnTheWayOutIsLeftToTheExitLine() {
+        var d = director()
+        _ = d.feed(.regionEnter(time: 0, region: region))
+        _ = d.handle(.speechFinished, at: 1)
+        _ = d.feed(.proximity(time: 2, key: key, from: .unknown, to: .far))
+        _ = d.handle(.speechFinished, at: 3)
+        #expect(d.feed(.proximity(time: 9, key: key, from: .far, to: .unknown)) == [])
+        #expect(d.feed(.regionExit(time: 9, region: region)) == [.sound("arrr"), .say(.regionLeft, interrupt: false)])
+    }
+
+    @Test func adapterLinesOncePerChange() {
+        var d = director()
+        #expect(d.handle(.adapterMissing, at: 0) == [.say(.adapterMissing, interrupt: false)])
+        #expect(d.handle(.adapterMissing, at: 5) == [])
+        _ = d.handle(.speechFinished, at: 6)
+        #expect(d.handle(.adapterBack, at: 9) == [.say(.adapterBack, interrupt: false)])
+        #expect(d.handle(.adapterBack, at: 10) == [])
+    }
+
+    @Test func everyEventHasAPrecedenceAndAPackKey() {
+        #expect(LineEvent.allCases.count == 13)
+        #expect(Set(LineEvent.allCases.map(\.rawValue)).count == 13)
+        #expect(LineEvent.treasureFound.precedence > LineEvent.regionLeft.precedence)
+        #expect(LineEvent.regionLeft.precedence > LineEvent.proximityNear.precedence)
+        #expect(LineEvent.proximityNear.precedence > LineEvent.warmer.precedence)
+    }
+}
