@@ -104,11 +104,12 @@ public final class EventLoop {
         var expirations: UInt64 = 0
         _ = Glibc.read(timerFD, &expirations, 8)
         armedDeadline = nil
+        // Run what is due now; timers scheduled by these actions wait for the next round,
+        // so an action that reschedules itself cannot spin here.
         let now = monotonicSeconds()
-        while let first = timers.first, first.deadline <= now {
-            timers.removeFirst()
-            first.action()
-        }
+        let due = timers.prefix { $0.deadline <= now }
+        timers.removeFirst(due.count)
+        for timer in due { timer.action() }
     }
 
     /// Runs until `stop()` is called from a handler.

@@ -1,1 +1,246 @@
-// Radio tests
+import Bluetooth
+import Foundation
+import Radio
+import Testing
+
+func treasureBeacon(major: UInt16 = 1, rssi: Int8 = -60) throws -> VirtualBeacon {
+    let beacon = IBeacon(uuid: try #require(UUID(uuidString: "E2C56DB5-DFFB-48D2-B060-D0F5A71096E0")), major: major, minor: 7, measuredPower: -59)
+    return VirtualBeacon(
+        address: try #require(BDAddress("C0:FF:EE:00:00:0\(major)")), advertisingData: beacon.advertisingData, interval: 0.1
+    ) { _, _ in rssi }
+}
+
+/// Runs the loop for `seconds` of real time, the simulator following the monotonic clock.
+func spin(_ loop: EventLoop, _ sim: SimulatedController?, for seconds: Double, until done: () -> Bool = { false }) throws {
+    let end = monotonicSeconds() + seconds
+    while monotonicSeconds() < end && !done() {
+        sim?.advance(to: monotonicSeconds())
+        try loop.runOnce(timeout: 10)
+    }
+}
+
+@Suite struct EventLoopTests {
+    @Test func timersRunInDeadlineOrder() throws {
+        let loop = try EventLoop()
+        var order: [Int] = []
+        let now = monotonicSeconds()
+        loop.schedule(at: now + 0.03) { order.append(3) }
+        loop.schedule(at: now + 0.01) { order.append(1) }
+        let cancelled = loop.schedule(at: now + 0.015) { order.append(99) }
+        loop.schedule(at: now + 0.02) {
+            order.append(2)
+        }
+        loop.cancel(cancelled)
+        while order.count < 3 { try loop.runOnce(timeout: 100) }
+        #expect(order == [1, 2, 3])
+        #expect(loop.timerCount == 0)
+    }
+
+    @Test func mailboxDeliversFromAnotherThreadInOrder() throws {
+        let loop = try EventLoop()
+        let mailbox = try Mailbox<Int>()
+        var got: [Int] = []
+        loop.watch(mailbox.fd) { got += mailbox.drain() }
+        let thread = Thread { for i in 0..<1000 { mailbox.post(i) } }
+        thread.start()
+        let deadline = monotonicSeconds() + 10
+        while got.count < 1000 && monotonicSeconds() < deadline { try loop.runOnce(timeout: 100) }
+        #expect(got == Array(0..<1000))
+    }
+
+    @Test func signalsArriveAsEvents() throws {
+        let signals = try SignalSource([SIGUSR1])
+        let loop = try EventLoop()
+        var got: [Int32] = []
+        loop.watch(signals.fd) { got += signals.drain() }
+        // Directed at this thread, which blocked it (tests run on many threads).
+        pthread_kill(pthread_self(), SIGUSR1)
+        let deadline = monotonicSeconds() + 5
+        while got.isEmpty && monotonicSeconds() < deadline { try loop.runOnce(timeout: 100) }
+        #expect(got == [SIGUSR1])
+    }
+
+    @Test func idleLoopBlocksInsteadOfSpinning() throws {
+        let loop = try EventLoop()
+        var fired = false
+        loop.schedule(after: 0.2) { fired = true }
+        var rounds = 0
+        while !fired {
+            try loop.runOnce(timeout: -1)
+            rounds += 1
+        }
+        #expect(rounds <= 2, "a blocked poll wakes only for the timer")
+    }
+}
+
+@Suite struct ScannerSessionTests {
+    @Test(arguments: [CommandFamily.legacy, .extended])
+    func scansAndDeliversSightings(_ family: CommandFamily) throws {
+        let loop = try EventLoop()
+        let sim = try SimulatedController(family: family, beacons: [try treasureBeacon()], startTime: monotonicSeconds())
+        let session = ScannerSession(loop: loop) { sim }
+        var sightings: [BeaconSighting] = []
+        session.onSighting = { sightings.append($0) }
+        session.start()
+        try spin(loop, sim, for: 1.5)
+        #expect(session.state == .scanning(family))
+        #expect(sim.scanning)
+        #expect(sightings.count >= 8)
+        #expect(sightings.allSatisfy { $0.rssi == -60 && $0.report == (family == .legacy ? .legacy : .extended) })
+        let opcodes = sim.commandLog.map(\.opcode)
+        #expect(opcodes.first == .readLocalSupportedCommands)
+        #expect(!opcodes.contains(family == .legacy ? .leSetExtendedScanEnable : .leSetScanEnable))
+        session.stop()
+        #expect(!sim.scanning, "scanning is switched off on the controller on exit")
+    }
+
+    @Test func adapterLostAndBackResumesWithinTwoSeconds() throws {
+        let loop = try EventLoop()
+        let sim = try SimulatedController(beacons: [try treasureBeacon()], startTime: monotonicSeconds())
+        var present = true
+        let session = ScannerSession(loop: loop) { () throws(TransportError) -> HCITransport in
+            guard present else { throw .notFound("hci0") }
+            return sim
+        }
+        var states: [ScannerState] = []
+        session.onStateChange = { states.append($0) }
+        var lastSighting = 0.0
+        session.onSighting = { lastSighting = $0.time }
+        session.start()
+        try spin(loop, sim, for: 1)
+        #expect(session.state == .scanning(.legacy))
+        // Unplugged for 4 s: reads fail, reopening fails.
+        sim.unplugged = true
+        present = false
+        try spin(loop, sim, for: 4)
+        #expect({ if case .lost = session.state { return true } else { return false } }())
+        sim.unplugged = false
+        present = true
+        let backAt = monotonicSeconds()
+        try spin(loop, sim, for: 3) { lastSighting > backAt }
+        #expect(lastSighting > backAt)
+        #expect(lastSighting - backAt <= 2.0, "resumes within 2 s of the adapter returning")
+        #expect(states.contains { if case .lost = $0 { return true } else { return false } })
+        session.stop()
+    }
+
+    @Test func refusedCommandIsReportedAndRetried() throws {
+        let loop = try EventLoop()
+        let sim = try SimulatedController(beacons: [try treasureBeacon()], startTime: monotonicSeconds())
+        sim.refusals[.leSetScanParameters] = .invalidParameters
+        let session = ScannerSession(loop: loop) { sim }
+        var reasons: [String] = []
+        session.onStateChange = { if case let .lost(r) = $0 { reasons.append(r) } }
+        session.start()
+        try spin(loop, sim, for: 0.2)
+        #expect(reasons.first == "LE Set Scan Parameters (0x200b) failed: invalid HCI command parameters (0x12)")
+        sim.refusals = [:]
+        try spin(loop, sim, for: 3) { session.state == .scanning(.legacy) }
+        #expect(session.state == .scanning(.legacy))
+        session.stop()
+    }
+
+    @Test func anotherProgramStoppingScanIsUndone() throws {
+        let loop = try EventLoop()
+        let sim = try SimulatedController(beacons: [try treasureBeacon()], startTime: monotonicSeconds())
+        let session = ScannerSession(loop: loop) { sim }
+        session.start()
+        try spin(loop, sim, for: 0.5)
+        #expect(sim.scanning)
+        // bluetoothd switches scanning off; its answer goes to it, not to us.
+        try sim.send(HCIPacket(type: .command, bytes: try HCICommand.leSetScanEnable(false, filterDuplicates: false).encoded()))
+        _ = try sim.receive()
+        #expect(!sim.scanning)
+        let log = sim.commandLog.count
+        // The kernel socket's filter shows us the other program's command going by.
+        try session.handleForeignCommandForTesting(try HCICommand.leSetScanEnable(false, filterDuplicates: false))
+        try spin(loop, sim, for: 0.5) { sim.scanning }
+        #expect(sim.scanning)
+        #expect(sim.commandLog.count > log)
+        session.stop()
+    }
+}
+
+@Suite struct H4StreamTransportTests {
+    @Test func packetsCutIntoPiecesOverAUnixSocketComeOutWhole() throws {
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("h4-\(getpid())-\(UInt32.random(in: 0...UInt32.max)).sock").path
+        let listener = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
+        #expect(listener >= 0)
+        defer {
+            close(listener)
+            unlink(path)
+        }
+        var address = sockaddr_un()
+        address.sun_family = sa_family_t(AF_UNIX)
+        withUnsafeMutableBytes(of: &address.sun_path) { raw in for (i, b) in path.utf8.enumerated() { raw[i] = b } }
+        let bound = withUnsafePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(listener, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) } }
+        #expect(bound == 0)
+        #expect(listen(listener, 1) == 0)
+
+        let transport = try H4StreamTransport.unixSocket(path: path)
+        let peer = accept(listener, nil, nil)
+        #expect(peer >= 0)
+        defer { close(peer) }
+
+        // Our command arrives at the peer as H4 bytes.
+        try transport.send(HCICommand.readLocalSupportedCommands)
+        var buffer = [UInt8](repeating: 0, count: 16)
+        let n = read(peer, &buffer, 16)
+        #expect(Array(buffer.prefix(max(0, n))) == [0x01, 0x02, 0x10, 0x00])
+
+        // The peer answers with two events, written in three arbitrary pieces.
+        let stream: [UInt8] = [0x04, 0x0E, 0x04, 0x01, 0x02, 0x10, 0x00, 0x04, 0x0F, 0x04, 0x00, 0x01, 0x0C, 0x20]
+        var got: [HCIPacket] = []
+        for piece in [stream[0..<3], stream[3..<9], stream[9...]] {
+            _ = piece.withUnsafeBytes { write(peer, $0.baseAddress, $0.count) }
+            usleep(20_000)
+            got += try transport.receive()
+        }
+        #expect(got.map { try? HCIEvent(decoding: $0.bytes[...]).answeredOpcode } == [.readLocalSupportedCommands, .leSetScanEnable])
+
+        close(peer)
+        usleep(20_000)
+        #expect(throws: TransportError.self) { _ = try transport.receive() }
+    }
+
+    @Test func missingSocketIsNotFound() {
+        #expect(throws: TransportError.notFound("unix:/nonexistent/ctl.sock")) { _ = try H4StreamTransport.unixSocket(path: "/nonexistent/ctl.sock") }
+    }
+}
+
+@Suite struct KernelHCISocketTests {
+    @Test func withoutBluetoothInTheKernelItSaysSo() {
+        // On this build machine the kernel has no AF_BLUETOOTH; in the VM test it has.
+        do {
+            let adapters = try KernelHCISocket.adapters()
+            #expect(adapters.allSatisfy { !$0.name.isEmpty })
+        } catch {
+            if case .unsupported = error { return }
+            if case .permission = error { return }
+            Issue.record("unexpected \(error)")
+        }
+    }
+}
+
+@Suite struct CaptureFileTests {
+    @Test func recordingWritesAFileThatReadsBack() throws {
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("rec-\(UUID().uuidString).btsnoop").path
+        defer { unlink(path) }
+        let sim = try SimulatedController(beacons: [try treasureBeacon()])
+        let recording = RecordingTransport(sim, writer: try CaptureFileWriter(path: path))
+        try recording.send(HCICommand.leSetScanEnable(true, filterDuplicates: false))
+        sim.advance(to: 1)
+        let received = try recording.receive()
+        #expect(!FileManager.default.fileExists(atPath: path), "the file gets its name only when complete")
+        recording.close()
+        var reader = try CaptureFileReader(path: path)
+        var packets: [HCIPacket] = []
+        while let record = try reader.next() {
+            if let p = try record.packet(datalink: .h4) { packets.append(p) }
+        }
+        reader.close()
+        #expect(packets.count == 1 + received.count)
+        #expect(packets.first?.type == .command)
+        #expect(Array(packets.dropFirst()) == received)
+    }
+}
