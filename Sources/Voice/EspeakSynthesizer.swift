@@ -9,8 +9,20 @@ import Glibc
 
 /// A voice or line-pack problem: one line naming the file, voice or event at fault.
 public struct VoiceError: Error, CustomStringConvertible, Equatable {
+    public enum Kind: Sendable, Equatable {
+        /// A file that should be there cannot be read.
+        case missingFile
+        /// A file, voice or value is wrong.
+        case badData
+        /// eSpeak NG itself is not usable.
+        case engine
+    }
     public let message: String
-    public init(_ message: String) { self.message = message }
+    public let kind: Kind
+    public init(_ message: String, kind: Kind = .badData) {
+        self.message = message
+        self.kind = kind
+    }
     public var description: String { message }
 }
 
@@ -106,7 +118,7 @@ public final class EspeakSynthesizer: Sendable {
                 AUDIO_OUTPUT_SYNCHRONOUS, 0, dataPath, Int32(espeakINITIALIZE_DONT_EXIT))
             if rate <= 0 {
                 started.result.withLock {
-                    $0 = .failure(VoiceError("eSpeak NG did not start (data path \(dataPath ?? "built-in")): is espeak-ng-data installed?"))
+                    $0 = .failure(VoiceError("eSpeak NG did not start (data path \(dataPath ?? "built-in")): is espeak-ng-data installed?", kind: .engine))
                 }
                 started.done.post()
                 return
@@ -251,7 +263,7 @@ private struct EngineState {
         do {
             data = try Data(contentsOf: URL(fileURLWithPath: path))
         } catch {
-            throw VoiceError("\(path): cannot read voice file (\(error))")
+            throw VoiceError("\(path): cannot read voice file (\(error))", kind: .missingFile)
         }
         var hash: UInt64 = 0xcbf2_9ce4_8422_2325
         for byte in path.utf8 { hash = (hash ^ UInt64(byte)) &* 0x100_0000_01b3 }

@@ -64,7 +64,7 @@ public struct LinePack: Sendable, Equatable {
         do {
             data = try Data(contentsOf: URL(fileURLWithPath: path))
         } catch {
-            throw VoiceError("\(path): cannot read line pack")
+            throw VoiceError("\(path): cannot read line pack", kind: .missingFile)
         }
         return try parse(data, path: path, minimumLines: minimumLines)
     }
@@ -106,7 +106,7 @@ public struct LinePack: Sendable, Equatable {
             let directory = parentDirectory(of: parentDirectory(of: path))
             let voicePath = "\(directory)/\(name)"
             guard FileManager.default.fileExists(atPath: voicePath) else {
-                throw VoiceError("\(path): voice file '\(voicePath)' does not exist")
+                throw VoiceError("\(path): voice file '\(voicePath)' does not exist", kind: .missingFile)
             }
             voice = .file(voicePath)
         case (nil, let name?):

@@ -122,7 +122,7 @@ public final class PirateVoice: Sendable {
             return "name:" + name
         case .file(let path):
             guard let data = try? Data(contentsOf: URL(fileURLWithPath: path)) else {
-                throw VoiceError("\(path): cannot read voice file")
+                throw VoiceError("\(path): cannot read voice file", kind: .missingFile)
             }
             return "file:" + String(decoding: data, as: UTF8.self)
         }
@@ -160,7 +160,7 @@ public final class PirateVoice: Sendable {
         do {
             return try WAVFile.readForMixer(path: "\(voicesDirectory)/arrr.wav", rate: sampleRate)
         } catch {
-            throw VoiceError(error.message)
+            throw VoiceError(error.message, kind: error.message.contains(": cannot read") ? .missingFile : .badData)
         }
     }
 }
