@@ -28,6 +28,13 @@ public struct RenderReport: Sendable, Equatable {
     public var fromCache = 0
     /// Cache files that could not be written (the lines are still in memory).
     public var cacheWriteFailures = 0
+
+    public init(lines: Int = 0, synthesized: Int = 0, fromCache: Int = 0, cacheWriteFailures: Int = 0) {
+        self.lines = lines
+        self.synthesized = synthesized
+        self.fromCache = fromCache
+        self.cacheWriteFailures = cacheWriteFailures
+    }
 }
 
 /// A line ready to play.
