@@ -38,6 +38,8 @@ public struct Mixer: Sendable {
     private var slotGain: [Float] = [1, 1]
     private var masterGain: Float = 1
     private var started: [UInt64] = []
+    /// Reused between periods: the playback thread allocates nothing while it plays.
+    private var accumulator: [Float] = []
 
     /// `fadeMilliseconds` is the cross-fade used when a new sound replaces a playing one.
     public init(sampleRate: Int, fadeMilliseconds: Double = 8) {
@@ -97,15 +99,19 @@ public struct Mixer: Sendable {
     /// Mixes the next `output.count` frames into `output` (overwritten).
     public mutating func render(into output: inout [Int16]) {
         let frames = output.count
-        var accumulator = [Float](repeating: 0, count: frames)
+        if accumulator.count != frames {
+            accumulator = [Float](repeating: 0, count: frames)
+        } else {
+            for i in 0..<frames { accumulator[i] = 0 }
+        }
         for slot in 0..<active.count {
             guard var voice = active[slot] else { continue }
-            mixVoice(&voice, gain: slotGain[slot], into: &accumulator)
+            Self.mixVoice(&voice, gain: slotGain[slot], into: &accumulator)
             active[slot] = voice.finished ? nil : voice
         }
         var remaining: [Voice] = []
         for var voice in fading {
-            mixVoice(&voice, gain: slotGain[voice.slot], into: &accumulator)
+            Self.mixVoice(&voice, gain: slotGain[voice.slot], into: &accumulator)
             if !voice.finished { remaining.append(voice) }
         }
         fading = remaining
@@ -116,7 +122,7 @@ public struct Mixer: Sendable {
         }
     }
 
-    private func mixVoice(_ voice: inout Voice, gain slotGain: Float, into acc: inout [Float]) {
+    private static func mixVoice(_ voice: inout Voice, gain slotGain: Float, into acc: inout [Float]) {
         let count = min(acc.count, voice.samples.count - voice.position)
         if count <= 0 { return }
         voice.samples.withUnsafeBufferPointer { src in
