@@ -220,30 +220,28 @@ public final class ALSAPlayback: AudioSink {
                 if !commands.isEmpty { owner.idle.store(false, ordering: .releasing) }
 
                 // No device: try again every few seconds; nothing is played late.
+                if device == nil && ContinuousClock.now >= nextAttempt {
+                    do {
+                        let opened = try PCMDevice(
+                            name: config.device, sampleRate: config.sampleRate,
+                            latencyMicroseconds: config.latencyMicroseconds)
+                        device = opened
+                        owner.open.store(true, ordering: .releasing)
+                        if unavailableLogged { config.log("device '\(config.device)' is back") }
+                        unavailableLogged = false
+                        config.observer?(.deviceOpened(opened.name))
+                    } catch {
+                        if !unavailableLogged {
+                            config.log("\(error.message); retrying every \(config.retryInterval)")
+                            config.observer?(.deviceUnavailable(error.message))
+                            unavailableLogged = true
+                        }
+                        nextAttempt = ContinuousClock.now + config.retryInterval
+                    }
+                }
                 guard let pcm = device else {
                     mixer.clear()
                     requested.removeAll()
-                    let now = ContinuousClock.now
-                    if now >= nextAttempt {
-                        do {
-                            let opened = try PCMDevice(
-                                name: config.device, sampleRate: config.sampleRate,
-                                latencyMicroseconds: config.latencyMicroseconds)
-                            device = opened
-                            owner.open.store(true, ordering: .releasing)
-                            if unavailableLogged { config.log("device '\(config.device)' is back") }
-                            unavailableLogged = false
-                            config.observer?(.deviceOpened(opened.name))
-                            continue
-                        } catch {
-                            if !unavailableLogged {
-                                config.log("\(error.message); retrying every \(config.retryInterval)")
-                                config.observer?(.deviceUnavailable(error.message))
-                                unavailableLogged = true
-                            }
-                            nextAttempt = now + config.retryInterval
-                        }
-                    }
                     owner.idleAfter.store(submitted, ordering: .releasing)
                     owner.idle.store(true, ordering: .releasing)
                     owner.wake.wait(timeout: nextAttempt - ContinuousClock.now)

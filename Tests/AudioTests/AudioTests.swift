@@ -245,6 +245,23 @@ func index(of needle: [Int16], in haystack: [Int16]) -> Int? {
         #expect(index(of: tail, in: x) != nil)
     }
 
+    @Test func aDeviceOpenedOnThePlaybackThreadPlaysWhatWasPostedAtOnce() throws {
+        let path = temporaryWAV("thread-open")
+        let log = EventLog()
+        var configuration = PlaybackConfiguration(device: fileDevice(path))
+        log.configure(&configuration)
+        let playback = ALSAPlayback(configuration: configuration)
+        let sound = PCMBuffer(sampleRate: 22050, channels: 1, samples: (0..<5000).map { Int16($0 % 2000 + 1) })
+        playback.play(sound, slot: .speech)
+        #expect(playback.waitUntilIdle())
+        #expect(playback.isDeviceOpen)
+        playback.shutdown()
+        #expect(!playback.isDeviceOpen)
+        let x = try WAVFile.read(path: path).samples
+        #expect(Array(x.prefix(5000)) == sound.samples)
+        #expect(log.lines.withLock { $0 }.isEmpty)
+    }
+
     @Test func aMissingDeviceIsLoggedOnceAndNeverBlocks() throws {
         let log = EventLog()
         var configuration = PlaybackConfiguration(device: "pirate_hunter_no_such_device")
