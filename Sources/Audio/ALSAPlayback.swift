@@ -38,7 +38,8 @@ public struct PlaybackConfiguration: Sendable {
     public var volumeDB: Double = 0
     /// Cross-fade when a new sound replaces one in the same slot.
     public var fadeMilliseconds: Double = 8
-    /// Silence written after the last sound before the stream is stopped.
+    /// Silence written after the last sound before the stream is stopped (keep it longer
+    /// than the latency: the stream is then dropped, not drained).
     public var tailMilliseconds: Int = 300
     /// For devices without a clock (`null`, `file:`): pace writes to real time, as a card does.
     public var emulateClock: Bool = false
@@ -249,12 +250,16 @@ public final class ALSAPlayback: AudioSink {
                 }
 
                 if mixer.isIdle {
-                    if streaming && silentFrames < config.tailMilliseconds * config.sampleRate / 1000 {
+                    let tailFrames = max(
+                        config.tailMilliseconds * config.sampleRate / 1000, pcm.bufferFrames + pcm.periodFrames)
+                    if streaming && silentFrames < tailFrames {
                         // A short silent tail keeps the stream running for a follow-up line.
                         silentFrames += pcm.periodFrames
                     } else {
                         if streaming {
-                            pcm.finishStream()
+                            // The tail is longer than the buffer: only silence is dropped,
+                            // and nobody waits for a drain.
+                            pcm.stopStream()
                             streaming = false
                         }
                         owner.idleAfter.store(submitted, ordering: .releasing)

@@ -99,10 +99,11 @@ public final class PCMDevice {
         return recovered
     }
 
-    /// Plays out what is queued and leaves the stream ready for the next write.
-    public func finishStream() {
+    /// Stops the stream without waiting (what is queued is dropped: call it after a silent
+    /// tail longer than the buffer) and leaves it ready for the next write.
+    public func stopStream() {
         guard let pcm = handle else { return }
-        snd_pcm_drain(pcm)
+        snd_pcm_drop(pcm)
         snd_pcm_prepare(pcm)
     }
 
