@@ -5,6 +5,8 @@ import Glibc
 let usage = """
     usage: pirate-hunter COMMAND [OPTIONS]
       replay FILE [--json]          decode a btsnoop capture: every beacon sighting
+      say TEXT|--line EVENT [--sound] [--device NAME] [--out FILE.wav] [--voice-dir DIR] [--lang en-pirate|ja]
+                                    speak a text or a line of a hunt event with the pirate voice
       help                          this text
     """
 
@@ -16,6 +18,8 @@ func runCommand(_ arguments: [String]) throws(CLIError) -> ExitCode {
     switch command {
     case "replay":
         return try ReplayCommand.run(&cursor)
+    case "say":
+        return try SayCommand.run(&cursor)
     case "help", "--help", "-h":
         print(usage)
         return .ok

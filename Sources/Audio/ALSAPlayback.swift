@@ -1,0 +1,324 @@
+import Synchronization
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Where sounds go. The hunt layer talks to this, so it can be tested with a fake;
+/// `ALSAPlayback` is the real one. Every call returns at once.
+public protocol AudioSink: Sendable {
+    /// Starts `sound` in `slot`, replacing (with a short fade) what plays there.
+    /// Returns a tag that identifies this request in playback events.
+    @discardableResult func play(_ sound: PCMBuffer, slot: MixerSlot) -> UInt64
+    /// Fades out the slot.
+    func stop(_ slot: MixerSlot)
+    /// Master volume in dB.
+    func setVolume(dB: Double)
+}
+
+/// What the playback thread reports (for logs, tests and the benchmark).
+public enum PlaybackEvent: Sendable {
+    case deviceOpened(String)
+    case deviceUnavailable(String)
+    /// The first frame of request `tag` was handed to `snd_pcm_writei` at `written`.
+    case firstFrame(tag: UInt64, requested: ContinuousClock.Instant, written: ContinuousClock.Instant)
+    /// A write failed with `error` (negative errno) and the stream was recovered.
+    case recovered(error: Int32)
+    case deviceLost(String)
+}
+
+public struct PlaybackConfiguration: Sendable {
+    /// ALSA device name: `default`, `plughw:1,0`, `default:CARD=vc4hdmi0`, `null`, `file:FILE=...,FORMAT=wav`.
+    public var device: String
+    public var sampleRate: Int = 22050
+    public var latencyMicroseconds: Int = 40_000
+    /// How often a missing or busy device is tried again.
+    public var retryInterval: Duration = .seconds(3)
+    /// Master volume in dB.
+    public var volumeDB: Double = 0
+    /// Cross-fade when a new sound replaces one in the same slot.
+    public var fadeMilliseconds: Double = 8
+    /// Silence written after the last sound before the stream is stopped (keep it longer
+    /// than the latency: the stream is then dropped, not drained).
+    public var tailMilliseconds: Int = 300
+    /// For devices without a clock (`null`, `file:`): pace writes to real time, as a card does.
+    public var emulateClock: Bool = false
+    /// One line per notable thing (device missing once, device back, device lost).
+    public var log: @Sendable (String) -> Void = { line in
+        var text = "audio: " + line + "\n"
+        text.withUTF8 { _ = Glibc.write(2, $0.baseAddress, $0.count) }
+    }
+    public var observer: (@Sendable (PlaybackEvent) -> Void)?
+
+    public init(device: String = "default") { self.device = device }
+}
+
+/// ALSA playback on its own thread: one PCM opened once, blocking writes of one period at a
+/// time, the `Mixer` in front of it. Callers post to a Mutex-guarded mailbox and never block.
+public final class ALSAPlayback: AudioSink {
+    enum Command: Sendable {
+        case play(PCMBuffer, MixerSlot, UInt64, ContinuousClock.Instant)
+        case stop(MixerSlot)
+        case volume(Double)
+        case interrupt
+    }
+
+    struct Mailbox {
+        var commands: [Command] = []
+        var submitted = 0
+        var quit = false
+        var nextTag: UInt64 = 1
+    }
+
+    /// Hands a PCM opened on the caller's thread to the playback thread, once.
+    final class Handoff: @unchecked Sendable {
+        // Written before the thread starts, taken once by it: no concurrent access.
+        var device: PCMDevice?
+        init(_ device: PCMDevice?) { self.device = device }
+    }
+
+    public let configuration: PlaybackConfiguration
+    private let mailbox = Mutex(Mailbox())
+    private let wake = WakeSignal()
+    private let idleAfter = Atomic<Int>(0)
+    private let idle = Atomic<Bool>(true)
+    private let written = Atomic<Int>(0)
+    private let recoveryCount = Atomic<Int>(0)
+    private let open = Atomic<Bool>(false)
+    private let thread = Mutex<OwnerThread?>(nil)
+
+    /// Starts the playback thread; the device is opened there (and retried) without blocking.
+    public convenience init(configuration: PlaybackConfiguration) {
+        self.init(configuration: configuration, device: nil)
+    }
+
+    /// Opens the device on the calling thread first: throws when it cannot be opened
+    /// (a one-shot command exits 69 on that), else plays as `init(configuration:)`.
+    public static func open(configuration: PlaybackConfiguration) throws(AudioError) -> ALSAPlayback {
+        let device = try PCMDevice(
+            name: configuration.device, sampleRate: configuration.sampleRate,
+            latencyMicroseconds: configuration.latencyMicroseconds)
+        return ALSAPlayback(configuration: configuration, device: device)
+    }
+
+    private init(configuration: PlaybackConfiguration, device: PCMDevice?) {
+        self.configuration = configuration
+        let handoff = Handoff(device)
+        if device != nil { open.store(true, ordering: .relaxed) }
+        let started = OwnerThread(name: "ph-audio") { [self] in
+            let device = handoff.device
+            handoff.device = nil
+            var loop = PlaybackLoop(owner: self, device: device)
+            loop.run()
+        }
+        thread.withLock { $0 = started }
+    }
+
+    deinit { shutdown() }
+
+    @discardableResult
+    public func play(_ sound: PCMBuffer, slot: MixerSlot) -> UInt64 {
+        let now = ContinuousClock.now
+        let tag = mailbox.withLock { box in
+            let tag = box.nextTag
+            box.nextTag += 1
+            box.commands.append(.play(sound, slot, tag, now))
+            box.submitted += 1
+            return tag
+        }
+        wake.post()
+        return tag
+    }
+
+    public func stop(_ slot: MixerSlot) { post(.stop(slot)) }
+    public func setVolume(dB: Double) { post(.volume(dB)) }
+
+    /// Stops the PCM under the playback thread as an underrun would (see `PCMDevice.interruptStream`).
+    public func interruptStream() { post(.interrupt) }
+
+    private func post(_ command: Command) {
+        mailbox.withLock { box in
+            box.commands.append(command)
+            box.submitted += 1
+        }
+        wake.post()
+    }
+
+    /// Frames handed to the device so far.
+    public var framesWritten: Int { written.load(ordering: .acquiring) }
+    /// Write failures recovered so far.
+    public var recoveries: Int { recoveryCount.load(ordering: .acquiring) }
+    public var isDeviceOpen: Bool { open.load(ordering: .acquiring) }
+
+    /// Blocks until everything posted so far has been played (for one-shot commands and
+    /// tests; never call it from the event loop). False on timeout.
+    public func waitUntilIdle(timeout: Duration = .seconds(30)) -> Bool {
+        let deadline = ContinuousClock.now + timeout
+        while ContinuousClock.now < deadline {
+            let submitted = mailbox.withLock { $0.submitted }
+            if idle.load(ordering: .acquiring) && idleAfter.load(ordering: .acquiring) == submitted { return true }
+            sleepFor(.milliseconds(2))
+        }
+        return false
+    }
+
+    /// Stops the thread and closes the device (a `file:` device finishes its WAV here).
+    public func shutdown() {
+        mailbox.withLock { $0.quit = true }
+        wake.post()
+        let running = thread.withLock { current -> OwnerThread? in
+            defer { current = nil }
+            return current
+        }
+        running?.join()
+    }
+
+    // MARK: - The playback thread
+
+    private struct PlaybackLoop {
+        let owner: ALSAPlayback
+        var device: PCMDevice?
+        var mixer: Mixer
+        let config: PlaybackConfiguration
+
+        init(owner: ALSAPlayback, device: PCMDevice?) {
+            self.owner = owner
+            self.device = device
+            config = owner.configuration
+            mixer = Mixer(sampleRate: config.sampleRate, fadeMilliseconds: config.fadeMilliseconds)
+            mixer.setVolume(dB: config.volumeDB)
+        }
+
+        mutating func run() {
+            var unavailableLogged = false
+            var nextAttempt = ContinuousClock.now
+            var streaming = false
+            var silentFrames = 0
+            var requested: [UInt64: ContinuousClock.Instant] = [:]
+            var period: [Int16] = []
+            var clockStart = ContinuousClock.now
+            var clockFrames = 0
+            if let device {
+                config.observer?(.deviceOpened(device.name))
+            }
+
+            while true {
+                let (commands, submitted, quit) = owner.mailbox.withLock { box in
+                    defer { box.commands.removeAll(keepingCapacity: true) }
+                    return (box.commands, box.submitted, box.quit)
+                }
+                if quit { break }
+                for command in commands {
+                    switch command {
+                    case .play(let sound, let slot, let tag, let at):
+                        mixer.play(sound, slot: slot, tag: tag)
+                        requested[tag] = at
+                    case .stop(let slot): mixer.stop(slot)
+                    case .volume(let dB): mixer.setVolume(dB: dB)
+                    case .interrupt: device?.interruptStream()
+                    }
+                }
+                if !commands.isEmpty { owner.idle.store(false, ordering: .releasing) }
+
+                // No device: try again every few seconds; nothing is played late.
+                if device == nil && ContinuousClock.now >= nextAttempt {
+                    do {
+                        let opened = try PCMDevice(
+                            name: config.device, sampleRate: config.sampleRate,
+                            latencyMicroseconds: config.latencyMicroseconds)
+                        device = opened
+                        owner.open.store(true, ordering: .releasing)
+                        if unavailableLogged { config.log("device '\(config.device)' is back") }
+                        unavailableLogged = false
+                        config.observer?(.deviceOpened(opened.name))
+                    } catch {
+                        if !unavailableLogged {
+                            config.log("\(error.message); retrying every \(config.retryInterval)")
+                            config.observer?(.deviceUnavailable(error.message))
+                            unavailableLogged = true
+                        }
+                        nextAttempt = ContinuousClock.now + config.retryInterval
+                    }
+                }
+                guard let pcm = device else {
+                    mixer.clear()
+                    requested.removeAll()
+                    owner.idleAfter.store(submitted, ordering: .releasing)
+                    owner.idle.store(true, ordering: .releasing)
+                    owner.wake.wait(timeout: nextAttempt - ContinuousClock.now)
+                    continue
+                }
+
+                if mixer.isIdle {
+                    let tailFrames = max(
+                        config.tailMilliseconds * config.sampleRate / 1000, pcm.bufferFrames + pcm.periodFrames)
+                    if streaming && silentFrames < tailFrames {
+                        // A short silent tail keeps the stream running for a follow-up line.
+                        silentFrames += pcm.periodFrames
+                    } else {
+                        if streaming {
+                            // The tail is longer than the buffer: only silence is dropped,
+                            // and nobody waits for a drain.
+                            pcm.stopStream()
+                            streaming = false
+                        }
+                        owner.idleAfter.store(submitted, ordering: .releasing)
+                        owner.idle.store(true, ordering: .releasing)
+                        owner.wake.wait()
+                        continue
+                    }
+                } else {
+                    silentFrames = 0
+                }
+
+                if period.count != pcm.periodFrames * pcm.channels {
+                    period = [Int16](repeating: 0, count: pcm.periodFrames * pcm.channels)
+                }
+                let startedTags = mixer.takeStarted()
+                mixer.render(into: &period)
+                if !streaming {
+                    clockStart = ContinuousClock.now
+                    clockFrames = 0
+                }
+                let handedAt = ContinuousClock.now
+                for tag in startedTags {
+                    if let at = requested.removeValue(forKey: tag) {
+                        config.observer?(.firstFrame(tag: tag, requested: at, written: handedAt))
+                    }
+                }
+                do {
+                    let recovered = try period.withUnsafeBufferPointer { buffer throws(AudioError) in
+                        try pcm.write(buffer)
+                    }
+                    for error in recovered {
+                        owner.recoveryCount.add(1, ordering: .releasing)
+                        config.observer?(.recovered(error: error))
+                    }
+                    streaming = true
+                    owner.written.add(pcm.periodFrames, ordering: .releasing)
+                } catch {
+                    config.log("\(error.message); reopening")
+                    config.observer?(.deviceLost(error.message))
+                    device = nil
+                    owner.open.store(false, ordering: .releasing)
+                    streaming = false
+                    nextAttempt = ContinuousClock.now + config.retryInterval
+                    unavailableLogged = true
+                    continue
+                }
+                if config.emulateClock {
+                    // Keep at most one buffer ahead of real time, as a card's clock would.
+                    clockFrames += pcm.periodFrames
+                    let ahead = clockFrames - pcm.bufferFrames
+                    if ahead > 0 {
+                        let due = clockStart + .microseconds(ahead * 1_000_000 / config.sampleRate)
+                        sleepFor(due - ContinuousClock.now)
+                    }
+                }
+            }
+            device?.close()
+            device = nil
+            owner.open.store(false, ordering: .releasing)
+        }
+    }
+}

@@ -1,1 +1,0 @@
-// The Audio layer: see issues; sources arrive with its work.

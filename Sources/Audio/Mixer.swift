@@ -1,0 +1,145 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Which voice of the mixer a sound goes to: a line of speech, or an effect such as "arrr".
+public enum MixerSlot: Int, Sendable, CaseIterable {
+    case speech = 0
+    case effect = 1
+}
+
+/// Decibels to a linear gain (0 dB = 1.0; anything at or below -96 dB is silence).
+@inline(__always)
+func linearGain(dB: Double) -> Float {
+    dB <= -96 ? 0 : Float(pow(10, dB / 20))
+}
+
+/// The in-process mixer: one speech voice and one effect voice, each replaceable with a short
+/// cross-fade, software volume in dB, mixed into mono S16. Pure: it is driven frame by frame
+/// by whoever owns the PCM (the playback thread, or a test, or an offline render).
+public struct Mixer: Sendable {
+    struct Voice: Sendable {
+        var samples: [Int16]
+        var position = 0
+        var tag: UInt64
+        var slot: Int
+        /// Gain ramp: current gain moves by `rampStep` per frame until it reaches `rampTarget`.
+        var gain: Float
+        var rampTarget: Float
+        var rampStep: Float
+        var finished: Bool { position >= samples.count || (gain <= 0 && rampTarget <= 0) }
+    }
+
+    public let sampleRate: Int
+    /// Length of the fade when a sound replaces or stops another (frames).
+    public let fadeFrames: Int
+    private var active: [Voice?] = [nil, nil]
+    private var fading: [Voice] = []
+    private var slotGain: [Float] = [1, 1]
+    private var masterGain: Float = 1
+    private var started: [UInt64] = []
+    /// Reused between periods: the playback thread allocates nothing while it plays.
+    private var accumulator: [Float] = []
+
+    /// `fadeMilliseconds` is the cross-fade used when a new sound replaces a playing one.
+    public init(sampleRate: Int, fadeMilliseconds: Double = 8) {
+        self.sampleRate = sampleRate
+        fadeFrames = max(1, Int(Double(sampleRate) * fadeMilliseconds / 1000))
+    }
+
+    public var isIdle: Bool { active.allSatisfy { $0 == nil } && fading.isEmpty }
+    public func isPlaying(_ slot: MixerSlot) -> Bool { active[slot.rawValue] != nil }
+
+    /// Master volume in dB (0 = unchanged, negative = quieter).
+    public mutating func setVolume(dB: Double) { masterGain = linearGain(dB: dB) }
+    /// Volume of one slot in dB, on top of the master volume.
+    public mutating func setVolume(dB: Double, slot: MixerSlot) { slotGain[slot.rawValue] = linearGain(dB: dB) }
+
+    /// Starts `sound` (mono at `sampleRate`) in `slot`. A sound already playing there fades out
+    /// over `fadeFrames` while the new one fades in over the same frames: no click, no gap.
+    /// `tag` comes back from `takeStarted()` when its first frame is rendered.
+    public mutating func play(_ sound: PCMBuffer, slot: MixerSlot, tag: UInt64 = 0) {
+        let sound = sound.forMixer(rate: sampleRate)
+        var replacing = false
+        if var old = active[slot.rawValue] {
+            old.rampTarget = 0
+            old.rampStep = -max(old.gain, 1e-6) / Float(fadeFrames)
+            fading.append(old)
+            replacing = true
+        }
+        active[slot.rawValue] = Voice(
+            samples: sound.samples, tag: tag, slot: slot.rawValue,
+            gain: replacing ? 0 : 1, rampTarget: 1,
+            rampStep: replacing ? 1 / Float(fadeFrames) : 0)
+        started.append(tag)
+    }
+
+    /// Fades out whatever plays in `slot`.
+    public mutating func stop(_ slot: MixerSlot) {
+        guard var old = active[slot.rawValue] else { return }
+        old.rampTarget = 0
+        old.rampStep = -max(old.gain, 1e-6) / Float(fadeFrames)
+        fading.append(old)
+        active[slot.rawValue] = nil
+    }
+
+    /// Drops everything at once (device lost: nothing is played late).
+    public mutating func clear() {
+        active = [nil, nil]
+        fading.removeAll()
+        started.removeAll()
+    }
+
+    /// Tags of sounds started since the last call (they start in the next rendered frames).
+    public mutating func takeStarted() -> [UInt64] {
+        defer { started.removeAll(keepingCapacity: true) }
+        return started
+    }
+
+    /// Mixes the next `output.count` frames into `output` (overwritten).
+    public mutating func render(into output: inout [Int16]) {
+        let frames = output.count
+        if accumulator.count != frames {
+            accumulator = [Float](repeating: 0, count: frames)
+        } else {
+            for i in 0..<frames { accumulator[i] = 0 }
+        }
+        for slot in 0..<active.count {
+            guard var voice = active[slot] else { continue }
+            Self.mixVoice(&voice, gain: slotGain[slot], into: &accumulator)
+            active[slot] = voice.finished ? nil : voice
+        }
+        var remaining: [Voice] = []
+        for var voice in fading {
+            Self.mixVoice(&voice, gain: slotGain[voice.slot], into: &accumulator)
+            if !voice.finished { remaining.append(voice) }
+        }
+        fading = remaining
+        let master = masterGain
+        for i in 0..<frames {
+            let v = (accumulator[i] * master).rounded()
+            output[i] = v >= 32767 ? 32767 : (v <= -32768 ? -32768 : Int16(v))
+        }
+    }
+
+    private static func mixVoice(_ voice: inout Voice, gain slotGain: Float, into acc: inout [Float]) {
+        let count = min(acc.count, voice.samples.count - voice.position)
+        if count <= 0 { return }
+        voice.samples.withUnsafeBufferPointer { src in
+            var g = voice.gain
+            let step = voice.rampStep
+            let target = voice.rampTarget
+            let base = voice.position
+            for i in 0..<count {
+                if step != 0 {
+                    g += step
+                    if (step > 0 && g >= target) || (step < 0 && g <= target) { g = target }
+                }
+                acc[i] += Float(src[base + i]) * g * slotGain
+            }
+            voice.gain = g
+            if g == target { voice.rampStep = 0 }
+        }
+        voice.position += count
+    }
+}

@@ -1,0 +1,81 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A POSIX counting semaphore: posting never blocks, so callers on the event loop can wake
+/// an owner thread without waiting for it.
+public final class WakeSignal: @unchecked Sendable {
+    // sem_t needs a stable address for its whole life; it is only touched through sem_* calls,
+    // which are thread-safe by contract (hence @unchecked).
+    private let semaphore: UnsafeMutablePointer<sem_t>
+
+    public init() {
+        semaphore = UnsafeMutablePointer<sem_t>.allocate(capacity: 1)
+        sem_init(semaphore, 0, 0)
+    }
+
+    deinit {
+        sem_destroy(semaphore)
+        semaphore.deallocate()
+    }
+
+    public func post() { sem_post(semaphore) }
+
+    public func wait() {
+        while sem_wait(semaphore) != 0 && errno == EINTR {}
+    }
+
+    /// Waits at most `timeout`; true when posted.
+    @discardableResult
+    public func wait(timeout: Duration) -> Bool {
+        var now = timespec()
+        clock_gettime(CLOCK_REALTIME, &now)
+        let (seconds, attoseconds) = timeout.components
+        var nanos = Int(now.tv_nsec) + Int(attoseconds / 1_000_000_000)
+        var deadline = timespec(tv_sec: now.tv_sec + Int(seconds) + nanos / 1_000_000_000, tv_nsec: 0)
+        nanos %= 1_000_000_000
+        deadline.tv_nsec = nanos
+        while true {
+            if sem_timedwait(semaphore, &deadline) == 0 { return true }
+            if errno != EINTR { return false }
+        }
+    }
+}
+
+/// A dedicated pthread that owns a non-reentrant resource (the PCM, the eSpeak NG engine).
+public final class OwnerThread: Sendable {
+    private final class Body {
+        let run: @Sendable () -> Void
+        init(_ run: @escaping @Sendable () -> Void) { self.run = run }
+    }
+
+    private let thread: pthread_t
+
+    /// Starts `body` on a new thread (`name` documents it in code and crash logs).
+    public init(name: String, _ body: @escaping @Sendable () -> Void) {
+        let box = Unmanaged.passRetained(Body(body)).toOpaque()
+        var handle = pthread_t()
+        let rc = pthread_create(&handle, nil, { raw in
+            guard let raw else { return nil }
+            let body = Unmanaged<Body>.fromOpaque(raw).takeRetainedValue()
+            body.run()
+            return nil
+        }, box)
+        precondition(rc == 0, "pthread_create failed: \(rc)")
+        thread = handle
+    }
+
+    /// Waits for the body to return. Call once.
+    public func join() {
+        _ = pthread_join(thread, nil)
+    }
+}
+
+/// Sleeps the calling thread (only ever an owner thread, never the event loop).
+func sleepFor(_ duration: Duration) {
+    let (seconds, attoseconds) = duration.components
+    if seconds < 0 || (seconds == 0 && attoseconds <= 0) { return }
+    var request = timespec(tv_sec: Int(seconds), tv_nsec: Int(attoseconds / 1_000_000_000))
+    var remaining = timespec()
+    while nanosleep(&request, &remaining) != 0 && errno == EINTR { request = remaining }
+}

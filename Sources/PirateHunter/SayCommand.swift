@@ -1,0 +1,112 @@
+import Audio
+import Voice
+
+/// `pirate-hunter say TEXT [--line EVENT] [--device NAME] [--out FILE.wav] [--sound]
+///  [--voice-dir DIR] [--lang en-pirate|ja]`
+///
+/// Speaks TEXT (or a random line of EVENT) with the pack's voice, then the "arrr" with
+/// `--sound`; `--out` writes a WAV instead of playing.
+enum SayCommand {
+    static func run(_ cursor: inout ArgumentCursor) throws(CLIError) -> ExitCode {
+        var text: String?
+        var event: LineEvent?
+        var device = "default"
+        var output: String?
+        var sound = false
+        var voiceDirectory: String?
+        var language = "en-pirate"
+        while let argument = cursor.next() {
+            switch argument {
+            case "--line":
+                let name = try cursor.value(for: argument)
+                guard let parsed = LineEvent(rawValue: name) else {
+                    let known = LineEvent.allCases.map(\.rawValue).joined(separator: ", ")
+                    throw CLIError(.usage, "--line: unknown event '\(name)' (one of: \(known))")
+                }
+                event = parsed
+            case "--device": device = try cursor.value(for: argument)
+            case "--out": output = try cursor.value(for: argument)
+            case "--sound": sound = true
+            case "--voice-dir": voiceDirectory = try cursor.value(for: argument)
+            case "--lang": language = try cursor.value(for: argument)
+            default:
+                if argument.hasPrefix("--") { throw CLIError(.usage, "say: unknown option '\(argument)'") }
+                guard text == nil else { throw CLIError(.usage, "say: give one TEXT (quote it)") }
+                text = argument
+            }
+        }
+        if text == nil && event == nil { throw CLIError(.usage, "say needs TEXT or --line EVENT") }
+        if text != nil && event != nil { throw CLIError(.usage, "say: give TEXT or --line EVENT, not both") }
+
+        let voices = VoiceLocations.resolve(explicit: voiceDirectory)
+        let pack: LinePack
+        let engine: EspeakSynthesizer
+        var arrr: PCMBuffer?
+        do {
+            pack = try LinePack.load(language: language, voicesDirectory: voices)
+            engine = try EspeakSynthesizer.shared()
+            if sound { arrr = try PirateVoice.loadArrr(voicesDirectory: voices, sampleRate: engine.sampleRate) }
+        } catch {
+            throw cliError(error)
+        }
+
+        // Open the device before synthesizing: no device, no waiting.
+        var playback: ALSAPlayback?
+        if output == nil {
+            var configuration = PlaybackConfiguration(device: device)
+            configuration.sampleRate = engine.sampleRate
+            do {
+                playback = try ALSAPlayback.open(configuration: configuration)
+            } catch {
+                throw CLIError(.unavailable, "no audio device: \(error.message)")
+            }
+        }
+
+        let spoken: String
+        if let event {
+            var picker = LinePicker()
+            var random = SystemRandomNumberGenerator()
+            let lines = pack.lines(for: event)
+            spoken = lines[picker.pick(event, count: lines.count, using: &random)]
+            printError("say: \(spoken)")
+        } else {
+            spoken = SpeechText.sanitize(text ?? "", maxCharacters: 1000)
+        }
+        let speech: PCMBuffer
+        do {
+            speech = try engine.synthesize(spoken, voice: pack.voice)
+        } catch {
+            playback?.shutdown()
+            throw cliError(error)
+        }
+
+        guard let playback else {
+            var samples = speech.samples
+            if let arrr { samples += arrr.samples }
+            do {
+                try WAVFile.write(
+                    PCMBuffer(sampleRate: speech.sampleRate, channels: 1, samples: samples), to: output ?? "")
+            } catch {
+                throw CLIError(.ioError, error.message)
+            }
+            return .ok
+        }
+        playback.play(speech, slot: .speech)
+        var finished = playback.waitUntilIdle(timeout: .seconds(120))
+        if let arrr {
+            playback.play(arrr, slot: .effect)
+            finished = playback.waitUntilIdle(timeout: .seconds(30)) && finished
+        }
+        playback.shutdown()
+        if !finished { throw CLIError(.ioError, "audio device '\(device)' stopped playing") }
+        return .ok
+    }
+
+    private static func cliError(_ error: VoiceError) -> CLIError {
+        switch error.kind {
+        case .missingFile: CLIError(.noInput, error.message)
+        case .badData: CLIError(.dataError, error.message)
+        case .engine: CLIError(.unavailable, error.message)
+        }
+    }
+}

@@ -1,0 +1,106 @@
+import Audio
+import FoundationEssentials
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// What identifies a rendered line: the text, the voice (a voice file by its contents, so an
+/// edit re-renders), the parameters and eSpeak NG's version.
+public struct RenderKey: Hashable, Sendable {
+    public let text: String
+    public let voice: String
+    public let parameters: SpeechParameters
+    public let engineVersion: String
+
+    public init(text: String, voice: String, parameters: SpeechParameters, engineVersion: String) {
+        self.text = text
+        self.voice = voice
+        self.parameters = parameters
+        self.engineVersion = engineVersion
+    }
+
+    /// The full key as stored in a cache file (checked on load, so a hash collision is a miss).
+    var canonical: String {
+        "espeak-ng \(engineVersion)\u{1}\(voice)\u{1}\(parameters)\u{1}\(text)"
+    }
+
+    /// File name in the cache directory: two independent 64-bit FNV-1a hashes.
+    var fileName: String {
+        var a: UInt64 = 0xcbf2_9ce4_8422_2325
+        var b: UInt64 = 0x8422_2325_cbf2_9ce4
+        for byte in canonical.utf8 {
+            a = (a ^ UInt64(byte)) &* 0x100_0000_01b3
+            b = (b &* 0x100_0000_01b3) ^ UInt64(byte)
+        }
+        func hex(_ v: UInt64) -> String {
+            let s = String(v, radix: 16)
+            return String(repeating: "0", count: 16 - s.count) + s
+        }
+        return hex(a) + hex(b) + ".pcm"
+    }
+}
+
+/// Rendered lines on disk, one file per line, in a directory given by configuration.
+/// A file that does not match its key (or is damaged) is a miss and is rewritten.
+public struct LineCache: Sendable {
+    public let directory: String
+    private static let magic = Array("PHPCM1\n".utf8)
+
+    public init(directory: String) { self.directory = directory }
+
+    /// Creates the directory if needed.
+    public func prepare() throws(VoiceError) {
+        do {
+            try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        } catch {
+            throw VoiceError("\(directory): cannot create cache directory (\(error))")
+        }
+    }
+
+    public func load(_ key: RenderKey) -> PCMBuffer? {
+        guard let data = try? Data(contentsOf: URL(fileURLWithPath: "\(directory)/\(key.fileName)")) else {
+            return nil
+        }
+        let bytes = [UInt8](data)
+        let keyBytes = Array(key.canonical.utf8)
+        var offset = Self.magic.count
+        func u32() -> Int? {
+            guard offset + 4 <= bytes.count else { return nil }
+            defer { offset += 4 }
+            return Int(bytes[offset]) | Int(bytes[offset + 1]) << 8 | Int(bytes[offset + 2]) << 16 | Int(bytes[offset + 3]) << 24
+        }
+        guard bytes.count >= offset, Array(bytes[0..<offset]) == Self.magic,
+            let keyLength = u32(), keyLength == keyBytes.count, offset + keyLength <= bytes.count,
+            Array(bytes[offset..<offset + keyLength]) == keyBytes
+        else { return nil }
+        offset += keyLength
+        guard let rate = u32(), let count = u32(), offset + count * 2 == bytes.count else { return nil }
+        var samples = [Int16](repeating: 0, count: count)
+        samples.withUnsafeMutableBytes { raw in
+            bytes.withUnsafeBytes { source in
+                raw.copyMemory(from: UnsafeRawBufferPointer(rebasing: source[offset..<offset + count * 2]))
+            }
+        }
+        // Files are little-endian, as is every machine this runs on; swap if not.
+        if 1.littleEndian != 1 { samples = samples.map { Int16(littleEndian: $0) } }
+        return PCMBuffer(sampleRate: rate, channels: 1, samples: samples)
+    }
+
+    public func store(_ buffer: PCMBuffer, for key: RenderKey) throws(VoiceError) {
+        var bytes = Self.magic
+        func put32(_ v: Int) { for s in stride(from: 0, to: 32, by: 8) { bytes.append(UInt8((v >> s) & 0xFF)) } }
+        let keyBytes = Array(key.canonical.utf8)
+        put32(keyBytes.count)
+        bytes.append(contentsOf: keyBytes)
+        put32(buffer.sampleRate)
+        put32(buffer.samples.count)
+        buffer.samples.withUnsafeBytes { bytes.append(contentsOf: $0) }
+        let path = "\(directory)/\(key.fileName)"
+        do {
+            try Data(bytes).write(to: URL(fileURLWithPath: path), options: .atomic)
+        } catch {
+            throw VoiceError("\(path): cannot write cache file (\(error))")
+        }
+    }
+}

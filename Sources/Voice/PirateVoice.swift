@@ -1,0 +1,191 @@
+import Audio
+import FoundationEssentials
+import Synchronization
+
+/// How the voice is set up (all from configuration).
+public struct VoiceConfiguration: Sendable {
+    /// The directory with the voice files, `lines/` and `arrr.wav`.
+    public var voicesDirectory: String
+    /// Line pack name: `en-pirate` or `ja`.
+    public var language: String = "en-pirate"
+    public var parameters = SpeechParameters()
+    /// Where rendered lines are kept between runs (nil: render every start).
+    public var cacheDirectory: String?
+    /// Fewest lines an event may have.
+    public var minimumLines = 1
+
+    public init(voicesDirectory: String, language: String = "en-pirate", cacheDirectory: String? = nil) {
+        self.voicesDirectory = voicesDirectory
+        self.language = language
+        self.cacheDirectory = cacheDirectory
+    }
+}
+
+/// How start-up went: how many lines were synthesized and how many came from the cache.
+public struct RenderReport: Sendable, Equatable {
+    public var lines = 0
+    public var synthesized = 0
+    public var fromCache = 0
+    /// Cache files that could not be written (the lines are still in memory).
+    public var cacheWriteFailures = 0
+
+    public init(lines: Int = 0, synthesized: Int = 0, fromCache: Int = 0, cacheWriteFailures: Int = 0) {
+        self.lines = lines
+        self.synthesized = synthesized
+        self.fromCache = fromCache
+        self.cacheWriteFailures = cacheWriteFailures
+    }
+}
+
+/// A line ready to play.
+public struct SpokenLine: Sendable {
+    public let event: LineEvent
+    public let index: Int
+    public let text: String
+    public let audio: PCMBuffer
+}
+
+/// The hunter's voice: a line pack with every line pre-rendered to PCM at start-up (from the
+/// on-disk cache when it can), so speaking a line never waits for synthesis.
+public final class PirateVoice: Sendable {
+    public let pack: LinePack
+    public let parameters: SpeechParameters
+    public let synthesizer: EspeakSynthesizer
+    public let report: RenderReport
+    private let rendered: [LineEvent: [PCMBuffer]]
+    private struct Choice {
+        var picker = LinePicker()
+        var random: any RandomNumberGenerator & Sendable
+    }
+    private let choice: Mutex<Choice>
+
+    /// Loads the pack and the voice and renders every line; throws naming the file, voice or
+    /// event at fault. `random` picks lines (inject a seeded one in tests).
+    public static func load(
+        _ configuration: VoiceConfiguration,
+        random: any RandomNumberGenerator & Sendable = SystemRandomNumberGenerator()
+    ) throws(VoiceError) -> PirateVoice {
+        let pack = try LinePack.load(
+            language: configuration.language, voicesDirectory: configuration.voicesDirectory,
+            minimumLines: configuration.minimumLines)
+        let synthesizer = try EspeakSynthesizer.shared()
+        let parameters = try configuration.parameters.validated()
+        // Fails here, at start-up, when the voice does not take.
+        _ = try synthesizer.currentVoiceIdentifier(after: pack.voice)
+        let identity = try voiceIdentity(pack.voice)
+        let cache = configuration.cacheDirectory.map(LineCache.init(directory:))
+        var cacheUsable = true
+        if let cache {
+            do { try cache.prepare() } catch { cacheUsable = false }
+        }
+        var report = RenderReport()
+        var rendered: [LineEvent: [PCMBuffer]] = [:]
+        for event in LineEvent.allCases {
+            var buffers: [PCMBuffer] = []
+            for text in pack.lines(for: event) {
+                let key = RenderKey(
+                    text: text, voice: identity, parameters: parameters, engineVersion: synthesizer.version)
+                report.lines += 1
+                if let cache, let hit = cache.load(key) {
+                    buffers.append(hit)
+                    report.fromCache += 1
+                    continue
+                }
+                let audio = try synthesizer.synthesize(text, voice: pack.voice, parameters: parameters)
+                if audio.samples.isEmpty {
+                    throw VoiceError("\(pack.path): event '\(event.rawValue)' line \"\(text)\" gives no sound")
+                }
+                report.synthesized += 1
+                if let cache, cacheUsable {
+                    do { try cache.store(audio, for: key) } catch { report.cacheWriteFailures += 1 }
+                } else if cache != nil {
+                    report.cacheWriteFailures += 1
+                }
+                buffers.append(audio)
+            }
+            rendered[event] = buffers
+        }
+        return PirateVoice(
+            pack: pack, parameters: parameters, synthesizer: synthesizer, report: report,
+            rendered: rendered, random: random)
+    }
+
+    private init(
+        pack: LinePack, parameters: SpeechParameters, synthesizer: EspeakSynthesizer, report: RenderReport,
+        rendered: [LineEvent: [PCMBuffer]], random: any RandomNumberGenerator & Sendable
+    ) {
+        self.pack = pack
+        self.parameters = parameters
+        self.synthesizer = synthesizer
+        self.report = report
+        self.rendered = rendered
+        choice = Mutex(Choice(random: random))
+    }
+
+    /// The voice as it goes into a cache key: a voice file by its contents.
+    static func voiceIdentity(_ voice: VoiceChoice) throws(VoiceError) -> String {
+        switch voice {
+        case .name(let name):
+            return "name:" + name
+        case .file(let path):
+            guard let data = try? Data(contentsOf: URL(fileURLWithPath: path)) else {
+                throw VoiceError("\(path): cannot read voice file", kind: .missingFile)
+            }
+            return "file:" + String(decoding: data, as: UTF8.self)
+        }
+    }
+
+    /// A pre-rendered line of `event`, never the same one twice in a row.
+    public func line(_ event: LineEvent) -> SpokenLine {
+        let texts = pack.lines(for: event)
+        let index = choice.withLock { state in
+            state.picker.pick(event, count: texts.count, using: &state.random)
+        }
+        return line(event, index: index)
+    }
+
+    /// Line `index` of `event` (clamped to the lines there are).
+    public func line(_ event: LineEvent, index: Int) -> SpokenLine {
+        let texts = pack.lines(for: event)
+        let audios = rendered[event] ?? []
+        let i = min(max(index, 0), max(texts.count - 1, 0))
+        return SpokenLine(
+            event: event, index: i, text: texts.isEmpty ? "" : texts[i],
+            audio: i < audios.count ? audios[i] : PCMBuffer(sampleRate: synthesizer.sampleRate))
+    }
+
+    /// Speaks text that did not come from our files: sanitized, length-limited, plain text.
+    /// This synthesizes now (a few milliseconds a second of speech): call it off the event loop.
+    public func speak(untrusted text: String, maxCharacters: Int = SpeechText.defaultLimit) throws(VoiceError) -> PCMBuffer {
+        let clean = SpeechText.sanitize(text, maxCharacters: maxCharacters)
+        guard !clean.isEmpty else { return PCMBuffer(sampleRate: synthesizer.sampleRate) }
+        return try synthesizer.synthesize(clean, voice: pack.voice, parameters: parameters)
+    }
+
+    /// `arrr.wav` of a voices directory, as the mixer wants it.
+    public static func loadArrr(voicesDirectory: String, sampleRate: Int = 22050) throws(VoiceError) -> PCMBuffer {
+        do {
+            return try WAVFile.readForMixer(path: "\(voicesDirectory)/arrr.wav", rate: sampleRate)
+        } catch {
+            throw VoiceError(error.message, kind: error.message.contains(": cannot read") ? .missingFile : .badData)
+        }
+    }
+}
+
+/// Where the voices live.
+public enum VoiceLocations {
+    /// Where the package installs them.
+    public static let installed = "/usr/share/pirate-hunter/voices"
+
+    /// `explicit` when given; else the installed directory; else `./voices`; else the
+    /// repository's `voices/` next to this source file (running from a checkout).
+    public static func resolve(explicit: String? = nil, sourceFile: String = #filePath) -> String {
+        if let explicit { return explicit }
+        let manager = FileManager.default
+        if manager.fileExists(atPath: installed + "/lines") { return installed }
+        if manager.fileExists(atPath: "voices/lines") { return "voices" }
+        // Sources/Voice/PirateVoice.swift -> repository root
+        let root = LinePack.parentDirectory(of: LinePack.parentDirectory(of: LinePack.parentDirectory(of: sourceFile)))
+        return root + "/voices"
+    }
+}

@@ -1,1 +1,0 @@
-// The Voice layer: see issues; sources arrive with its work.
