@@ -27,7 +27,7 @@ let package = Package(
         // Edges.
         .target(name: "Radio", dependencies: ["Bluetooth", "CLinux", "CBlueZ"], swiftSettings: strict),
         .target(name: "Audio", dependencies: ["CALSA"], swiftSettings: strict),
-        .target(name: "Voice", dependencies: ["CEspeakNG", "Audio"], swiftSettings: strict),
+        .target(name: "Voice", dependencies: ["CEspeakNG", "Audio", "Hunt"], swiftSettings: strict),
 
         .executableTarget(
             name: "PirateHunter",
@@ -43,7 +43,7 @@ let package = Package(
         .executableTarget(name: "BluetoothBenchmark", dependencies: ["Bluetooth"], swiftSettings: strict),
         .executableTarget(
             name: "RangingBenchmark", dependencies: ["Ranging", "Simulation"], swiftSettings: strict),
-        .executableTarget(name: "VoiceBenchmark", dependencies: ["Voice", "Audio"], swiftSettings: strict),
+        .executableTarget(name: "VoiceBenchmark", dependencies: ["Voice", "Audio", "Hunt"], swiftSettings: strict),
 
         .testTarget(
             name: "BluetoothTests", dependencies: ["Bluetooth"],
@@ -54,6 +54,6 @@ let package = Package(
             name: "PirateHunterTests", dependencies: ["PirateHunter", "Bluetooth", "Radio"], swiftSettings: strict),
         .testTarget(name: "HuntTests", dependencies: ["Hunt", "Ranging"], swiftSettings: strict),
         .testTarget(name: "AudioTests", dependencies: ["Audio"], swiftSettings: strict),
-        .testTarget(name: "VoiceTests", dependencies: ["Voice", "Audio"], swiftSettings: strict),
+        .testTarget(name: "VoiceTests", dependencies: ["Voice", "Audio", "Hunt"], swiftSettings: strict),
     ]
 )

@@ -1,7 +1,8 @@
 import Ranging
 
-/// The hunt events a line pack has lines for (the raw values are the pack's keys).
-public enum LineEvent: String, CaseIterable, Sendable {
+/// The hunt events a line pack has lines for (the raw values are the pack's keys,
+/// `voices/lines/<language>.json`).
+public enum LineEvent: String, CaseIterable, Sendable, Codable {
     case regionEntered = "region-entered"
     case regionLeft = "region-left"
     case proximityImmediate = "proximity-immediate"

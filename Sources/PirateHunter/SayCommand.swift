@@ -1,4 +1,5 @@
 import Audio
+import Hunt
 import Voice
 
 /// `pirate-hunter say TEXT [--line EVENT] [--device NAME] [--out FILE.wav] [--sound]

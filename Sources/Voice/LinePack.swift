@@ -1,21 +1,5 @@
 import FoundationEssentials
-
-/// The hunt events that have lines to speak, by the names used in the line-pack files.
-public enum LineEvent: String, CaseIterable, Sendable, Codable {
-    case regionEntered = "region-entered"
-    case regionLeft = "region-left"
-    case proximityImmediate = "proximity-immediate"
-    case proximityNear = "proximity-near"
-    case proximityFar = "proximity-far"
-    case proximityUnknown = "proximity-unknown"
-    case warmer
-    case colder
-    case treasureFound = "treasure-found"
-    case startup
-    case adapterMissing = "adapter-missing"
-    case adapterBack = "adapter-back"
-    case speakerTest = "speaker-test"
-}
+import Hunt
 
 /// One language's lines: `voices/lines/<language>.json`.
 ///

@@ -1,4 +1,5 @@
 import Audio
+import Hunt
 import FoundationEssentials
 import Synchronization
 import Voice

@@ -1,4 +1,5 @@
 import Audio
+import Hunt
 import FoundationEssentials
 import Testing
 import Voice
