@@ -1,0 +1,85 @@
+# Helpers for guest tests (bash), sourced with: . "$VM_LIB"
+# Runs inside the VM (root, the host's / as an overlay, no bluetoothd). Each helper
+# fails the test (exit 1, "FAIL: ..." on the console) when what it waits for never comes.
+set -uo pipefail
+VM_DIR=$(dirname "$VM_LIB")
+VM_HCI="python3 $VM_DIR/hci.py"
+BTVIRT_PID=""
+
+vm_step() { printf '== [%6.2fs] %s\n' "$(cut -d' ' -f1 /proc/uptime)" "$*"; }
+fail() { echo "FAIL: $*"; exit 1; }
+pass() { echo "PASS: $*"; }
+
+# wait_until SECONDS CMD...: polls CMD every 0.1 s until it succeeds.
+wait_until() {
+    local t=$1; shift
+    local end=$(( $(date +%s%N) + t * 1000000000 ))
+    until "$@" >/dev/null 2>&1; do
+        [ "$(date +%s%N)" -lt "$end" ] || return 1
+        sleep 0.1
+    done
+}
+
+hci_present() { [ -e "/sys/class/bluetooth/$1" ]; }
+hci_absent() { [ ! -e "/sys/class/bluetooth/$1" ]; }
+hci_is_up() { $VM_HCI devinfo "$1" | grep -q ' up=1 '; }
+
+# btvirt_start [ARGS]: starts BlueZ's emulator (default: two LE-only controllers,
+# hci0 and hci1) and waits for both adapters to exist.
+btvirt_start() {
+    local args=${1:--l2 -L}
+    btvirt $args > "$VM_OUT/btvirt.log" 2>&1 &
+    BTVIRT_PID=$!
+    wait_until 10 hci_present hci0 && wait_until 10 hci_present hci1 \
+        || fail "btvirt $args did not create hci0 and hci1 within 10 s"
+}
+
+# btvirt_stop: kills the emulator and waits for its adapters to disappear.
+btvirt_stop() {
+    [ -n "$BTVIRT_PID" ] || return 0
+    kill "$BTVIRT_PID" 2>/dev/null
+    wait "$BTVIRT_PID" 2>/dev/null
+    BTVIRT_PID=""
+    wait_until 10 hci_absent hci0 || fail "hci0 still present 10 s after btvirt was killed"
+}
+
+# hci_up DEV: brings the adapter up (HCIDEVUP, as hciconfig does) and checks it is UP.
+hci_up() {
+    hciconfig "$1" up || fail "hciconfig $1 up failed"
+    wait_until 5 hci_is_up "$1" || fail "$1 not UP"
+}
+
+# hcitool_cmd DEV OGF OCF [BYTE...]: sends one command with BlueZ's hcitool and checks
+# the status byte of the Command Complete it prints (returns the status in $HCI_STATUS).
+# Sets HCI_STATUS; fails the test unless the status is 00 or in $HCI_TOLERATE.
+hcitool_cmd() {
+    local dev=$1; shift
+    local out
+    out=$(hcitool -i "$dev" cmd "$@" 2>&1) || fail "hcitool -i $dev cmd $* failed: $out"
+    # Output: "< HCI Command: ogf 0x08, ocf 0x0008, plen 32\n ...\n> HCI Event: 0x0e plen 4\n  01 08 20 00"
+    HCI_STATUS=$(printf '%s\n' "$out" | awk '/> HCI Event: 0x0e/ {ev=1; next} ev && NF {print tolower($4); exit}')
+    if [ "$HCI_STATUS" != "00" ] && [[ " ${HCI_TOLERATE:-} " != *" $HCI_STATUS "* ]]; then
+        fail "hcitool -i $dev cmd $*: status ${HCI_STATUS:-missing} (output: $(echo $out))"
+    fi
+}
+
+# ibeacon_ad UUID MAJOR MINOR POWER: the 31 advertising data bytes (hex, no spaces):
+# flags 02 01 06, then 1A FF 4C 00 02 15 <uuid> <major BE> <minor BE> <power i8>.
+ibeacon_ad() {
+    local uuid=${1//-/} major=$2 minor=$3 power=$4
+    printf '0201061aff4c000215%s%04x%04x%02x\n' "${uuid,,}" "$major" "$minor" $(( power & 0xff ))
+}
+
+# spaced HEX: "0a1b" -> "0a 1b"
+spaced() { echo "$1" | sed 's/../& /g; s/ $//'; }
+
+# advertise_ibeacon DEV UUID MAJOR MINOR POWER: as a foreign peer would, with hcitool:
+# advertising off (0x0C tolerated), parameters (ADV_NONCONN_IND, 100 ms), data, enable.
+advertise_ibeacon() {
+    local dev=$1 ad; ad=$(ibeacon_ad "$2" "$3" "$4" "$5")
+    HCI_TOLERATE=0c hcitool_cmd "$dev" 0x08 0x000a 00
+    hcitool_cmd "$dev" 0x08 0x0006 a0 00 a0 00 03 00 00 00 00 00 00 00 00 07 00
+    hcitool_cmd "$dev" 0x08 0x0008 1e $(spaced "$ad") 00
+    hcitool_cmd "$dev" 0x08 0x000a 01
+}
+advertise_off() { HCI_TOLERATE=0c hcitool_cmd "$1" 0x08 0x000a 00; }

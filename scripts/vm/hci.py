@@ -1,0 +1,184 @@
+#!/usr/bin/env python3
+"""Raw HCI helper for the VM guest tests: an oracle independent of pirate-hunter.
+
+  hci.py listen DEV [--expect HEX] [--timeout S]
+      Opens a RAW HCI socket on DEV (e.g. hci0), prints READY, then one line per LE
+      advertising report (legacy subevent 0x02 and extended 0x0D):
+        ADV dev=hci0 sub=02 type=03 addrtype=00 addr=00:AA:01:01:00:01 rssi=127 data=<hex>
+      and, for an iBeacon, an IBEACON line decoded from the raw bytes (UUID as written,
+      major/minor big-endian, power signed). With --expect it exits 0 at the first report
+      whose data equals HEX, 1 at the timeout; without, it runs until the timeout (0).
+  hci.py watch DEV [--timeout S]
+      Prints READY, then how the socket ends: "ERROR errno=<n> <name>" when the adapter
+      goes away, "TIMEOUT" otherwise. Exits 0 on an error seen, 1 on timeout.
+  hci.py devinfo DEV
+      HCIGETDEVINFO: prints "DEVINFO dev=hci0 up=1 addr=..." (exit 1 when absent).
+Needs CAP_NET_RAW (LE Meta events are filtered out without it).
+"""
+import errno, os, select, socket, struct, sys, time, fcntl
+
+AF_BLUETOOTH, BTPROTO_HCI, SOL_HCI, HCI_FILTER = 31, 1, 0, 2
+HCI_EVENT_PKT, EVT_CMD_COMPLETE, EVT_CMD_STATUS, EVT_LE_META = 0x04, 0x0E, 0x0F, 0x3E
+HCIGETDEVINFO = 0x800448D3  # _IOR('H', 211, int)
+
+
+def dev_index(name):
+    if not name.startswith("hci") or not name[3:].isdigit():
+        print(f"hci.py: adapter must look like hci0, got {name!r}", file=sys.stderr)
+        sys.exit(64)
+    return int(name[3:])
+
+
+def open_raw(dev):
+    s = socket.socket(AF_BLUETOOTH, socket.SOCK_RAW, BTPROTO_HCI)
+    # struct hci_filter { u32 type_mask; u32 event_mask[2]; u16 opcode; } (padded to 16)
+    type_mask = 1 << HCI_EVENT_PKT
+    ev = [0, 0]
+    for e in (EVT_CMD_COMPLETE, EVT_CMD_STATUS, EVT_LE_META, 0x10):  # 0x10 hardware error
+        ev[e >> 5] |= 1 << (e & 31)
+    s.setsockopt(SOL_HCI, HCI_FILTER, struct.pack("<IIIH2x", type_mask, ev[0], ev[1], 0))
+    s.bind((dev_index(dev),))
+    return s
+
+
+def addr_str(b):
+    return ":".join(f"{x:02X}" for x in reversed(b))
+
+
+def ibeacon(data):
+    """Walks the AD structures; returns (uuid, major, minor, power) or None."""
+    i = 0
+    while i < len(data):
+        ln = data[i]
+        if ln == 0 or i + 1 + ln > len(data):
+            return None
+        ad = data[i + 1:i + 1 + ln]
+        if ad[0] == 0xFF and len(ad) == 26 and ad[1:5] == bytes([0x4C, 0x00, 0x02, 0x15]):
+            u = ad[5:21].hex().upper()
+            uuid = f"{u[0:8]}-{u[8:12]}-{u[12:16]}-{u[16:20]}-{u[20:32]}"
+            major, minor = struct.unpack(">HH", ad[21:25])
+            power = struct.unpack("b", ad[25:26])[0]
+            return uuid, major, minor, power
+        i += 1 + ln
+    return None
+
+
+def reports(pkt):
+    """Yields (subevent, type, addrtype, addr, rssi, data) from an H4 LE Meta event."""
+    if len(pkt) < 4 or pkt[0] != HCI_EVENT_PKT or pkt[1] != EVT_LE_META:
+        return
+    plen = pkt[2]
+    p = pkt[3:3 + plen]
+    if len(p) != plen or plen < 2:
+        return
+    sub, n, off = p[0], p[1], 2
+    for _ in range(n):
+        if sub == 0x02:
+            if off + 9 > len(p):
+                return
+            typ, at, addr, dl = p[off], p[off + 1], p[off + 2:off + 8], p[off + 8]
+            if off + 9 + dl + 1 > len(p):
+                return
+            data = p[off + 9:off + 9 + dl]
+            rssi = struct.unpack("b", p[off + 9 + dl:off + 10 + dl])[0]
+            off += 10 + dl
+            yield sub, typ, at, addr, rssi, data
+        elif sub == 0x0D:
+            if off + 24 > len(p):
+                return
+            typ = struct.unpack("<H", p[off:off + 2])[0]
+            at, addr = p[off + 2], p[off + 3:off + 9]
+            rssi = struct.unpack("b", p[off + 13:off + 14])[0]
+            dl = p[off + 23]
+            if off + 24 + dl > len(p):
+                return
+            data = p[off + 24:off + 24 + dl]
+            off += 24 + dl
+            yield sub, typ, at, addr, rssi, data
+        else:
+            return
+
+
+def arg(args, name, default):
+    if name in args:
+        i = args.index(name)
+        if i + 1 >= len(args):
+            print(f"hci.py: {name} needs a value", file=sys.stderr)
+            sys.exit(64)
+        return args[i + 1]
+    return default
+
+
+def listen(dev, args):
+    expect = arg(args, "--expect", None)
+    expect = bytes.fromhex(expect) if expect else None
+    deadline = time.monotonic() + float(arg(args, "--timeout", "10"))
+    s = open_raw(dev)
+    print("READY", flush=True)
+    while True:
+        left = deadline - time.monotonic()
+        if left <= 0:
+            print("TIMEOUT", flush=True)
+            return 1 if expect is not None else 0
+        r, _, _ = select.select([s], [], [], left)
+        if not r:
+            continue
+        pkt = s.recv(300)
+        for sub, typ, at, addr, rssi, data in reports(pkt):
+            print(f"ADV dev={dev} sub={sub:02X} type={typ:02X} addrtype={at:02X} "
+                  f"addr={addr_str(addr)} rssi={rssi} data={data.hex()}", flush=True)
+            b = ibeacon(data)
+            if b:
+                print(f"IBEACON dev={dev} addr={addr_str(addr)} uuid={b[0]} major={b[1]} "
+                      f"minor={b[2]} power={b[3]} rssi={rssi}", flush=True)
+            if expect is not None and data == expect:
+                print("MATCH", flush=True)
+                return 0
+
+
+def watch(dev, args):
+    deadline = time.monotonic() + float(arg(args, "--timeout", "30"))
+    s = open_raw(dev)
+    print("READY", flush=True)
+    while True:
+        left = deadline - time.monotonic()
+        if left <= 0:
+            print("TIMEOUT", flush=True)
+            return 1
+        try:
+            r, _, _ = select.select([s], [], [], left)
+            if r:
+                s.recv(300)
+        except OSError as e:
+            print(f"ERROR errno={e.errno} {errno.errorcode.get(e.errno, '?')}", flush=True)
+            return 0
+
+
+def devinfo(dev):
+    s = socket.socket(AF_BLUETOOTH, socket.SOCK_RAW, BTPROTO_HCI)
+    # struct hci_dev_info: u16 dev_id; char name[8]; bdaddr[6]; u32 flags; u8 type; ... (92 bytes)
+    buf = bytearray(struct.pack("<H", dev_index(dev)) + bytes(90))
+    try:
+        fcntl.ioctl(s.fileno(), HCIGETDEVINFO, buf)
+    except OSError as e:
+        print(f"DEVINFO dev={dev} absent errno={e.errno} {errno.errorcode.get(e.errno, '?')}")
+        return 1
+    flags = struct.unpack("<I", buf[16:20])[0]
+    print(f"DEVINFO dev={dev} up={flags & 1} addr={addr_str(buf[10:16])} flags=0x{flags:x}")
+    return 0
+
+
+def main(argv):
+    if len(argv) < 3 or argv[1] not in ("listen", "watch", "devinfo"):
+        print(__doc__, file=sys.stderr)
+        return 64
+    cmd, dev, rest = argv[1], argv[2], argv[3:]
+    if cmd == "listen":
+        return listen(dev, rest)
+    if cmd == "watch":
+        return watch(dev, rest)
+    return devinfo(dev)
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))

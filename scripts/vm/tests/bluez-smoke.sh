@@ -1,0 +1,121 @@
+#!/bin/bash
+# Guest test: proves the VM platform with BlueZ's own tools only (no pirate-hunter).
+#  1. btvirt gives two LE controllers, hci0 and hci1, both brought UP.
+#  2. hci1 advertises an iBeacon set by raw hcitool commands; hci0 (hcitool lescan,
+#     passive, duplicates kept) reports it, and a raw HCI socket on hci0 (hci.py) sees
+#     exactly the advertised bytes, decoded to the same UUID/major/minor/power.
+#  3. Permissions: an unprivileged listener (nobody, no capabilities) is never given the
+#     LE reports; the same user with the ambient capability CAP_NET_RAW is.
+#  4. snd-aloop: a tone played to hw:Loopback,0 is captured, not silent, from hw:Loopback,1.
+#  5. Adapter lost and resumed: killing btvirt ends a socket bound to hci0 with an error;
+#     a restarted btvirt brings hci0 back, and an iBeacon is seen again.
+. "$VM_LIB"
+UUID=E2C56DB5-DFFB-48D2-B060-D0F5A71096E0
+MAJOR=1234 MINOR=5678 POWER=-59
+
+# sighting UUID MAJOR MINOR POWER TAG: hci0 scans, hci1 advertises, hci.py must see it.
+# $AS (a command prefix) runs the listener as another user; $EXPECT_NONE=1 inverts the
+# check (the listener must not see the report, within $LISTEN_S seconds).
+sighting() {
+    local ad; ad=$(ibeacon_ad "$1" "$2" "$3" "$4")
+    local log=$VM_OUT/adv-$5.txt
+    ${AS:-} $VM_HCI listen hci0 --expect "$ad" --timeout "${LISTEN_S:-20}" > "$log" 2>&1 &
+    local lp=$!
+    wait_until 10 grep -q READY "$log" || fail "hci.py listen did not start: $(cat "$log")"
+    hcitool -i hci0 lescan --passive --duplicates > "$VM_OUT/lescan-$5.txt" 2>&1 &
+    local sp=$!
+    sleep 1
+    advertise_ibeacon hci1 "$1" "$2" "$3" "$4"
+    wait "$lp"; local rc=$?
+    kill -INT "$sp" 2>/dev/null; wait "$sp" 2>/dev/null
+    echo "-- advertised on hci1: $ad"
+    sed 's/^/-- hci0 raw: /' "$log"
+    sed 's/^/-- hcitool lescan: /' "$VM_OUT/lescan-$5.txt" | head -5
+    local addr1; addr1=$(hciconfig hci1 | awk '/BD Address/ {print $3}')
+    grep -qi "$addr1" "$VM_OUT/lescan-$5.txt" || fail "hcitool lescan on hci0 did not list $addr1"
+    advertise_off hci1
+    if [ "${EXPECT_NONE:-0}" = 1 ]; then
+        [ $rc -ne 0 ] && ! grep -q '^ADV ' "$log" || fail "the listener got a report it must not get ($5)"
+        return 0
+    fi
+    [ $rc -eq 0 ] || fail "hci0 never reported the advertised bytes ($5)"
+    grep -q "^IBEACON dev=hci0 .* uuid=$1 major=$2 minor=$3 power=$4 " "$log" \
+        || fail "decoded iBeacon differs from uuid=$1 major=$2 minor=$3 power=$4"
+    grep -q "^IBEACON dev=hci0 addr=$addr1 " "$log" || fail "report not from hci1 ($addr1)"
+}
+
+vm_step "kernel $(uname -r); starting btvirt -l2 -L"
+btvirt_start
+hci_up hci0
+hci_up hci1
+hciconfig hci0 | head -3
+hciconfig hci1 | head -3
+pass "two LE controllers up"
+
+vm_step "iBeacon: hci1 advertises, hci0 scans"
+sighting $UUID $MAJOR $MINOR $POWER first
+pass "hci0 saw hci1's iBeacon with the right bytes"
+
+vm_step "permissions: user nobody without, then with, CAP_NET_RAW"
+NOBODY="setpriv --reuid=nobody --regid=nogroup --clear-groups"
+AS="$NOBODY --inh-caps=-all" EXPECT_NONE=1 LISTEN_S=4 sighting $UUID $MAJOR 1 $POWER nocaps
+pass "without CAP_NET_RAW the LE reports are filtered out (no error, just silence)"
+AS="$NOBODY --inh-caps=+net_raw --ambient-caps=+net_raw" sighting $UUID $MAJOR 2 $POWER netraw
+pass "user nobody with the ambient capability CAP_NET_RAW sees the iBeacon"
+
+vm_step "snd-aloop: play a tone to hw:Loopback,0, capture hw:Loopback,1"
+python3 - "$VM_OUT/tone.wav" <<'PY'
+import math, struct, sys, wave
+with wave.open(sys.argv[1], "wb") as w:
+    w.setnchannels(1); w.setsampwidth(2); w.setframerate(22050)
+    w.writeframes(b"".join(struct.pack("<h", int(12000 * math.sin(2 * math.pi * 440 * i / 22050)))
+                           for i in range(22050)))
+PY
+arecord -q -D hw:Loopback,1,0 -f S16_LE -c 1 -r 22050 -d 2 "$VM_OUT/capture.wav" &
+rp=$!
+sleep 0.3
+aplay -D hw:Loopback,0,0 "$VM_OUT/tone.wav" || fail "aplay to hw:Loopback,0 failed"
+wait $rp || fail "arecord from hw:Loopback,1 failed"
+python3 - "$VM_OUT/capture.wav" <<'PY' || fail "the capture is silent or not the tone"
+import struct, sys, wave
+with wave.open(sys.argv[1]) as w:
+    n, rate = w.getnframes(), w.getframerate()
+    s = struct.unpack(f"<{n}h", w.readframes(n))
+# 50 ms blocks: a block of the full tone has RMS ~8485 and 22 upward zero crossings.
+# Under a loaded TCG host aplay can underrun (aloop then carries silence), so the check
+# is on the blocks that carry the tone, not on one contiguous span.
+B = rate // 20
+blocks = [s[i:i + B] for i in range(0, n - B + 1, B)]
+rms = [(sum(x * x for x in b) / B) ** 0.5 for b in blocks]
+full = [b for b, r in zip(blocks, rms) if r > 7000]
+rates = sorted(sum(1 for a, c in zip(b, b[1:]) if a < 0 <= c) * 20 for b in full)
+hz = rates[len(rates) // 2] if rates else 0
+peak = max(abs(x) for x in s) if s else 0
+print(f"-- capture: {n} frames at {rate} Hz, peak {peak}, {len(full)} of 20 tone blocks "
+      f"of 50 ms, median {hz} Hz")
+sys.exit(0 if peak > 10000 and len(full) >= 14 and 400 <= hz <= 480 else 1)
+PY
+pass "snd-aloop carried the tone"
+
+vm_step "adapter lost: kill btvirt while a socket is bound to hci0"
+$VM_HCI watch hci0 --timeout 15 > "$VM_OUT/watch.txt" 2>&1 &
+wp=$!
+wait_until 10 grep -q READY "$VM_OUT/watch.txt" || fail "hci.py watch did not start"
+btvirt_stop
+wait $wp; wrc=$?
+sed 's/^/-- hci0 socket: /' "$VM_OUT/watch.txt"
+[ $wrc -eq 0 ] || fail "the socket bound to hci0 saw no error when the adapter went away"
+$VM_HCI devinfo hci0 | sed 's/^/-- /'
+hci_absent hci0 || fail "hci0 still listed"
+pass "adapter lost is visible (socket error, HCIGETDEVINFO fails)"
+
+vm_step "adapter resumed: restart btvirt"
+btvirt_start
+hci_up hci0
+hci_up hci1
+$VM_HCI devinfo hci0 | sed 's/^/-- /'
+sighting $UUID $MAJOR 4321 $POWER again
+pass "hci0 is back and sees a new iBeacon (minor 4321)"
+
+btvirt_stop
+vm_step "done"
