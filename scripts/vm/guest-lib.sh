@@ -83,3 +83,29 @@ advertise_ibeacon() {
     hcitool_cmd "$dev" 0x08 0x000a 01
 }
 advertise_off() { HCI_TOLERATE=0c hcitool_cmd "$1" 0x08 0x000a 00; }
+
+# hci_commands_start DEV FILE: records every command sent to DEV (hci.py commands) into
+# FILE until hci_commands_stop; hci_last_cmd FILE OPCODE prints the params of the last
+# command with that opcode (e.g. 0x200c LE Set Scan Enable: "0000" = scanning off).
+hci_commands_start() {
+    $VM_HCI commands "$1" --timeout 600 > "$2" 2>&1 &
+    HCI_COMMANDS_PID=$!
+    wait_until 10 grep -q READY "$2" || fail "hci.py commands $1 did not start"
+}
+hci_commands_stop() { kill "$HCI_COMMANDS_PID" 2>/dev/null; wait "$HCI_COMMANDS_PID" 2>/dev/null; }
+hci_last_cmd() { awk -v op="$2" '$1 == "CMD" && $3 == "opcode=" op {p = $4} END {sub("params=", "", p); print p}' "$1"; }
+
+# hci_supported DEV: Read Local Supported Commands (hcitool), printed as the families
+# a program must choose between (field guide: octet 37 bits 0x20/0x40 extended scan
+# parameters/enable; octet 36 bits 0x04/0x08/0x20 extended advertising
+# parameters/data/enable; octet 26 bits 0x04/0x08 legacy scan parameters/enable).
+hci_supported() {
+    local out b
+    out=$(hcitool -i "$1" cmd 0x04 0x0002 2>&1) || fail "hcitool -i $1 cmd 0x04 0x0002 failed"
+    # After "> HCI Event: 0x0e plen 68": ncmd, opcode (2 bytes), status, 64 octets.
+    b=($(printf '%s\n' "$out" | sed -n '/> HCI Event: 0x0e/,$p' | tail -n +2))
+    [ ${#b[@]} -ge 68 ] && [ "${b[3]}" = 00 ] || fail "Read Local Supported Commands on $1: $(echo $out)"
+    oct() { echo $(( 16#${b[$((4 + $1))]} )); }
+    echo "SUPPORTED dev=$1 legacy-scan=$(( ($(oct 26) & 0x0c) == 0x0c ))" \
+         "ext-scan=$(( ($(oct 37) & 0x60) == 0x60 )) ext-adv=$(( ($(oct 36) & 0x2c) == 0x2c ))"
+}

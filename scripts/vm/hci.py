@@ -11,13 +11,21 @@
   hci.py watch DEV [--timeout S]
       Prints READY, then how the socket ends: "ERROR errno=<n> <name>" when the adapter
       goes away, "TIMEOUT" otherwise. Exits 0 on an error seen, 1 on timeout.
+  hci.py commands DEV [--timeout S]
+      Prints READY, then every HCI command that others (hcitool, the kernel, pirate-hunter)
+      send to DEV and every Command Complete/Status, until the timeout or SIGTERM:
+        CMD dev=hci0 opcode=0x200c params=0100
+        CC dev=hci0 opcode=0x200c status=0x00        (CS for Command Status)
+      e.g. to prove that a program switched scanning (0x200c/0x2042) or advertising
+      (0x200a/0x2039) off on exit: the last such CMD line has enable 00.
   hci.py devinfo DEV
       HCIGETDEVINFO: prints "DEVINFO dev=hci0 up=1 addr=..." (exit 1 when absent).
 Needs CAP_NET_RAW (LE Meta events are filtered out without it).
 """
-import errno, os, select, socket, struct, sys, time, fcntl
+import errno, fcntl, select, signal, socket, struct, sys, time
 
 AF_BLUETOOTH, BTPROTO_HCI, SOL_HCI, HCI_FILTER = 31, 1, 0, 2
+HCI_COMMAND_PKT = 0x01
 HCI_EVENT_PKT, EVT_CMD_COMPLETE, EVT_CMD_STATUS, EVT_LE_META = 0x04, 0x0E, 0x0F, 0x3E
 HCIGETDEVINFO = 0x800448D3  # _IOR('H', 211, int)
 
@@ -29,10 +37,10 @@ def dev_index(name):
     return int(name[3:])
 
 
-def open_raw(dev):
+def open_raw(dev, commands=False):
     s = socket.socket(AF_BLUETOOTH, socket.SOCK_RAW, BTPROTO_HCI)
     # struct hci_filter { u32 type_mask; u32 event_mask[2]; u16 opcode; } (padded to 16)
-    type_mask = 1 << HCI_EVENT_PKT
+    type_mask = 1 << HCI_EVENT_PKT | (1 << HCI_COMMAND_PKT if commands else 0)
     ev = [0, 0]
     for e in (EVT_CMD_COMPLETE, EVT_CMD_STATUS, EVT_LE_META, 0x10):  # 0x10 hardware error
         ev[e >> 5] |= 1 << (e & 31)
@@ -154,6 +162,31 @@ def watch(dev, args):
             return 0
 
 
+def commands(dev, args):
+    deadline = time.monotonic() + float(arg(args, "--timeout", "60"))
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
+    s = open_raw(dev, commands=True)
+    print("READY", flush=True)
+    while True:
+        left = deadline - time.monotonic()
+        if left <= 0:
+            return 0
+        r, _, _ = select.select([s], [], [], left)
+        if not r:
+            continue
+        p = s.recv(300)
+        if len(p) >= 4 and p[0] == HCI_COMMAND_PKT:
+            op = struct.unpack("<H", p[1:3])[0]
+            print(f"CMD dev={dev} opcode=0x{op:04x} params={p[4:4 + p[3]].hex()}", flush=True)
+        elif len(p) >= 7 and p[0] == HCI_EVENT_PKT and p[1] == EVT_CMD_COMPLETE:
+            op = struct.unpack("<H", p[4:6])[0]
+            st = p[6] if len(p) > 6 else -1
+            print(f"CC dev={dev} opcode=0x{op:04x} status=0x{st:02x}", flush=True)
+        elif len(p) >= 7 and p[0] == HCI_EVENT_PKT and p[1] == EVT_CMD_STATUS:
+            op = struct.unpack("<H", p[5:7])[0]
+            print(f"CS dev={dev} opcode=0x{op:04x} status=0x{p[3]:02x}", flush=True)
+
+
 def devinfo(dev):
     s = socket.socket(AF_BLUETOOTH, socket.SOCK_RAW, BTPROTO_HCI)
     # struct hci_dev_info: u16 dev_id; char name[8]; bdaddr[6]; u32 flags; u8 type; ... (92 bytes)
@@ -169,7 +202,7 @@ def devinfo(dev):
 
 
 def main(argv):
-    if len(argv) < 3 or argv[1] not in ("listen", "watch", "devinfo"):
+    if len(argv) < 3 or argv[1] not in ("listen", "watch", "commands", "devinfo"):
         print(__doc__, file=sys.stderr)
         return 64
     cmd, dev, rest = argv[1], argv[2], argv[3:]
@@ -177,6 +210,8 @@ def main(argv):
         return listen(dev, rest)
     if cmd == "watch":
         return watch(dev, rest)
+    if cmd == "commands":
+        return commands(dev, rest)
     return devinfo(dev)
 
 

@@ -27,6 +27,7 @@ done
 case "$timeout_s" in ''|*[!0-9]*) echo "vm: --timeout must be whole seconds, got '$timeout_s'" >&2; exit 64 ;; esac
 case "$smp" in ''|*[!0-9]*|0) echo "vm: --smp must be a positive number, got '$smp'" >&2; exit 64 ;; esac
 
+if [ $# -gt 0 ] && [ ! -f "$1" ]; then echo "vm: no such guest test: $1" >&2; exit 66; fi
 t0=$(date +%s.%N)
 mapfile -t img < <("$here/build.sh")
 [ ${#img[@]} -eq 2 ] || { echo "vm: build.sh did not give a kernel and an initramfs" >&2; exit 70; }
@@ -61,7 +62,8 @@ run_one() {
             -append "console=ttyS0 quiet loglevel=3 panic=-1 vmjob=$out/job.sh vmout=$out vmtimeout=$timeout_s" \
             -virtfs local,path=/,mount_tag=host,security_model=none,readonly=on,multidevs=remap \
             -virtfs "local,path=$out,mount_tag=out,security_model=none" \
-            < /dev/null 2>&1 | tr -d '\r' | tee "$out/console.log" | sed -u 's/^/  | /'
+            < /dev/null 2>&1 | tr -d '\r' | sed -u 's/\x1b\[[0-9;?]*[A-Za-z]//g; s/\x1bc//g' \
+            | tee "$out/console.log" | sed -u 's/^/  | /'
     local qrc=${PIPESTATUS[0]}
     set -e
     local e; e=$(date +%s.%N)

@@ -4,11 +4,14 @@
 #  2. hci1 advertises an iBeacon set by raw hcitool commands; hci0 (hcitool lescan,
 #     passive, duplicates kept) reports it, and a raw HCI socket on hci0 (hci.py) sees
 #     exactly the advertised bytes, decoded to the same UUID/major/minor/power.
+#     A command sniffer (hci.py commands) shows that hcitool switched scanning off on
+#     SIGINT and advertising off: the check later used for "SIGTERM leaves it off".
 #  3. Permissions: an unprivileged listener (nobody, no capabilities) is never given the
 #     LE reports; the same user with the ambient capability CAP_NET_RAW is.
 #  4. snd-aloop: a tone played to hw:Loopback,0 is captured, not silent, from hw:Loopback,1.
 #  5. Adapter lost and resumed: killing btvirt ends a socket bound to hci0 with an error;
-#     a restarted btvirt brings hci0 back, and an iBeacon is seen again.
+#     a restarted btvirt brings hci0 back (DOWN: no bluetoothd powers it here), and
+#     once up an iBeacon is seen again.
 . "$VM_LIB"
 UUID=E2C56DB5-DFFB-48D2-B060-D0F5A71096E0
 MAJOR=1234 MINOR=5678 POWER=-59
@@ -50,11 +53,23 @@ hci_up hci0
 hci_up hci1
 hciconfig hci0 | head -3
 hciconfig hci1 | head -3
+hci_supported hci0 | sed 's/^/-- /'
 pass "two LE controllers up"
 
 vm_step "iBeacon: hci1 advertises, hci0 scans"
+hci_commands_start hci0 "$VM_OUT/cmds-hci0.txt"; P0=$HCI_COMMANDS_PID
+hci_commands_start hci1 "$VM_OUT/cmds-hci1.txt"; P1=$HCI_COMMANDS_PID
 sighting $UUID $MAJOR $MINOR $POWER first
 pass "hci0 saw hci1's iBeacon with the right bytes"
+sleep 0.5
+HCI_COMMANDS_PID=$P0 hci_commands_stop; HCI_COMMANDS_PID=$P1 hci_commands_stop
+grep -E 'opcode=0x200[bc]' "$VM_OUT/cmds-hci0.txt" | sed 's/^/-- seen on hci0: /'
+grep -E 'opcode=0x20(06|08|0a)' "$VM_OUT/cmds-hci1.txt" | sed 's/^/-- seen on hci1: /'
+[ "$(hci_last_cmd "$VM_OUT/cmds-hci0.txt" 0x200c)" = 0000 ] \
+    || fail "the last LE Set Scan Enable on hci0 did not switch scanning off"
+[ "$(hci_last_cmd "$VM_OUT/cmds-hci1.txt" 0x200a)" = 00 ] \
+    || fail "the last LE Set Advertising Enable on hci1 did not switch advertising off"
+pass "a sniffer sees others' commands: scanning and advertising were switched off"
 
 vm_step "permissions: user nobody without, then with, CAP_NET_RAW"
 NOBODY="setpriv --reuid=nobody --regid=nogroup --clear-groups"
@@ -111,9 +126,12 @@ pass "adapter lost is visible (socket error, HCIGETDEVINFO fails)"
 
 vm_step "adapter resumed: restart btvirt"
 btvirt_start
+$VM_HCI devinfo hci0 | sed 's/^/-- back at once: /'
+sleep 3
+$VM_HCI devinfo hci0 | sed 's/^/-- back, 3 s later: /'
 hci_up hci0
 hci_up hci1
-$VM_HCI devinfo hci0 | sed 's/^/-- /'
+$VM_HCI devinfo hci0 | sed 's/^/-- after hciconfig hci0 up: /'
 sighting $UUID $MAJOR 4321 $POWER again
 pass "hci0 is back and sees a new iBeacon (minor 4321)"
 
