@@ -86,9 +86,11 @@ with wave.open(sys.argv[1], "wb") as w:
     w.writeframes(b"".join(struct.pack("<h", int(12000 * math.sin(2 * math.pi * 440 * i / 22050)))
                            for i in range(22050)))
 PY
-arecord -q -D hw:Loopback,1,0 -f S16_LE -c 1 -r 22050 -d 2 "$VM_OUT/capture.wav" &
+arecord -q -D hw:Loopback,1,0 -f S16_LE -c 1 -r 22050 -d 3 "$VM_OUT/capture.wav" &
 rp=$!
-sleep 0.3
+# Play only once the capture runs (arecord starts slowly under a loaded TCG host).
+wait_until 10 grep -q 'state: RUNNING' /proc/asound/Loopback/pcm1c/sub0/status \
+    || fail "arecord never started capturing"
 aplay -D hw:Loopback,0,0 "$VM_OUT/tone.wav" || fail "aplay to hw:Loopback,0 failed"
 wait $rp || fail "arecord from hw:Loopback,1 failed"
 python3 - "$VM_OUT/capture.wav" <<'PY' || fail "the capture is silent or not the tone"
@@ -98,7 +100,7 @@ with wave.open(sys.argv[1]) as w:
     s = struct.unpack(f"<{n}h", w.readframes(n))
 # 50 ms blocks: a block of the full tone has RMS ~8485 and 22 upward zero crossings.
 # Under a loaded TCG host aplay can underrun (aloop then carries silence), so the check
-# is on the blocks that carry the tone, not on one contiguous span.
+# is on the blocks that carry the tone (at least half of them), not on one span.
 B = rate // 20
 blocks = [s[i:i + B] for i in range(0, n - B + 1, B)]
 rms = [(sum(x * x for x in b) / B) ** 0.5 for b in blocks]
@@ -108,7 +110,7 @@ hz = rates[len(rates) // 2] if rates else 0
 peak = max(abs(x) for x in s) if s else 0
 print(f"-- capture: {n} frames at {rate} Hz, peak {peak}, {len(full)} of 20 tone blocks "
       f"of 50 ms, median {hz} Hz")
-sys.exit(0 if peak > 10000 and len(full) >= 14 and 400 <= hz <= 480 else 1)
+sys.exit(0 if peak > 10000 and len(full) >= 10 and 400 <= hz <= 480 else 1)
 PY
 pass "snd-aloop carried the tone"
 
