@@ -18,6 +18,11 @@
         CC dev=hci0 opcode=0x200c status=0x00        (CS for Command Status)
       e.g. to prove that a program switched scanning (0x200c/0x2042) or advertising
       (0x200a/0x2039) off on exit: the last such CMD line has enable 00.
+  hci.py devevents [--timeout S]
+      A RAW socket bound to no adapter (HCI_DEV_NONE) gets the kernel's stack-internal
+      device events: prints READY, then "DEVEVENT dev=hci0 event=REG|UNREG|UP|DOWN" as
+      adapters come, go, go up or down, until the timeout or SIGTERM. This is how a
+      program can wait for an adapter to return without polling.
   hci.py devinfo DEV
       HCIGETDEVINFO: prints "DEVINFO dev=hci0 up=1 addr=..." (exit 1 when absent).
 Needs CAP_NET_RAW (LE Meta events are filtered out without it).
@@ -37,15 +42,21 @@ def dev_index(name):
     return int(name[3:])
 
 
+HCI_DEV_NONE, EVT_STACK_INTERNAL, EVT_SI_DEVICE = 0xFFFF, 0xFD, 0x0001
+SI_EVENTS = {1: "REG", 2: "UNREG", 3: "UP", 4: "DOWN"}
+
+
 def open_raw(dev, commands=False):
     s = socket.socket(AF_BLUETOOTH, socket.SOCK_RAW, BTPROTO_HCI)
     # struct hci_filter { u32 type_mask; u32 event_mask[2]; u16 opcode; } (padded to 16)
     type_mask = 1 << HCI_EVENT_PKT | (1 << HCI_COMMAND_PKT if commands else 0)
     ev = [0, 0]
-    for e in (EVT_CMD_COMPLETE, EVT_CMD_STATUS, EVT_LE_META, 0x10):  # 0x10 hardware error
-        ev[e >> 5] |= 1 << (e & 31)
+    # 0x10 hardware error; 0xFD stack internal. The kernel tests bit (event & 63).
+    for e in (EVT_CMD_COMPLETE, EVT_CMD_STATUS, EVT_LE_META, 0x10, EVT_STACK_INTERNAL):
+        b = e & 63
+        ev[b >> 5] |= 1 << (b & 31)
     s.setsockopt(SOL_HCI, HCI_FILTER, struct.pack("<IIIH2x", type_mask, ev[0], ev[1], 0))
-    s.bind((dev_index(dev),))
+    s.bind((HCI_DEV_NONE if dev is None else dev_index(dev),))
     return s
 
 
@@ -187,6 +198,27 @@ def commands(dev, args):
             print(f"CS dev={dev} opcode=0x{op:04x} status=0x{p[3]:02x}", flush=True)
 
 
+def devevents(args):
+    deadline = time.monotonic() + float(arg(args, "--timeout", "60"))
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
+    s = open_raw(None)
+    print("READY", flush=True)
+    while True:
+        left = deadline - time.monotonic()
+        if left <= 0:
+            return 0
+        r, _, _ = select.select([s], [], [], left)
+        if not r:
+            continue
+        p = s.recv(300)
+        # H4 event: 04 FD plen, then u16 SI type (0x0001 device), u16 event, u16 dev_id
+        if len(p) >= 9 and p[0] == HCI_EVENT_PKT and p[1] == EVT_STACK_INTERNAL:
+            typ, event, dev_id = struct.unpack("<HHH", p[3:9])
+            if typ == EVT_SI_DEVICE:
+                name = SI_EVENTS.get(event, str(event))
+                print(f"DEVEVENT dev=hci{dev_id} event={name}", flush=True)
+
+
 def devinfo(dev):
     s = socket.socket(AF_BLUETOOTH, socket.SOCK_RAW, BTPROTO_HCI)
     # struct hci_dev_info: u16 dev_id; char name[8]; bdaddr[6]; u32 flags; u8 type; ... (92 bytes)
@@ -202,6 +234,8 @@ def devinfo(dev):
 
 
 def main(argv):
+    if len(argv) >= 2 and argv[1] == "devevents":
+        return devevents(argv[2:])
     if len(argv) < 3 or argv[1] not in ("listen", "watch", "commands", "devinfo"):
         print(__doc__, file=sys.stderr)
         return 64

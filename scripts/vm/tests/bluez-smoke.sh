@@ -11,7 +11,8 @@
 #  4. snd-aloop: a tone played to hw:Loopback,0 is captured, not silent, from hw:Loopback,1.
 #  5. Adapter lost and resumed: killing btvirt ends a socket bound to hci0 with an error;
 #     a restarted btvirt brings hci0 back (DOWN: no bluetoothd powers it here), and
-#     once up an iBeacon is seen again.
+#     once up an iBeacon is seen again. A socket bound to no adapter receives the
+#     kernel's device events (UNREG, REG, UP) all along: no polling needed.
 . "$VM_LIB"
 UUID=E2C56DB5-DFFB-48D2-B060-D0F5A71096E0
 MAJOR=1234 MINOR=5678 POWER=-59
@@ -115,6 +116,9 @@ PY
 pass "snd-aloop carried the tone"
 
 vm_step "adapter lost: kill btvirt while a socket is bound to hci0"
+$VM_HCI devevents --timeout 120 > "$VM_OUT/devevents.txt" 2>&1 &
+dp=$!
+wait_until 10 grep -q READY "$VM_OUT/devevents.txt" || fail "hci.py devevents did not start"
 $VM_HCI watch hci0 --timeout 15 > "$VM_OUT/watch.txt" 2>&1 &
 wp=$!
 wait_until 10 grep -q READY "$VM_OUT/watch.txt" || fail "hci.py watch did not start"
@@ -134,6 +138,11 @@ $VM_HCI devinfo hci0 | sed 's/^/-- back, 3 s later: /'
 hci_up hci0
 hci_up hci1
 $VM_HCI devinfo hci0 | sed 's/^/-- after hciconfig hci0 up: /'
+kill $dp; wait $dp 2>/dev/null
+grep DEVEVENT "$VM_OUT/devevents.txt" | sed 's/^/-- device events: /'
+grep -A1000 'dev=hci0 event=UNREG' "$VM_OUT/devevents.txt" | grep -A1000 'dev=hci0 event=REG' \
+    | grep -q 'dev=hci0 event=UP' || fail "no UNREG, REG, UP sequence for hci0 on a HCI_DEV_NONE socket"
+pass "a socket bound to no adapter is told hci0 went (UNREG), came back (REG) and went UP"
 sighting $UUID $MAJOR 4321 $POWER again
 pass "hci0 is back and sees a new iBeacon (minor 4321)"
 
