@@ -73,14 +73,23 @@ ibeacon_ad() {
 # spaced HEX: "0a1b" -> "0a 1b"
 spaced() { echo "$1" | sed 's/../& /g; s/ $//'; }
 
-# advertise_ibeacon DEV UUID MAJOR MINOR POWER: as a foreign peer would, with hcitool:
-# advertising off (0x0C tolerated), parameters (ADV_NONCONN_IND, 100 ms), data, enable.
+# advertise_ibeacon DEV UUID MAJOR MINOR POWER [SCANRSP_HEX]: as a foreign peer would,
+# with hcitool: advertising off (0x0C tolerated), parameters (100 ms, ADV_NONCONN_IND, or
+# ADV_SCAN_IND when a scan response is given), data, scan response data, enable.
 advertise_ibeacon() {
-    local dev=$1 ad; ad=$(ibeacon_ad "$2" "$3" "$4" "$5")
+    local dev=$1 ad sr=${6:-} type=03; ad=$(ibeacon_ad "$2" "$3" "$4" "$5")
+    [ -z "$sr" ] || type=02
     HCI_TOLERATE=0c hcitool_cmd "$dev" 0x08 0x000a 00
-    hcitool_cmd "$dev" 0x08 0x0006 a0 00 a0 00 03 00 00 00 00 00 00 00 00 07 00
+    hcitool_cmd "$dev" 0x08 0x0006 a0 00 a0 00 $type 00 00 00 00 00 00 00 00 07 00
     hcitool_cmd "$dev" 0x08 0x0008 1e $(spaced "$ad") 00
+    [ -z "$sr" ] || hcitool_cmd "$dev" 0x08 0x0009 $(printf '%02x' $(( ${#sr} / 2 ))) \
+        $(spaced "$sr") $(printf '00 %.0s' $(seq $(( 31 - ${#sr} / 2 ))))
     hcitool_cmd "$dev" 0x08 0x000a 01
+}
+# name_ad TEXT: an AD structure "Complete Local Name" (0x09) carrying TEXT, as hex.
+name_ad() {
+    local h; h=$(printf '%s' "$1" | od -An -tx1 | tr -d ' \n')
+    printf '%02x09%s\n' $(( ${#h} / 2 + 1 )) "$h"
 }
 advertise_off() { HCI_TOLERATE=0c hcitool_cmd "$1" 0x08 0x000a 00; }
 

@@ -6,6 +6,8 @@
 #     exactly the advertised bytes, decoded to the same UUID/major/minor/power.
 #     A command sniffer (hci.py commands) shows that hcitool switched scanning off on
 #     SIGINT and advertising off: the check later used for "SIGTERM leaves it off".
+#     Active scanning: an ADV_SCAN_IND iBeacon with a scan response (a name carrying
+#     a coupon) gives hci0 both reports (types 02 and 04): the treasure's reward path.
 #  3. Permissions: an unprivileged listener (nobody, no capabilities) is never given the
 #     LE reports; the same user with the ambient capability CAP_NET_RAW is.
 #  4. snd-aloop: a tone played to hw:Loopback,0 is captured, not silent, from hw:Loopback,1.
@@ -71,6 +73,28 @@ grep -E 'opcode=0x20(06|08|0a)' "$VM_OUT/cmds-hci1.txt" | sed 's/^/-- seen on hc
 [ "$(hci_last_cmd "$VM_OUT/cmds-hci1.txt" 0x200a)" = 00 ] \
     || fail "the last LE Set Advertising Enable on hci1 did not switch advertising off"
 pass "a sniffer sees others' commands: scanning and advertising were switched off"
+
+vm_step "active scanning: hci1 scannable with a scan response, hci0 scans actively"
+SR=$(name_ad "COUPON-42")
+$VM_HCI listen hci0 --expect "$SR" --timeout 20 > "$VM_OUT/adv-scanrsp.txt" 2>&1 &
+lp=$!
+wait_until 10 grep -q READY "$VM_OUT/adv-scanrsp.txt" || fail "hci.py listen did not start"
+hcitool -i hci0 lescan --duplicates > "$VM_OUT/lescan-active.txt" 2>&1 &
+sp=$!
+sleep 1
+advertise_ibeacon hci1 $UUID $MAJOR 7 $POWER "$SR"
+wait $lp; rc=$?
+kill -INT $sp 2>/dev/null; wait $sp 2>/dev/null
+advertise_off hci1
+echo "-- scan response set on hci1: $SR"
+sed 's/^/-- hci0 raw: /' "$VM_OUT/adv-scanrsp.txt"
+sed 's/^/-- hcitool lescan: /' "$VM_OUT/lescan-active.txt" | head -5
+[ $rc -eq 0 ] || fail "no scan response reached hci0"
+grep -q "^ADV dev=hci0 sub=02 type=02 .* data=$(ibeacon_ad $UUID $MAJOR 7 $POWER)\$" "$VM_OUT/adv-scanrsp.txt" \
+    || fail "the scannable iBeacon (ADV_SCAN_IND) was not reported"
+grep -q "^ADV dev=hci0 sub=02 type=04 .* data=$SR\$" "$VM_OUT/adv-scanrsp.txt" \
+    || fail "the scan response (SCAN_RSP) was not reported"
+pass "active scan: ADV_SCAN_IND iBeacon then SCAN_RSP carrying COUPON-42"
 
 vm_step "permissions: user nobody without, then with, CAP_NET_RAW"
 NOBODY="setpriv --reuid=nobody --regid=nogroup --clear-groups"
