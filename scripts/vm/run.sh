@@ -3,7 +3,7 @@
 #   scripts/vm/run.sh                     every scripts/vm/tests/*.sh, one boot each
 #   scripts/vm/run.sh TEST [ARGS...]      one guest test (a bash script; path on the host)
 # Options (before TEST): --timeout SECONDS (per test, default 240; env VM_TIMEOUT),
-#   --smp N (guest CPUs, default 2; env VM_SMP).
+#   --smp N (guest CPUs, default 2; env VM_SMP). Env VM_CPU: qemu -cpu model (default max).
 # Each test's console log and files go to .build/vm/out/<test>/ (VM_OUT inside the guest).
 # Exit status: 0 when every test passed, else the failing test's status (124 timeout,
 # 70 the VM died without a result, 64 usage).
