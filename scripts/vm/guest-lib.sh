@@ -49,9 +49,9 @@ hci_up() {
     wait_until 5 hci_is_up "$1" || fail "$1 not UP"
 }
 
-# hcitool_cmd DEV OGF OCF [BYTE...]: sends one command with BlueZ's hcitool and checks
-# the status byte of the Command Complete it prints (returns the status in $HCI_STATUS).
-# Sets HCI_STATUS; fails the test unless the status is 00 or in $HCI_TOLERATE.
+# hcitool_cmd DEV OGF OCF [BYTE...]: sends one command with BlueZ's hcitool and reads
+# the status byte of the Command Complete it prints into $HCI_STATUS (lower-case hex);
+# fails the test unless the status is 00 or listed in $HCI_TOLERATE (e.g. "0c").
 hcitool_cmd() {
     local dev=$1; shift
     local out
