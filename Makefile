@@ -2,7 +2,7 @@
 SWIFT ?= swift
 export PATH := /opt/swift/usr/bin:$(PATH)
 
-.PHONY: deps build release test fuzz-smoke bench demo clean
+.PHONY: deps build release test fuzz-smoke bench demo clean vm-test
 
 deps:
 	@scripts/deps.sh
@@ -21,6 +21,12 @@ fuzz-smoke: deps
 
 bench: deps
 	$(SWIFT) run -c release BluetoothBenchmark
+
+# The kernel path for real: Debian's kernel in qemu (TCG) with btvirt controllers and
+# snd-aloop; installs qemu & co. when missing, caches kernel+initramfs in .build/vm.
+# One guest test: scripts/vm/run.sh scripts/vm/tests/NAME.sh. See docs/vm-test.md.
+vm-test:
+	scripts/vm/run.sh
 
 clean:
 	rm -rf .build
