@@ -10,6 +10,8 @@ let usage = """
       hunt --region UUID[:MAJOR[:MINOR]] [--hci auto|hciN|serial:DEV[@BAUD]|unix:PATH] [--device NAME]
            [--json] [--record FILE.btsnoop] [--lang en-pirate|ja] [--voice-dir DIR] [--cache-dir DIR] [--quiet]
                                     the appliance: range the treasure, speak the hunt
+      scan [--hci T] [--active] [--json] [--duration S] [--record FILE.btsnoop]
+                                    every beacon in view, live (the tool to place the treasure)
       demo [--device NAME] [--json] a simulated hunt through the real pipeline, about a minute
       help                          this text
     """
@@ -26,6 +28,8 @@ func runCommand(_ arguments: [String]) throws(CLIError) -> ExitCode {
         return try SayCommand.run(&cursor)
     case "hunt":
         return try HuntCommand.run(&cursor)
+    case "scan":
+        return try ScanCommand.run(&cursor)
     case "demo":
         return try HuntCommand.demo(&cursor)
     case "help", "--help", "-h":
