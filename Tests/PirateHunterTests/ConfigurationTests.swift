@@ -260,6 +260,15 @@ private let repository = URL(fileURLWithPath: #filePath).deletingLastPathCompone
         }
     }
 
+    @Test func theDocumentationsExamplesAreValid() throws {
+        let docs = try String(contentsOfFile: repository + "/docs/configuration.md", encoding: .utf8)
+        let blocks = docs.components(separatedBy: "```json\n").dropFirst().compactMap { $0.components(separatedBy: "```").first }
+        #expect(blocks.count == 2)
+        for block in blocks {
+            _ = try decode(block, file: "docs/configuration.md")
+        }
+    }
+
     @Test(arguments: ["config/hunter.example.json", "config/treasure.example.json"])
     func theInstalledExampleFilesAreValid(_ name: String) throws {
         let path = repository + "/" + name
