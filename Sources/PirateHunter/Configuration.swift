@@ -308,7 +308,22 @@ extension HunterConfiguration {
         }
         configuration.apply(flags)
         configuration.resolveDirectories(environment: environment, executablePath: executablePath)
+        try configuration.checkLanguagePack(fromFlag: flags.language != nil)
         return configuration
+    }
+
+    /// The line pack must exist in the voices directory: a wrong language is named with the
+    /// packs there (exit 64 for `--lang`, 78 for the file). A missing voices directory is
+    /// left to `PirateVoice.load`, which names it.
+    func checkLanguagePack(fromFlag: Bool) throws(CLIError) {
+        guard let directory = voice.voicesDirectory else { return }
+        let lines = directory + "/lines"
+        guard let names = try? FileManager.default.contentsOfDirectory(atPath: lines) else { return }
+        let packs = names.filter { $0.hasSuffix(".json") }.map { String($0.dropLast(".json".count)) }.sorted()
+        guard !packs.contains(voice.language) else { return }
+        let problem = "no line pack '\(voice.language)' in \(lines); allowed: \(packs.joined(separator: ", "))"
+        if fromFlag { throw CLIError(.usage, "--lang: " + problem) }
+        throw CLIError(.config, "\(file ?? "configuration"): voice.language: " + problem)
     }
 
     /// Decodes one configuration file's bytes; `file` names it in errors (exit 78).

@@ -437,6 +437,29 @@ private let repository = URL(fileURLWithPath: #filePath).deletingLastPathCompone
         #expect(configuration.treasure.reward == "NEW")
     }
 
+    @Test func anUnknownLanguageIsNamedWithThePacksThatExist() throws {
+        let scratch = try Scratch()
+        let voices = repository + "/voices"
+        let file = try scratch.write("hunter.json", #"{ "voice": { "language": "fr", "voices_directory": "\#(voices)" } }"#)
+        do {
+            _ = try HunterConfiguration.load(arguments: ["--config", file], environment: [:])
+            Issue.record("loaded")
+        } catch {
+            #expect(error.code == .config)
+            #expect(error.message == "\(file): voice.language: no line pack 'fr' in \(voices)/lines; allowed: en-pirate, ja")
+        }
+        do {
+            _ = try HunterConfiguration.load(arguments: ["--config", file, "--lang", "klingon"], environment: [:])
+            Issue.record("loaded")
+        } catch {
+            #expect(error.code == .usage)
+            #expect(error.message == "--lang: no line pack 'klingon' in \(voices)/lines; allowed: en-pirate, ja")
+        }
+        let (fixed, _) = try HunterConfiguration.load(arguments: ["--config", file, "--lang", "ja"], environment: [:])
+        #expect(fixed.voiceConfiguration().language == "ja")
+        #expect(fixed.voiceConfiguration().voicesDirectory == voices)
+    }
+
     @Test func withoutFlagsTheFileStands() throws {
         let scratch = try Scratch()
         let file = try scratch.write("hunter.json", #"{ "transport": "hci1", "audio": { "device": "plughw:1,0" } }"#)
