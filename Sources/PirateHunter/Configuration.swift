@@ -992,3 +992,38 @@ struct JSONSyntax {
 }
 
 extension JSONSyntax.Failure: Error {}
+
+// MARK: - Log lines (stderr; journald priority prefixes under systemd)
+
+/// sd-daemon(3) priorities: under systemd a line starting `<N>` gets priority N in the journal.
+enum LogPriority: Int, Sendable {
+    case error = 3, warning = 4, notice = 5, info = 6, debug = 7
+}
+
+/// How stderr lines are written: one event a line, prefixed with `<N>` when stderr is the
+/// journal (systemd sets `JOURNAL_STREAM=<device>:<inode>` of the stream it connected; the
+/// prefix is only added when fd 2 is still that stream, not when redirected elsewhere).
+struct LogFormat: Sendable, Equatable {
+    var journal: Bool
+
+    static func detect(environment: [String: String] = ProcessInfo.processInfo.environment, descriptor: Int32 = 2) -> LogFormat {
+        guard let stream = environment["JOURNAL_STREAM"] else { return LogFormat(journal: false) }
+        let parts = stream.split(separator: ":")
+        var info = stat()
+        guard parts.count == 2, let device = UInt64(parts[0]), let inode = UInt64(parts[1]),
+              fstat(descriptor, &info) == 0 else { return LogFormat(journal: false) }
+        return LogFormat(journal: UInt64(info.st_dev) == device && UInt64(info.st_ino) == inode)
+    }
+
+    /// The line to write (without its newline): control characters, newlines included,
+    /// become spaces so one event stays one line.
+    func line(_ priority: LogPriority, _ text: String) -> String {
+        var clean = ""
+        clean.unicodeScalars.append(contentsOf: text.unicodeScalars.map { $0.properties.generalCategory == .control ? " " : $0 })
+        return journal ? "<\(priority.rawValue)>" + clean : clean
+    }
+
+    func write(_ priority: LogPriority, _ text: String) {
+        printError(line(priority, text))
+    }
+}

@@ -504,3 +504,26 @@ private let repository = URL(fileURLWithPath: #filePath).deletingLastPathCompone
         }
     }
 }
+
+@Suite struct LogFormatTests {
+    @Test func thePrefixIsAddedOnlyWhenStderrIsTheJournalStream() throws {
+        let scratch = try Scratch()
+        let file = try scratch.write("stream", "")
+        let fd = open(file, O_WRONLY)
+        try #require(fd >= 0)
+        defer { close(fd) }
+        var info = stat()
+        try #require(fstat(fd, &info) == 0)
+        let stream = "\(info.st_dev):\(info.st_ino)"
+        #expect(LogFormat.detect(environment: ["JOURNAL_STREAM": stream], descriptor: fd).journal)
+        #expect(!LogFormat.detect(environment: ["JOURNAL_STREAM": "\(info.st_dev):\(info.st_ino + 1)"], descriptor: fd).journal)
+        #expect(!LogFormat.detect(environment: ["JOURNAL_STREAM": "garbage"], descriptor: fd).journal)
+        #expect(!LogFormat.detect(environment: [:], descriptor: fd).journal)
+    }
+
+    @Test func oneEventIsOneLine() {
+        #expect(LogFormat(journal: true).line(.error, "adapter hci0 lost") == "<3>adapter hci0 lost")
+        #expect(LogFormat(journal: true).line(.info, "say: arrr\nnext") == "<6>say: arrr next")
+        #expect(LogFormat(journal: false).line(.warning, "a\tb\r\nc") == "a b  c")
+    }
+}
