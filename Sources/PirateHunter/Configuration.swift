@@ -328,6 +328,10 @@ extension HunterConfiguration {
 
     /// Decodes one configuration file's bytes; `file` names it in errors (exit 78).
     static func decode(_ bytes: [UInt8], file: String) throws(CLIError) -> HunterConfiguration {
+        // Syntax first (with its line and column, and duplicate keys), then the fields.
+        if let syntax = JSONSyntax.firstError(in: bytes) {
+            throw CLIError(.config, "\(file): line \(syntax.line), column \(syntax.column): not valid JSON: \(syntax.problem)")
+        }
         do {
             var configuration = try JSONDecoder().decode(HunterConfiguration.self, from: Data(bytes))
             configuration.file = file
@@ -335,9 +339,6 @@ extension HunterConfiguration {
         } catch let error as ConfigFieldError {
             throw CLIError(.config, "\(file): \(error.path): \(error.problem); allowed: \(error.allowed)")
         } catch {
-            if let syntax = JSONSyntax.firstError(in: bytes) {
-                throw CLIError(.config, "\(file): line \(syntax.line), column \(syntax.column): not valid JSON: \(syntax.problem)")
-            }
             throw CLIError(.config, "\(file): not a valid configuration: \(error)")
         }
     }
@@ -803,8 +804,8 @@ struct RangingSection: Decodable {
 // MARK: - Where a file stops being JSON
 
 /// Finds the first syntax error in a JSON text, with its line and column (JSONDecoder's
-/// own error does not say where). Strict RFC 8259, except that it is only asked after
-/// JSONDecoder refused the text.
+/// own error does not say where). Strict RFC 8259 (no trailing commas, no comments), and two
+/// equal keys in one object are an error.
 struct JSONSyntax {
     struct Failure: Equatable {
         var line: Int
@@ -880,9 +881,18 @@ struct JSONSyntax {
             index += 1
             return
         }
+        var keys = Set<ArraySlice<UInt8>>()
         while true {
             guard current == UInt8(ascii: "\"") else { throw failure("expected a key in double quotes, found \(describe(current))") }
+            let start = index
             try string()
+            // JSONDecoder keeps one of two equal keys silently: an edit that added a second
+            // "rate" instead of changing the first would do nothing.
+            guard keys.insert(bytes[start..<index]).inserted else {
+                let name = String(decoding: bytes[(start + 1)..<(index - 1)], as: UTF8.self)
+                index = start
+                throw failure("key '\(name)' appears twice in one object")
+            }
             skipSpace()
             guard current == UInt8(ascii: ":") else { throw failure("expected ':' after the key, found \(describe(current))") }
             index += 1

@@ -383,6 +383,8 @@ private let repository = URL(fileURLWithPath: #filePath).deletingLastPathCompone
         ("{\"json\": true} x", "hunter.json: line 1, column 16: not valid JSON: unexpected text after the JSON value"),
         ("", "hunter.json: line 1, column 1: not valid JSON: expected a value, found the end of the file"),
         ("# comment\n{}", "hunter.json: line 1, column 1: not valid JSON: expected a value, found '#'"),
+        ("{\n  \"voice\": { \"rate\": 150,\n    \"rate\": 160 }\n}", "hunter.json: line 3, column 5: not valid JSON: key 'rate' appears twice in one object"),
+        ("{\"json\": true,}", "hunter.json: line 1, column 15: not valid JSON: trailing comma before '}'"),
     ])
     func notJSONExits78NamingTheLine(_ text: String, _ expected: String) throws {
         let error = try #require(failure(text))
