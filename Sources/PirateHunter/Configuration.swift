@@ -209,6 +209,9 @@ struct ConfigurationFlags: Sendable, Equatable {
             guard let region = RangingOutput.region(text) else {
                 throw CLIError(.usage, "--region: '\(text)' is not UUID[:MAJOR[:MINOR]] (major and minor 0-65535)")
             }
+            guard !regions.contains(where: { $0.name == region.name }) else {
+                throw CLIError(.usage, "--region: '\(text)' is given twice")
+            }
             regions.append(region)
         case "--device": device = try Self.nonEmpty(argument, cursor.value(for: argument))
         case "--lang": language = try Self.nonEmpty(argument, cursor.value(for: argument))

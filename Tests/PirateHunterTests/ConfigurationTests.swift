@@ -488,6 +488,8 @@ private let repository = URL(fileURLWithPath: #filePath).deletingLastPathCompone
         (["--hci", "bt0"], "--hci: 'bt0' is not a transport; allowed: \(TransportChoice.allowed)"),
         (["--region", "nope"], "--region: 'nope' is not UUID[:MAJOR[:MINOR]] (major and minor 0-65535)"),
         (["--region", "E2C56DB5-DFFB-48D2-B060-D0F5A71096E0:70000"], "--region: 'E2C56DB5-DFFB-48D2-B060-D0F5A71096E0:70000' is not UUID[:MAJOR[:MINOR]] (major and minor 0-65535)"),
+        (["--region", "E2C56DB5-DFFB-48D2-B060-D0F5A71096E0", "--region", "E2C56DB5-DFFB-48D2-B060-D0F5A71096E0"],
+         "--region: 'E2C56DB5-DFFB-48D2-B060-D0F5A71096E0' is given twice"),
         (["--volume", "loud"], "--volume: 'loud' is not a volume; allowed: -60 to 12 dB"),
         (["--power", "30"], "--power: '30' is out of range; allowed: -127 to 20"),
         (["--major", "65536"], "--major: '65536' is out of range; allowed: 0 to 65535"),
