@@ -17,6 +17,12 @@ release: deps
 test: deps
 	$(SWIFT) test
 
+# A simulated hunt through the real pipeline, heard through the default ALSA device
+# (or written to demo.wav when there is none).
+demo: deps
+	$(SWIFT) build -c release --product pirate-hunter
+	.build/release/pirate-hunter demo
+
 fuzz-smoke: deps
 	scripts/fuzz.sh smoke
 

@@ -7,6 +7,12 @@ let usage = """
       replay FILE [--json]          decode a btsnoop capture: every beacon sighting
       say TEXT|--line EVENT [--sound] [--device NAME] [--out FILE.wav] [--voice-dir DIR] [--lang en-pirate|ja]
                                     speak a text or a line of a hunt event with the pirate voice
+      hunt --region UUID[:MAJOR[:MINOR]] [--hci auto|hciN|serial:DEV[@BAUD]|unix:PATH] [--device NAME]
+           [--json] [--record FILE.btsnoop] [--lang en-pirate|ja] [--voice-dir DIR] [--cache-dir DIR] [--quiet]
+                                    the appliance: range the treasure, speak the hunt
+      scan [--hci T] [--active] [--json] [--duration S] [--record FILE.btsnoop]
+                                    every beacon in view, live (the tool to place the treasure)
+      demo [--device NAME] [--json] a simulated hunt through the real pipeline, about a minute
       help                          this text
     """
 
@@ -20,6 +26,12 @@ func runCommand(_ arguments: [String]) throws(CLIError) -> ExitCode {
         return try ReplayCommand.run(&cursor)
     case "say":
         return try SayCommand.run(&cursor)
+    case "hunt":
+        return try HuntCommand.run(&cursor)
+    case "scan":
+        return try ScanCommand.run(&cursor)
+    case "demo":
+        return try HuntCommand.demo(&cursor)
     case "help", "--help", "-h":
         print(usage)
         return .ok

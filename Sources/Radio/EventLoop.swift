@@ -42,7 +42,7 @@ public final class EventLoop {
     private var nextID = 1
     private let timerFD: Int32
     private var armedDeadline: Double?
-    private var running = false
+    private var stopped = false
 
     public init() throws(SystemError) {
         let fd = timerfd_create(CLOCK_MONOTONIC, Int32(TFD_CLOEXEC | TFD_NONBLOCK))
@@ -112,10 +112,9 @@ public final class EventLoop {
         for timer in due { timer.action() }
     }
 
-    /// Runs until `stop()` is called from a handler.
+    /// Runs until `stop()` is called from a handler (at once if it was called before).
     public func run() throws(SystemError) {
-        running = true
-        while running {
+        while !stopped {
             try runOnce(timeout: -1)
         }
     }
@@ -139,7 +138,7 @@ public final class EventLoop {
         }
     }
 
-    public func stop() { running = false }
+    public func stop() { stopped = true }
 }
 
 /// The only way into the loop from another thread: post a message, the loop's handler

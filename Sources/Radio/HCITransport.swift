@@ -62,6 +62,7 @@ extension HCITransport {
 }
 
 /// Records every packet crossing a transport, both ways, to a btsnoop file (Wireshark opens it).
+/// The writer outlives the transport (one recording spans reconnections): its owner closes it.
 public final class RecordingTransport: HCITransport {
     private let inner: HCITransport
     private let writer: CaptureFileWriter
@@ -97,6 +98,5 @@ public final class RecordingTransport: HCITransport {
 
     public func close() {
         inner.close()
-        try? writer.close()
     }
 }

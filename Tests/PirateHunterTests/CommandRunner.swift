@@ -27,7 +27,7 @@ enum PirateHunterBinary {
         return candidates.first { FileManager.default.isExecutableFile(atPath: $0.path) } ?? candidates[2]
     }
 
-    static func run(_ arguments: [String], environment: [String: String] = [:], timeout: TimeInterval = 60) throws -> CommandResult {
+    static func run(_ arguments: [String], environment: [String: String] = [:], timeout: TimeInterval = 120) throws -> CommandResult {
         let process = Process()
         process.executableURL = url
         process.arguments = arguments
@@ -41,6 +41,10 @@ enum PirateHunterBinary {
         process.standardError = err
         process.standardInput = FileHandle.nullDevice
         try process.run()
+        // A hung command is killed rather than hanging the test run.
+        DispatchQueue.global().asyncAfter(deadline: .now() + timeout) { [process] in
+            if process.isRunning { process.terminate() }
+        }
         // Read while it runs so a large output cannot fill the pipe and stall it.
         let outData = out.fileHandleForReading.readDataToEndOfFile()
         let errData = err.fileHandleForReading.readDataToEndOfFile()

@@ -227,12 +227,14 @@ func spin(_ loop: EventLoop, _ sim: SimulatedController?, for seconds: Double, u
         let path = FileManager.default.temporaryDirectory.appendingPathComponent("rec-\(UUID().uuidString).btsnoop").path
         defer { unlink(path) }
         let sim = try SimulatedController(beacons: [try treasureBeacon()])
-        let recording = RecordingTransport(sim, writer: try CaptureFileWriter(path: path))
+        let writer = try CaptureFileWriter(path: path)
+        let recording = RecordingTransport(sim, writer: writer)
         try recording.send(HCICommand.leSetScanEnable(true, filterDuplicates: false))
         sim.advance(to: 1)
         let received = try recording.receive()
         #expect(!FileManager.default.fileExists(atPath: path), "the file gets its name only when complete")
         recording.close()
+        try writer.close()
         var reader = try CaptureFileReader(path: path)
         var packets: [HCIPacket] = []
         while let record = try reader.next() {

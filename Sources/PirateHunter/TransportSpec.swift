@@ -1,0 +1,61 @@
+import Radio
+
+/// Where the controller is, as the user writes it: `auto`, `hci0`, `serial:/dev/ttyAMA0[@115200]`,
+/// `unix:/path`, or `simulator`.
+enum TransportSpec: Equatable {
+    case kernel(adapter: UInt16?)
+    case serial(path: String, baud: Int)
+    case unix(path: String)
+    case simulator
+
+    static let help = "auto, hciN, serial:/dev/ttyXXX[@BAUD], unix:/path or simulator"
+
+    init?(_ text: String) {
+        switch text {
+        case "auto", "":
+            self = .kernel(adapter: nil)
+        case "simulator":
+            self = .simulator
+        case _ where text.hasPrefix("hci"):
+            guard let n = UInt16(text.dropFirst(3)) else { return nil }
+            self = .kernel(adapter: n)
+        case _ where text.hasPrefix("serial:"):
+            let rest = text.dropFirst(7)
+            let parts = rest.split(separator: "@", maxSplits: 1)
+            guard let path = parts.first, path.hasPrefix("/") else { return nil }
+            var baud = 115_200
+            if parts.count == 2 {
+                guard let b = Int(parts[1]) else { return nil }
+                baud = b
+            }
+            self = .serial(path: String(path), baud: baud)
+        case _ where text.hasPrefix("unix:"):
+            let path = String(text.dropFirst(5))
+            guard path.hasPrefix("/") else { return nil }
+            self = .unix(path: path)
+        default:
+            return nil
+        }
+    }
+
+    /// Opens a fresh transport each time it is called (the session reconnects through it),
+    /// recording every packet to `recorder` when given.
+    func factory(recorder: CaptureFileWriter?) -> ScannerSession.TransportFactory {
+        let spec = self
+        return { () throws(TransportError) -> HCITransport in
+            let transport: HCITransport
+            switch spec {
+            case let .kernel(adapter):
+                transport = try KernelHCISocket(adapter: adapter)
+            case let .serial(path, baud):
+                transport = try H4StreamTransport.serial(path: path, baud: baud)
+            case let .unix(path):
+                transport = try H4StreamTransport.unixSocket(path: path)
+            case .simulator:
+                throw .unsupported("the simulator transport is made by its command")
+            }
+            guard let recorder else { return transport }
+            return RecordingTransport(transport, writer: recorder)
+        }
+    }
+}

@@ -1,0 +1,90 @@
+import Foundation
+import Testing
+
+/// The whole appliance on the simulator: a scripted walk through the real pipeline, its
+/// voice heard through ALSA's file: device. One run (about 65 s) serves every check.
+@Suite(.serialized) struct DemoEndToEndTests {
+    struct Run {
+        var result: CommandResult
+        var events: [[String: Any]]
+        var wav: [Int16]
+        var rate: Int
+    }
+
+    static func runDemo() throws -> Run {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("demo-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let wav = directory.appendingPathComponent("heard.wav").path
+        let result = try PirateHunterBinary.run(
+            ["demo", "--json", "--device", "file:FILE=\(wav),FORMAT=wav", "--cache-dir", directory.appendingPathComponent("cache").path],
+            timeout: 180)
+        let events = try jsonObjects(result)
+        let data = try Data(contentsOf: URL(fileURLWithPath: wav))
+        // 44-byte canonical header from alsa-lib's file plugin, then S16_LE mono.
+        #expect(data.count > 44)
+        let rate = data.count > 28 ? Int(data[24]) | Int(data[25]) << 8 | Int(data[26]) << 16 : 0
+        let samples = data.dropFirst(44).withUnsafeBytes { Array($0.bindMemory(to: Int16.self)) }
+        return Run(result: result, events: events, wav: samples, rate: rate)
+    }
+
+    @Test func scriptedWalkIsHeardInOrder() throws {
+        let run = try Self.runDemo()
+        #expect(run.result.status == 0, "\(run.result.stderr)")
+        let said = run.events.filter { $0["event"] as? String == "say" }.compactMap { $0["event_name"] as? String }
+        let important = said.filter { !["warmer", "colder"].contains($0) }
+        // The walk: start, approach (enter, near), wander off (far, exit), come back (enter,
+        // near, immediate) and find it.
+        #expect(important == [
+            "startup", "region-entered", "proximity-near", "proximity-far", "region-left",
+            "region-entered", "proximity-near", "proximity-immediate", "treasure-found",
+        ])
+        // Every region change is an arrr first, then its line.
+        let sequence = run.events.compactMap { e -> String? in
+            switch e["event"] as? String {
+            case "sound": return "sound:" + (e["name"] as? String ?? "")
+            case "say": return "say:" + (e["event_name"] as? String ?? "")
+            default: return nil
+            }
+        }
+        for (i, item) in sequence.enumerated() where item == "say:region-entered" || item == "say:region-left" {
+            #expect(i > 0 && sequence[i - 1] == "sound:arrr")
+        }
+        #expect(sequence.filter { $0 == "sound:arrr" }.count == 3)
+        // The state is determined (outside) before the first enter, within a few seconds.
+        let state = try #require(run.events.first { $0["event"] as? String == "state" })
+        #expect(state["state"] as? String == "outside")
+        #expect((state["t"] as? Double ?? 99) < 6)
+        // Warmer/colder never chatter: at least 6 s apart.
+        let trendTimes = run.events.filter { ["warmer", "colder"].contains($0["event_name"] as? String ?? "") }.compactMap { $0["t"] as? Double }
+        for (a, b) in zip(trendTimes, trendTimes.dropFirst()) { #expect(b - a >= 6) }
+        // Range events at most once a second.
+        let rangeTimes = run.events.filter { $0["event"] as? String == "range" }.compactMap { $0["t"] as? Double }
+        for (a, b) in zip(rangeTimes, rangeTimes.dropFirst()) { #expect(b - a >= 0.99) }
+
+        // What ALSA was handed: the lines and the arrrs, as separate bursts of sound.
+        #expect(run.rate == 22050)
+        let seconds = Double(run.wav.count) / Double(max(run.rate, 1))
+        let saidCount = said.count
+        #expect(seconds >= Double(saidCount) * 1.0, "\(saidCount) lines should give at least a second each")
+        var bursts = 0
+        var quiet = 0
+        var inBurst = false
+        let window = max(run.rate / 100, 1)  // 10 ms
+        for start in stride(from: 0, to: run.wav.count - window, by: window) {
+            var energy = 0.0
+            for s in run.wav[start..<(start + window)] { energy += Double(s) * Double(s) }
+            let loud = (energy / Double(window)).squareRoot() > 300
+            if loud {
+                if !inBurst && quiet >= 20 { bursts += 1 }
+                if !inBurst && bursts == 0 { bursts = 1 }
+                inBurst = true
+                quiet = 0
+            } else {
+                quiet += 1
+                if quiet >= 20 { inBurst = false }
+            }
+        }
+        #expect(bursts >= 8, "lines separated by silence: \(bursts)")
+    }
+}
