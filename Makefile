@@ -20,7 +20,8 @@ test: deps
 # A simulated hunt through the real pipeline, heard through the default ALSA device
 # (or written to demo.wav when there is none).
 demo: deps
-	$(SWIFT) build -c release --product pirate-hunter
+	$(SWIFT) build -c release --static-swift-stdlib --product pirate-hunter
+	@touch $(RELEASE_STAMP)
 	.build/release/pirate-hunter demo
 
 fuzz-smoke: deps

@@ -58,7 +58,7 @@ struct HunterConfiguration: Sendable, Equatable {
         var intervalUnits: UInt16 { UInt16(clamping: (intervalMilliseconds * 8 + 2) / 5) }
     }
 
-    var transport: TransportChoice = .auto
+    var transport: TransportSpec = .kernel(adapter: nil)
     /// The treasure region(s) to hunt; the first is the one the voice hunts.
     var huntedRegions: [Region] = [Region(name: "treasure", uuid: HunterConfiguration.defaultUUID)]
     var voice = Voice()
@@ -97,6 +97,22 @@ struct HunterConfiguration: Sendable, Equatable {
         return configuration
     }
 
+    /// What `Hunter` takes; `quiet` leaves the voice and sound out (ranging only).
+    func hunterSetup(quiet: Bool = false) -> HunterSetup {
+        var setup = HunterSetup()
+        setup.transport = transport
+        setup.regions = huntedRegions
+        setup.ranging = ranging
+        setup.json = json
+        setup.record = record
+        if !quiet {
+            setup.hunt = huntConfiguration()
+            setup.voice = voiceConfiguration()
+            setup.playback = playbackConfiguration()
+        }
+        return setup
+    }
+
     /// For the first region (the one the voice hunts).
     func huntConfiguration() -> HuntDirector.Configuration {
         var configuration = HuntDirector.Configuration(region: huntedRegions.first?.name ?? "treasure")
@@ -110,56 +126,18 @@ struct HunterConfiguration: Sendable, Equatable {
 
 // MARK: - Transport
 
-/// Where the HCI controller is: `auto`, `hciN`, `serial:PATH[@BAUD]`, `unix:PATH`, `simulator`.
-enum TransportChoice: Sendable, Equatable, CustomStringConvertible {
-    /// The first kernel adapter that is up.
-    case auto
-    case adapter(UInt16)
-    case serial(path: String, baud: Int)
-    case unixSocket(String)
-    case simulator
-
-    static let defaultBaud = 115_200
+extension TransportSpec {
     /// The rates `H4StreamTransport.serial` can set.
     static let baudRates = [9600, 19200, 38400, 57600, 115_200, 230_400, 460_800, 921_600,
                             1_000_000, 2_000_000, 3_000_000]
     static let allowed = "auto, hciN (hci0, hci1...), serial:/dev/PATH[@BAUD], unix:/PATH, simulator"
 
-    init?(parsing text: String) {
-        switch text {
-        case "auto": self = .auto
-        case "simulator": self = .simulator
-        default:
-            if text.hasPrefix("hci"), let index = UInt16(text.dropFirst(3)), index < 1024 {
-                self = .adapter(index)
-            } else if text.hasPrefix("serial:") {
-                let rest = text.dropFirst("serial:".count)
-                let parts = rest.split(separator: "@", omittingEmptySubsequences: false)
-                guard (1...2).contains(parts.count), parts[0].hasPrefix("/"), parts[0].count > 1 else { return nil }
-                var baud = Self.defaultBaud
-                if parts.count == 2 {
-                    guard let rate = Int(parts[1]), Self.baudRates.contains(rate) else { return nil }
-                    baud = rate
-                }
-                self = .serial(path: String(parts[0]), baud: baud)
-            } else if text.hasPrefix("unix:") {
-                let path = String(text.dropFirst("unix:".count))
-                guard path.hasPrefix("/") || path.hasPrefix("."), path.count > 1 else { return nil }
-                self = .unixSocket(path)
-            } else {
-                return nil
-            }
-        }
-    }
-
-    var description: String {
-        switch self {
-        case .auto: "auto"
-        case let .adapter(index): "hci\(index)"
-        case let .serial(path, baud): "serial:\(path)@\(baud)"
-        case let .unixSocket(path): "unix:\(path)"
-        case .simulator: "simulator"
-        }
+    /// As `init?(_:)`, but also refuses an empty text and a baud rate the UART cannot take,
+    /// so that both are configuration errors rather than failures at start.
+    init?(validating text: String) {
+        guard !text.isEmpty, let spec = TransportSpec(text) else { return nil }
+        if case let .serial(_, baud) = spec, !Self.baudRates.contains(baud) { return nil }
+        self = spec
     }
 }
 
@@ -168,7 +146,7 @@ enum TransportChoice: Sendable, Equatable, CustomStringConvertible {
 /// The flags every command shares (and the treasure's), applied over the file.
 struct ConfigurationFlags: Sendable, Equatable {
     var configPath: String?
-    var transport: TransportChoice?
+    var transport: TransportSpec?
     /// `--region`, repeatable; any replaces the file's regions.
     var regions: [Region] = []
     var device: String?
@@ -200,8 +178,8 @@ struct ConfigurationFlags: Sendable, Equatable {
         case "--config": configPath = try cursor.value(for: argument)
         case "--hci", "--adapter":
             let text = try cursor.value(for: argument)
-            guard let choice = TransportChoice(parsing: text) else {
-                throw CLIError(.usage, "\(argument): '\(text)' is not a transport; allowed: \(TransportChoice.allowed)")
+            guard let choice = TransportSpec(validating: text) else {
+                throw CLIError(.usage, "\(argument): '\(text)' is not a transport; allowed: \(TransportSpec.allowed)")
             }
             transport = choice
         case "--region":
@@ -589,9 +567,9 @@ extension HunterConfiguration: Decodable {
     init(from decoder: any Decoder) throws {
         self.init()
         let reader = try ObjectReader(decoder, known: Self.keys)
-        if let text = try reader.string("transport", allowed: TransportChoice.allowed) {
-            guard let choice = TransportChoice(parsing: text) else {
-                throw reader.fail("transport", "'\(text)' is not a transport", allowed: TransportChoice.allowed)
+        if let text = try reader.string("transport", allowed: TransportSpec.allowed) {
+            guard let choice = TransportSpec(validating: text) else {
+                throw reader.fail("transport", "'\(text)' is not a transport", allowed: TransportSpec.allowed)
             }
             transport = choice
         }
@@ -1006,37 +984,27 @@ struct JSONSyntax {
 
 extension JSONSyntax.Failure: Error {}
 
-// MARK: - Log lines (stderr; journald priority prefixes under systemd)
+// MARK: - Is stderr the journal?
 
-/// sd-daemon(3) priorities: under systemd a line starting `<N>` gets priority N in the journal.
-enum LogPriority: Int, Sendable {
-    case error = 3, warning = 4, notice = 5, info = 6, debug = 7
-}
-
-/// How stderr lines are written: one event a line, prefixed with `<N>` when stderr is the
-/// journal (systemd sets `JOURNAL_STREAM=<device>:<inode>` of the stream it connected; the
-/// prefix is only added when fd 2 is still that stream, not when redirected elsewhere).
-struct LogFormat: Sendable, Equatable {
-    var journal: Bool
-
-    static func detect(environment: [String: String] = ProcessInfo.processInfo.environment, descriptor: Int32 = 2) -> LogFormat {
-        guard let stream = environment["JOURNAL_STREAM"] else { return LogFormat(journal: false) }
+/// systemd sets `JOURNAL_STREAM=<device>:<inode>` for the stream it connected to the
+/// journal; a child whose stderr was redirected elsewhere inherits the variable, so only a
+/// stderr that still is that stream should get `<N>` priority prefixes (`Log.underSystemd`).
+enum JournalStream {
+    static func isStandardError(
+        environment: [String: String] = ProcessInfo.processInfo.environment, descriptor: Int32 = 2
+    ) -> Bool {
+        guard let stream = environment["JOURNAL_STREAM"] else { return false }
         let parts = stream.split(separator: ":")
         var info = stat()
         guard parts.count == 2, let device = UInt64(parts[0]), let inode = UInt64(parts[1]),
-              fstat(descriptor, &info) == 0 else { return LogFormat(journal: false) }
-        return LogFormat(journal: UInt64(info.st_dev) == device && UInt64(info.st_ino) == inode)
+              fstat(descriptor, &info) == 0 else { return false }
+        return UInt64(info.st_dev) == device && UInt64(info.st_ino) == inode
     }
 
-    /// The line to write (without its newline): control characters, newlines included,
-    /// become spaces so one event stays one line.
-    func line(_ priority: LogPriority, _ text: String) -> String {
+    /// One event, one line: control characters (newlines included) become spaces.
+    static func oneLine(_ text: String) -> String {
         var clean = ""
         clean.unicodeScalars.append(contentsOf: text.unicodeScalars.map { $0.properties.generalCategory == .control ? " " : $0 })
-        return journal ? "<\(priority.rawValue)>" + clean : clean
-    }
-
-    func write(_ priority: LogPriority, _ text: String) {
-        printError(line(priority, text))
+        return clean
     }
 }

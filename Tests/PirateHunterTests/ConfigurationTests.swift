@@ -43,7 +43,7 @@ private let repository = URL(fileURLWithPath: #filePath).deletingLastPathCompone
     @Test func anEmptyObjectGivesEveryDocumentedDefault() throws {
         let configuration = try decode("{}")
         #expect(configuration.file == "hunter.json")
-        #expect(configuration.transport == .auto)
+        #expect(configuration.transport == .kernel(adapter: nil))
         #expect(configuration.regions() == [Region(name: "treasure", uuid: HunterConfiguration.defaultUUID)])
         #expect(HunterConfiguration.defaultUUID.uuidString == "50495241-5445-2D48-554E-544552000000")
         #expect(configuration.rangingConfiguration() == RangingConfiguration.default)
@@ -66,7 +66,7 @@ private let repository = URL(fileURLWithPath: #filePath).deletingLastPathCompone
 
     @Test func nullMeansTheDefault() throws {
         let configuration = try decode(#"{"transport": null, "voice": {"rate": null}, "record": null, "treasure": null}"#)
-        #expect(configuration.transport == .auto)
+        #expect(configuration.transport == .kernel(adapter: nil))
         #expect(configuration.voice.parameters.rate == 175)
         #expect(configuration.record == nil)
     }
@@ -278,19 +278,20 @@ private let repository = URL(fileURLWithPath: #filePath).deletingLastPathCompone
     }
 
     @Test(arguments: [
-        ("auto", TransportChoice.auto), ("hci0", .adapter(0)), ("hci12", .adapter(12)), ("simulator", .simulator),
+        ("auto", TransportSpec.kernel(adapter: nil)), ("hci0", .kernel(adapter: 0)), ("hci12", .kernel(adapter: 12)),
+        ("simulator", .simulator),
         ("serial:/dev/ttyAMA0", .serial(path: "/dev/ttyAMA0", baud: 115_200)),
         ("serial:/dev/ttyUSB0@3000000", .serial(path: "/dev/ttyUSB0", baud: 3_000_000)),
-        ("unix:/run/h4.sock", .unixSocket("/run/h4.sock")),
+        ("unix:/run/h4.sock", .unix(path: "/run/h4.sock")),
     ])
-    func transportsParse(_ text: String, _ expected: TransportChoice) throws {
-        #expect(TransportChoice(parsing: text) == expected)
+    func transportsParse(_ text: String, _ expected: TransportSpec) throws {
+        #expect(TransportSpec(validating: text) == expected)
         #expect(try decode(#"{"transport": "\#(text)"}"#).transport == expected)
     }
 
     @Test(arguments: ["", "hci", "hci-1", "hcix", "HCI0", "serial:", "serial:/dev/ttyS0@1234", "serial:ttyS0", "unix:", "usb", "hci0 "])
     func badTransportsAreRefused(_ text: String) {
-        #expect(TransportChoice(parsing: text) == nil)
+        #expect(TransportSpec(validating: text) == nil)
     }
 }
 
@@ -298,8 +299,8 @@ private let repository = URL(fileURLWithPath: #filePath).deletingLastPathCompone
     /// (file content, the exact line it must give)
     static let cases: [(String, String)] = [
         (#"{"transport": "bt0"}"#,
-         "hunter.json: transport: 'bt0' is not a transport; allowed: \(TransportChoice.allowed)"),
-        (#"{"transport": 0}"#, "hunter.json: transport: must be a string; allowed: \(TransportChoice.allowed)"),
+         "hunter.json: transport: 'bt0' is not a transport; allowed: \(TransportSpec.allowed)"),
+        (#"{"transport": 0}"#, "hunter.json: transport: must be a string; allowed: \(TransportSpec.allowed)"),
         (#"{"regions": []}"#, #"hunter.json: regions: is empty; allowed: one or more { "name", "uuid", "major", "minor" }"#),
         (#"{"regions": {}}"#, #"hunter.json: regions: must be an array; allowed: an array of { "name", "uuid", "major", "minor" }"#),
         (#"{"regions": [{"uuid": "E2C56DB5-DFFB-48D2-B060-D0F5A71096E0"}, {"uuid": "nope"}]}"#,
@@ -416,7 +417,7 @@ private let repository = URL(fileURLWithPath: #filePath).deletingLastPathCompone
             environment: [:])
         #expect(remaining == ["--active", "extra"])
         #expect(configuration.file == file)
-        #expect(configuration.transport == .unixSocket("/tmp/h4"))
+        #expect(configuration.transport == .unix(path: "/tmp/h4"))
         let uuid = try #require(UUID(uuidString: "E2C56DB5-DFFB-48D2-B060-D0F5A71096E0"))
         #expect(configuration.regions() == [
             Region(name: "E2C56DB5-DFFB-48D2-B060-D0F5A71096E0:1", uuid: uuid, major: 1),
@@ -467,7 +468,7 @@ private let repository = URL(fileURLWithPath: #filePath).deletingLastPathCompone
         let file = try scratch.write("hunter.json", #"{ "transport": "hci1", "audio": { "device": "plughw:1,0" } }"#)
         let (configuration, remaining) = try HunterConfiguration.load(arguments: ["--config", file], environment: [:])
         #expect(remaining.isEmpty)
-        #expect(configuration.transport == .adapter(1))
+        #expect(configuration.transport == .kernel(adapter: 1))
         #expect(configuration.audio.device == "plughw:1,0")
         #expect(!configuration.json)
     }
@@ -485,7 +486,7 @@ private let repository = URL(fileURLWithPath: #filePath).deletingLastPathCompone
     }
 
     @Test(arguments: [
-        (["--hci", "bt0"], "--hci: 'bt0' is not a transport; allowed: \(TransportChoice.allowed)"),
+        (["--hci", "bt0"], "--hci: 'bt0' is not a transport; allowed: \(TransportSpec.allowed)"),
         (["--region", "nope"], "--region: 'nope' is not UUID[:MAJOR[:MINOR]] (major and minor 0-65535)"),
         (["--region", "E2C56DB5-DFFB-48D2-B060-D0F5A71096E0:70000"], "--region: 'E2C56DB5-DFFB-48D2-B060-D0F5A71096E0:70000' is not UUID[:MAJOR[:MINOR]] (major and minor 0-65535)"),
         (["--region", "E2C56DB5-DFFB-48D2-B060-D0F5A71096E0", "--region", "E2C56DB5-DFFB-48D2-B060-D0F5A71096E0"],
@@ -509,8 +510,8 @@ private let repository = URL(fileURLWithPath: #filePath).deletingLastPathCompone
     }
 }
 
-@Suite struct LogFormatTests {
-    @Test func thePrefixIsAddedOnlyWhenStderrIsTheJournalStream() throws {
+@Suite struct JournalStreamTests {
+    @Test func onlyTheStreamSystemdConnectedCountsAsTheJournal() throws {
         let scratch = try Scratch()
         let file = try scratch.write("stream", "")
         let fd = open(file, O_WRONLY)
@@ -518,16 +519,29 @@ private let repository = URL(fileURLWithPath: #filePath).deletingLastPathCompone
         defer { close(fd) }
         var info = stat()
         try #require(fstat(fd, &info) == 0)
-        let stream = "\(info.st_dev):\(info.st_ino)"
-        #expect(LogFormat.detect(environment: ["JOURNAL_STREAM": stream], descriptor: fd).journal)
-        #expect(!LogFormat.detect(environment: ["JOURNAL_STREAM": "\(info.st_dev):\(info.st_ino + 1)"], descriptor: fd).journal)
-        #expect(!LogFormat.detect(environment: ["JOURNAL_STREAM": "garbage"], descriptor: fd).journal)
-        #expect(!LogFormat.detect(environment: [:], descriptor: fd).journal)
+        #expect(JournalStream.isStandardError(environment: ["JOURNAL_STREAM": "\(info.st_dev):\(info.st_ino)"], descriptor: fd))
+        #expect(!JournalStream.isStandardError(environment: ["JOURNAL_STREAM": "\(info.st_dev):\(info.st_ino + 1)"], descriptor: fd))
+        #expect(!JournalStream.isStandardError(environment: ["JOURNAL_STREAM": "garbage"], descriptor: fd))
+        #expect(!JournalStream.isStandardError(environment: [:], descriptor: fd))
     }
 
     @Test func oneEventIsOneLine() {
-        #expect(LogFormat(journal: true).line(.error, "adapter hci0 lost") == "<3>adapter hci0 lost")
-        #expect(LogFormat(journal: true).line(.info, "say: arrr\nnext") == "<6>say: arrr next")
-        #expect(LogFormat(journal: false).line(.warning, "a\tb\r\nc") == "a b  c")
+        #expect(JournalStream.oneLine("say: arrr\nnext") == "say: arrr next")
+        #expect(JournalStream.oneLine("a\tb\r\nc") == "a b  c")
+    }
+
+    @Test func theHunterSetupCarriesTheConfiguration() throws {
+        let configuration = try decode(ConfigurationFileTests.full)
+        let setup = configuration.hunterSetup()
+        #expect(setup.transport == .serial(path: "/dev/ttyAMA0", baud: 921_600))
+        #expect(setup.regions == configuration.regions())
+        #expect(setup.ranging == configuration.rangingConfiguration())
+        #expect(setup.json && setup.record == "/var/log/pirate-hunter/hunt.btsnoop")
+        #expect(setup.hunt == configuration.huntConfiguration())
+        #expect(setup.voice?.language == "ja" && setup.voice?.parameters.rate == 140)
+        #expect(setup.playback?.device == "default:CARD=Headphones" && setup.playback?.volumeDB == -6.5)
+        let quiet = configuration.hunterSetup(quiet: true)
+        #expect(quiet.hunt == nil && quiet.voice == nil && quiet.playback == nil)
+        #expect(quiet.regions == configuration.regions())
     }
 }
