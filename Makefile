@@ -2,7 +2,7 @@
 SWIFT ?= swift
 export PATH := /opt/swift/usr/bin:$(PATH)
 
-.PHONY: deps build release test fuzz-smoke bench demo clean vm-test
+.PHONY: deps build release test fuzz-smoke bench demo clean vm-test install uninstall units-check
 
 deps:
 	@scripts/deps.sh
@@ -12,6 +12,7 @@ build: deps
 
 release: deps
 	$(SWIFT) build -c release --static-swift-stdlib --product pirate-hunter
+	@touch $(RELEASE_STAMP)
 
 test: deps
 	$(SWIFT) test
@@ -19,7 +20,8 @@ test: deps
 # A simulated hunt through the real pipeline, heard through the default ALSA device
 # (or written to demo.wav when there is none).
 demo: deps
-	$(SWIFT) build -c release --product pirate-hunter
+	$(SWIFT) build -c release --static-swift-stdlib --product pirate-hunter
+	@touch $(RELEASE_STAMP)
 	.build/release/pirate-hunter demo
 
 fuzz-smoke: deps
@@ -36,3 +38,73 @@ vm-test:
 
 clean:
 	rm -rf .build
+
+# ---------------------------------------------------------------------------------------
+# make install [PREFIX=/usr/local] [DESTDIR=/stage] [UNITDIR=/etc/systemd/system]
+# Builds the release binary (Swift runtime linked statically) when a source is newer, so
+# `make release && sudo make install` builds as the user and only copies as root.
+# Never overwrites a configuration file in /etc/pirate-hunter.
+PREFIX ?= /usr/local
+DESTDIR ?=
+BINDIR ?= $(PREFIX)/bin
+DATADIR ?= $(PREFIX)/share/pirate-hunter
+DOCDIR ?= $(PREFIX)/share/doc/pirate-hunter
+SYSCONFDIR ?= /etc
+UNITDIR ?= $(SYSCONFDIR)/systemd/system
+RELEASE_BIN := .build/release/pirate-hunter
+RELEASE_STAMP := .build/release-static.stamp
+SWIFT_SOURCES := $(shell find Sources -name '*.swift' -o -name '*.h' -o -name '*.modulemap')
+UNITS := pirate-hunter.service pirate-treasure.service
+
+$(RELEASE_STAMP): Package.swift $(SWIFT_SOURCES)
+	@scripts/deps.sh
+	$(SWIFT) build -c release --static-swift-stdlib --product pirate-hunter
+	@touch $@
+
+install: $(RELEASE_STAMP)
+	@if ldd $(RELEASE_BIN) 2>/dev/null | grep -q libswiftCore; then \
+		echo "$(RELEASE_BIN) links the Swift runtime dynamically; run 'make release' first" >&2; exit 1; fi
+	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(DATADIR) $(DESTDIR)$(DOCDIR) \
+		$(DESTDIR)$(UNITDIR) $(DESTDIR)$(SYSCONFDIR)/pirate-hunter
+	install -m 0755 $(RELEASE_BIN) $(DESTDIR)$(BINDIR)/pirate-hunter
+	rm -rf $(DESTDIR)$(DATADIR)/voices
+	cp -R voices $(DESTDIR)$(DATADIR)/voices
+	chmod -R u=rwX,go=rX $(DESTDIR)$(DATADIR)/voices
+	install -m 0644 docs/configuration.md docs/raspberry-pi.md $(DESTDIR)$(DOCDIR)/
+	for unit in $(UNITS); do \
+		sed -e 's|/usr/local/bin/pirate-hunter|$(BINDIR)/pirate-hunter|' \
+		    -e 's|/usr/local/share/doc/pirate-hunter|$(DOCDIR)|' \
+		    -e 's|/etc/pirate-hunter/|$(SYSCONFDIR)/pirate-hunter/|g' \
+		    systemd/$$unit > $(DESTDIR)$(UNITDIR)/$$unit && chmod 0644 $(DESTDIR)$(UNITDIR)/$$unit || exit 1; \
+	done
+	for name in hunter treasure; do \
+		target=$(DESTDIR)$(SYSCONFDIR)/pirate-hunter/$$name.json; \
+		if [ -e $$target ]; then echo "kept $$target (not overwritten)"; \
+		else install -m 0644 config/$$name.example.json $$target; fi; \
+	done
+	@if [ -z "$(DESTDIR)" ] && [ -d /run/systemd/system ]; then systemctl daemon-reload; fi
+	@echo
+	@echo "Installed. Start the hunter now and at every boot with:"
+	@echo "  sudo systemctl enable --now pirate-hunter.service"
+	@echo "or, on the treasure box:"
+	@echo "  sudo systemctl enable --now pirate-treasure.service"
+	@echo "Settings: $(SYSCONFDIR)/pirate-hunter/hunter.json (docs: $(DOCDIR)/configuration.md)"
+
+# Keeps /etc/pirate-hunter (your settings) and /var/cache/pirate-hunter.
+uninstall:
+	@if [ -z "$(DESTDIR)" ] && [ -d /run/systemd/system ]; then \
+		systemctl disable --now $(UNITS) 2>/dev/null || true; fi
+	rm -f $(DESTDIR)$(BINDIR)/pirate-hunter
+	rm -rf $(DESTDIR)$(DATADIR) $(DESTDIR)$(DOCDIR)
+	for unit in $(UNITS); do rm -f $(DESTDIR)$(UNITDIR)/$$unit; done
+	@if [ -z "$(DESTDIR)" ] && [ -d /run/systemd/system ]; then systemctl daemon-reload; fi
+	@echo "Removed. Kept $(SYSCONFDIR)/pirate-hunter (your settings); delete it by hand if you want."
+
+# The units' syntax and hardening, without systemd running or anything installed: any
+# message from `systemd-analyze verify` is a failure (ExecStart points at /bin/true here).
+units-check:
+	@tmp=$$(mktemp -d) && trap 'rm -rf $$tmp' EXIT && \
+	for unit in $(UNITS); do sed 's|/usr/local/bin/pirate-hunter|/bin/true|' systemd/$$unit > $$tmp/$$unit; done && \
+	out=$$(cd $$tmp && systemd-analyze verify $(addprefix ./,$(UNITS)) 2>&1) ; \
+	if [ -n "$$out" ]; then echo "$$out" >&2; exit 1; fi; \
+	for unit in $(UNITS); do (cd $$tmp && systemd-analyze security --offline=yes ./$$unit 2>&1 | tail -1); done
