@@ -327,11 +327,7 @@ extension HunterConfiguration {
     /// Fills in the voice and cache directories left to their defaults.
     mutating func resolveDirectories(environment: [String: String], executablePath: String?) {
         if voice.voicesDirectory == nil {
-            if let executablePath {
-                let installed = parentDirectory(parentDirectory(executablePath)) + "/share/pirate-hunter/voices"
-                if FileManager.default.fileExists(atPath: installed + "/lines") { voice.voicesDirectory = installed }
-            }
-            if voice.voicesDirectory == nil { voice.voicesDirectory = VoiceLocations.resolve() }
+            voice.voicesDirectory = VoiceLocations.resolve(executablePath: executablePath)
         }
         if voice.cacheDirectory == nil {
             if let systemd = environment["CACHE_DIRECTORY"], let first = systemd.split(separator: ":").first {
@@ -344,21 +340,8 @@ extension HunterConfiguration {
         }
     }
 
-    private func parentDirectory(_ path: String) -> String {
-        guard let slash = path.lastIndex(of: "/") else { return "." }
-        return slash == path.startIndex ? "/" : String(path[..<slash])
-    }
 
-    static func currentExecutablePath() -> String? {
-        var buffer = [UInt8](repeating: 0, count: 4096)
-        let count = buffer.withUnsafeMutableBufferPointer { raw in
-            raw.baseAddress.map { base in
-                base.withMemoryRebound(to: CChar.self, capacity: raw.count) { readlink("/proc/self/exe", $0, raw.count - 1) }
-            } ?? -1
-        }
-        guard count > 0 else { return nil }
-        return String(decoding: buffer[0..<count], as: UTF8.self)
-    }
+    static func currentExecutablePath() -> String? { VoiceLocations.currentExecutablePath() }
 }
 
 // MARK: - Reading the file

@@ -41,7 +41,8 @@ final class Hunter {
     private var audio: ALSAPlayback?
     private var recorder: CaptureFileWriter?
     private var out = StandardOutput()
-    private let start: Double
+    /// t = 0 of the JSON and of the ranging clock: when the hunt starts, after loading.
+    private var start: Double
     private var speechTimer: Int?
     private var exitCode: ExitCode = .ok
     private var adapterWasLost = false
@@ -99,6 +100,7 @@ final class Hunter {
     private var now: Double { monotonicSeconds() - start }
 
     func run() throws(CLIError) -> ExitCode {
+        start = monotonicSeconds()
         loop.watch(signals.fd) { [unowned self] in
             for signal in signals.drain() { self.signal(signal) }
         }

@@ -7,13 +7,15 @@ let usage = """
       replay FILE [--json]          decode a btsnoop capture: every beacon sighting
       say TEXT|--line EVENT [--sound] [--device NAME] [--out FILE.wav] [--voice-dir DIR] [--lang en-pirate|ja]
                                     speak a text or a line of a hunt event with the pirate voice
-      hunt --region UUID[:MAJOR[:MINOR]] [--hci auto|hciN|serial:DEV[@BAUD]|unix:PATH] [--device NAME]
-           [--json] [--record FILE.btsnoop] [--lang en-pirate|ja] [--voice-dir DIR] [--cache-dir DIR] [--quiet]
+      hunt [--config FILE] [--region UUID[:MAJOR[:MINOR]]] [--hci T] [--device NAME] [--json] [--quiet] ...
                                     the appliance: range the treasure, speak the hunt
       scan [--hci T] [--active] [--json] [--duration S] [--record FILE.btsnoop]
                                     every beacon in view, live (the tool to place the treasure)
       demo [--device NAME] [--json] a simulated hunt through the real pipeline, about a minute
       help                          this text
+
+    configuration flags (hunt, demo; they override /etc/pirate-hunter/hunter.json, see docs/configuration.md):
+    \(ConfigurationFlags.usage)
     """
 
 func runCommand(_ arguments: [String]) throws(CLIError) -> ExitCode {

@@ -2,6 +2,9 @@ import Audio
 import Hunt
 import FoundationEssentials
 import Synchronization
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// How the voice is set up (all from configuration).
 public struct VoiceConfiguration: Sendable {
@@ -175,18 +178,35 @@ public final class PirateVoice: Sendable {
 
 /// Where the voices live.
 public enum VoiceLocations {
-    /// Where the package installs them.
+    /// Where a distribution package installs them.
     public static let installed = "/usr/share/pirate-hunter/voices"
 
-    /// `explicit` when given; else the installed directory; else `./voices`; else the
-    /// repository's `voices/` next to this source file (running from a checkout).
-    public static func resolve(explicit: String? = nil, sourceFile: String = #filePath) -> String {
+    /// `explicit` when given; else next to the executable (`<prefix>/bin/pirate-hunter` ->
+    /// `<prefix>/share/pirate-hunter/voices`, as `make install` lays it out); else the
+    /// package's directory; else `./voices`; else the repository's `voices/` next to this
+    /// source file (running from a checkout).
+    public static func resolve(
+        explicit: String? = nil, executablePath: String? = currentExecutablePath(), sourceFile: String = #filePath
+    ) -> String {
         if let explicit { return explicit }
         let manager = FileManager.default
+        if let executablePath {
+            let prefix = LinePack.parentDirectory(of: LinePack.parentDirectory(of: executablePath))
+            let beside = prefix + "/share/pirate-hunter/voices"
+            if manager.fileExists(atPath: beside + "/lines") { return beside }
+        }
         if manager.fileExists(atPath: installed + "/lines") { return installed }
         if manager.fileExists(atPath: "voices/lines") { return "voices" }
         // Sources/Voice/PirateVoice.swift -> repository root
         let root = LinePack.parentDirectory(of: LinePack.parentDirectory(of: LinePack.parentDirectory(of: sourceFile)))
         return root + "/voices"
+    }
+
+    /// This process's executable, from /proc/self/exe.
+    public static func currentExecutablePath() -> String? {
+        var buffer = [CChar](repeating: 0, count: 4096)
+        let count = readlink("/proc/self/exe", &buffer, buffer.count - 1)
+        guard count > 0 else { return nil }
+        return String(decoding: buffer[0..<count].map { UInt8(bitPattern: $0) }, as: UTF8.self)
     }
 }
