@@ -56,7 +56,16 @@ public final class PirateVoice: Sendable {
     public let parameters: SpeechParameters
     public let synthesizer: EspeakSynthesizer
     public let report: RenderReport
-    private let rendered: [LineEvent: [PCMBuffer]]
+    /// Every line, rendered: kept in the on-disk cache when there is one (read back when
+    /// spoken, well under a millisecond from the page cache), in memory otherwise. A full
+    /// English pack is about 9 MB of PCM: too much to hold on a Pi Zero.
+    private let rendered: [LineEvent: [RenderedLine]]
+    private let cache: LineCache?
+
+    enum RenderedLine: Sendable {
+        case inMemory(PCMBuffer)
+        case cached(RenderKey, frames: Int)
+    }
     private struct Choice {
         var picker = LinePicker()
         var random: any RandomNumberGenerator & Sendable
@@ -83,15 +92,15 @@ public final class PirateVoice: Sendable {
             do { try cache.prepare() } catch { cacheUsable = false }
         }
         var report = RenderReport()
-        var rendered: [LineEvent: [PCMBuffer]] = [:]
+        var rendered: [LineEvent: [RenderedLine]] = [:]
         for event in LineEvent.allCases {
-            var buffers: [PCMBuffer] = []
+            var buffers: [RenderedLine] = []
             for text in pack.lines(for: event) {
                 let key = RenderKey(
                     text: text, voice: identity, parameters: parameters, engineVersion: synthesizer.version)
                 report.lines += 1
                 if let cache, let hit = cache.load(key) {
-                    buffers.append(hit)
+                    buffers.append(.cached(key, frames: hit.frameCount))
                     report.fromCache += 1
                     continue
                 }
@@ -100,24 +109,31 @@ public final class PirateVoice: Sendable {
                     throw VoiceError("\(pack.path): event '\(event.rawValue)' line \"\(text)\" gives no sound")
                 }
                 report.synthesized += 1
+                var stored = false
                 if let cache, cacheUsable {
-                    do { try cache.store(audio, for: key) } catch { report.cacheWriteFailures += 1 }
+                    do {
+                        try cache.store(audio, for: key)
+                        stored = true
+                    } catch {
+                        report.cacheWriteFailures += 1
+                    }
                 } else if cache != nil {
                     report.cacheWriteFailures += 1
                 }
-                buffers.append(audio)
+                buffers.append(stored ? .cached(key, frames: audio.frameCount) : .inMemory(audio))
             }
             rendered[event] = buffers
         }
         return PirateVoice(
             pack: pack, parameters: parameters, synthesizer: synthesizer, report: report,
-            rendered: rendered, random: random)
+            rendered: rendered, cache: cacheUsable ? cache : nil, random: random)
     }
 
     private init(
         pack: LinePack, parameters: SpeechParameters, synthesizer: EspeakSynthesizer, report: RenderReport,
-        rendered: [LineEvent: [PCMBuffer]], random: any RandomNumberGenerator & Sendable
+        rendered: [LineEvent: [RenderedLine]], cache: LineCache?, random: any RandomNumberGenerator & Sendable
     ) {
+        self.cache = cache
         self.pack = pack
         self.parameters = parameters
         self.synthesizer = synthesizer
@@ -153,9 +169,19 @@ public final class PirateVoice: Sendable {
         let texts = pack.lines(for: event)
         let audios = rendered[event] ?? []
         let i = min(max(index, 0), max(texts.count - 1, 0))
-        return SpokenLine(
-            event: event, index: i, text: texts.isEmpty ? "" : texts[i],
-            audio: i < audios.count ? audios[i] : PCMBuffer(sampleRate: synthesizer.sampleRate))
+        let text = texts.isEmpty ? "" : texts[i]
+        let audio: PCMBuffer
+        switch i < audios.count ? audios[i] : nil {
+        case let .inMemory(buffer):
+            audio = buffer
+        case let .cached(key, _):
+            // Gone from the cache since start-up (someone cleaned it): render it again.
+            audio = cache?.load(key) ?? (try? synthesizer.synthesize(text, voice: pack.voice, parameters: parameters))
+                ?? PCMBuffer(sampleRate: synthesizer.sampleRate)
+        case nil:
+            audio = PCMBuffer(sampleRate: synthesizer.sampleRate)
+        }
+        return SpokenLine(event: event, index: i, text: text, audio: audio)
     }
 
     /// Speaks text that did not come from our files: sanitized, length-limited, plain text.

@@ -33,6 +33,9 @@ def main():
     server = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     server.bind(a.socket)
     server.listen(1)
+    # Only now can a client connect: say so (the socket file exists from bind() on).
+    with open(a.socket + ".ready", "w") as f:
+        f.write("ready\n")
     while True:
         conn, _ = server.accept()
         scanning = False

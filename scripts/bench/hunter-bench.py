@@ -24,10 +24,13 @@ class Controller:
         self.stamp = os.path.join(tmp, "stamp-%d" % hz)
         self.p = subprocess.Popen([sys.executable, os.path.join(HERE, "fake-controller.py"), self.sock,
                                    "--beacon-hz", str(hz), "--stamp", self.stamp])
-        for _ in range(100):
-            if os.path.exists(self.sock):
+        ready = self.sock + ".ready"
+        if os.path.exists(ready):
+            os.unlink(ready)
+        for _ in range(400):
+            if os.path.exists(ready):
                 break
-            time.sleep(0.05)
+            time.sleep(0.025)
     def stop(self):
         self.p.terminate()
         self.p.wait()
