@@ -180,6 +180,10 @@ grep 'adapter lost' "$VM_OUT/hunt.err" | sed 's/^/-- hunt stderr: /'
 json_check "$VM_OUT/hunt.json" "e.get('event') == 'say' and e.get('event_name') == 'adapter-missing'" \
     || fail "no adapter-missing line said"
 pass "adapter lost logged once, the adapter-missing line said, hunt still running after 4 s of retries"
+# No reports for seconds: the ranging engine leaves the region (3-15 s of silence), so a
+# region enter after the resume can only come from new reports.
+wait_until 20 grep -q '"event": "exit"' "$VM_OUT/hunt.json" || fail "hunt never left the region during the outage"
+grep '"event": "exit"' "$VM_OUT/hunt.json" | sed 's/^/-- hunt stdout: /'
 
 rescanned() { [ "$(grep -c 'scanning on hci0' "$VM_OUT/hunt.err")" -gt "$scans_before" ]; }
 btvirt_start
