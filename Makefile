@@ -33,7 +33,9 @@ bench: deps
 # The kernel path for real: Debian's kernel in qemu (TCG) with btvirt controllers and
 # snd-aloop; installs qemu & co. when missing, caches kernel+initramfs in .build/vm.
 # One guest test: scripts/vm/run.sh scripts/vm/tests/NAME.sh. See docs/vm-test.md.
-vm-test:
+# The guest runs .build/debug/pirate-hunter over 9p: build it first so it is fresh.
+vm-test: deps
+	$(SWIFT) build --product pirate-hunter
 	scripts/vm/run.sh
 
 clean:
