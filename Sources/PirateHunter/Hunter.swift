@@ -194,7 +194,7 @@ final class Hunter {
             }
         case let .lost(reason):
             if !adapterWasLost {
-                Log.warning("adapter lost: \(reason); retrying")
+                Log.warning("controller unavailable (\(reason)); retrying")
                 adapterWasLost = true
                 say(.adapterMissing)
             }

@@ -95,7 +95,7 @@ enum ScanCommand {
                 lost = false
                 Log.info("scanning on \(session.transport?.name ?? "?") (\(family.rawValue)\(active ? ", active" : ""))")
             case let .lost(reason):
-                if !lost { Log.warning("adapter lost: \(reason); retrying") }
+                if !lost { Log.warning("controller unavailable (\(reason)); retrying") }
                 lost = true
             default: break
             }
