@@ -41,8 +41,9 @@ final class Hunter {
     private var audio: ALSAPlayback?
     private var recorder: CaptureFileWriter?
     private var out = StandardOutput()
-    /// t = 0 of the JSON and of the ranging clock: when the hunt starts, after loading.
-    private var start: Double
+    /// t = 0 of the JSON and of the ranging clock: when the process set out (before the
+    /// voice loaded), so times line up with anything that watched the process start.
+    private let start: Double
     private var speechTimer: Int?
     private var exitCode: ExitCode = .ok
     private var adapterWasLost = false
@@ -100,7 +101,6 @@ final class Hunter {
     private var now: Double { monotonicSeconds() - start }
 
     func run() throws(CLIError) -> ExitCode {
-        start = monotonicSeconds()
         loop.watch(signals.fd) { [unowned self] in
             for signal in signals.drain() { self.signal(signal) }
         }
