@@ -121,7 +121,8 @@ json_check "$VM_OUT/hunt.json" "e.get('event') == 'sighting' or e.get('event') =
 # Where the arrr should be: the PCM's latency from play() to the loopback capture is
 # unknown under TCG (1.5 to 5 s seen on a loaded host), so the capture is anchored on the
 # start-up line, the first sound it holds: the arrr comes (t_sound - t_startup) after it.
-read -r t_startup t_sound < <(python3 -S -c '
+# (no process substitution: the guest has no /dev/fd)
+times=$(python3 -S -c '
 import json, sys
 t = {}
 for line in open(sys.argv[1]):
@@ -129,7 +130,10 @@ for line in open(sys.argv[1]):
     if e.get("event") == "say" and e.get("event_name") == "startup": t.setdefault("startup", e["t"])
     if e.get("event") == "sound": t.setdefault("sound", e["t"])
 print(t.get("startup", 0), t.get("sound", 0))' "$VM_OUT/hunt.json")
+t_startup=${times% *}
+t_sound=${times#* }
 expect=$(awk "BEGIN{print $t_sound - $t_startup}")
+echo "-- start-up line at t=$t_startup, arrr at t=$t_sound: $expect s apart"
 python3 -S - "$VM_OUT/hunt-capture.raw" voices/arrr.wav "$expect" <<'PY' || fail "the arrr is not in the capture"
 # argv[3]: seconds from the start-up line's onset in the capture to the arrr.
 # Pure python (the guest's python3 has no numpy): normalized cross-correlation of
