@@ -8,7 +8,7 @@
 #     puts the playback PCM in XRUN (read from /proc while stopped), then SIGCONT.
 #  3. say exits 0 and logged "audio: recovered from underrun (Broken pipe)" on stderr.
 #  4. The capture (pure python, no numpy in the guest): sound before the gap, a silent
-#     gap of >= 240 ms near the stop, sound after it; and, against the same sentence
+#     gap of >= 240 ms near the stop (-0.5..+1.5 s), sound after it; and, against the same sentence
 #     rendered with `say --out`, the second before the gap and the second after it are
 #     consecutive parts of the speech: it continued where it stopped (no restart, no loss
 #     beyond the gap), the gap being silence that the sentence itself does not have.
@@ -94,7 +94,9 @@ N = 50  # one second of blocks either side
 pre, gap, post = ec[max(0, gs - N):gs], ec[gs:ge], ec[ge:ge + N]
 print(f"-- RMS: second before the gap {rms(pre):.0f}, gap {rms(gap):.1f} (peak sample "
       f"{max(map(abs, cap[gs * B:ge * B]))}), second after {rms(post):.0f}")
-ok = (ge - gs) * 20 >= 240 and abs(gs * 0.02 - stop_at) < 1.0 and rms(pre) > 500 and rms(post) > 500 \
+# Near the SIGSTOP: under TCG the PCMs' clock and /proc/uptime drift apart by up to ~0.8 s
+# over a few seconds (seen: the gap 0.06-0.75 s after the uptime of the SIGSTOP).
+ok = (ge - gs) * 20 >= 240 and -0.5 < gs * 0.02 - stop_at < 1.5 and rms(pre) > 500 and rms(post) > 500 \
     and rms(gap) < SIL
 # Where the second before and the second after the gap sit in the reference (normalized
 # correlation of the 20-ms envelopes at every offset).
