@@ -43,7 +43,8 @@ public struct PlaybackConfiguration: Sendable {
     public var tailMilliseconds: Int = 300
     /// For devices without a clock (`null`, `file:`): pace writes to real time, as a card does.
     public var emulateClock: Bool = false
-    /// One line per notable thing (device missing once, device back, device lost).
+    /// One line per notable thing (device missing once, device back, device lost, each
+    /// recovered write failure such as an underrun).
     public var log: @Sendable (String) -> Void = { line in
         var text = "audio: " + line + "\n"
         text.withUTF8 { _ = Glibc.write(2, $0.baseAddress, $0.count) }
@@ -292,6 +293,7 @@ public final class ALSAPlayback: AudioSink {
                     }
                     for error in recovered {
                         owner.recoveryCount.add(1, ordering: .releasing)
+                        config.log(recoveryLine(error))
                         config.observer?(.recovered(error: error))
                     }
                     streaming = true
@@ -321,4 +323,16 @@ public final class ALSAPlayback: AudioSink {
             owner.open.store(false, ordering: .releasing)
         }
     }
+}
+
+/// The log line for a write failure the stream was recovered from, e.g.
+/// "recovered from underrun (Broken pipe)" for -EPIPE.
+func recoveryLine(_ error: Int32) -> String {
+    let cause = switch -error {
+    case EPIPE: "underrun"
+    case ESTRPIPE: "suspend"
+    case EINTR: "interrupted write"
+    default: "write error"
+    }
+    return "recovered from \(cause) (\(alsaMessage(error)))"
 }

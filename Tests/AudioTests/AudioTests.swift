@@ -238,6 +238,10 @@ func index(of needle: [Int16], in haystack: [Int16]) -> Int? {
         playback.shutdown()
         #expect(playback.recoveries >= 1)
         #expect(log.recovered.contains(-EBADFD))
+        // Each recovery is one log line (stderr in the commands), naming the cause.
+        let lines = log.lines.withLock { $0 }
+        #expect(lines.count == log.recovered.count)
+        #expect(lines.contains("recovered from write error (File descriptor in bad state)"))
         let x = try WAVFile.read(path: path).samples
         #expect(Array(x.prefix(4410)) == Array(sound.samples.prefix(4410)))
         // It went on to the end of the sound after the recovery.
