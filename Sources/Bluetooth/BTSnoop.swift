@@ -83,19 +83,14 @@ public struct BTSnoopParser: Sendable {
     public static let maximumRecordLength = 65_535 + 5
 
     public private(set) var datalink: BTSnoopDatalink?
-    private var buffer: [UInt8] = []
-    private var start = 0
+    private var queue = ByteQueue()
     private var recordsRead = 0
     private var failed: BTSnoopError?
 
     public init() {}
 
     public mutating func append<C: Collection>(_ chunk: C) where C.Element == UInt8 {
-        if start > 0 && start >= buffer.count / 2 {
-            buffer.removeFirst(start)
-            start = 0
-        }
-        buffer.append(contentsOf: chunk)
+        queue.append(chunk)
     }
 
     /// The next complete record, nil when more bytes are needed. Once it has thrown,
@@ -111,23 +106,24 @@ public struct BTSnoopParser: Sendable {
     }
 
     private mutating func nextRecord() throws(BTSnoopError) -> BTSnoopRecord? {
-        let available = buffer.count - start
+        let bytes = queue.pending
+        let s = bytes.startIndex
         if datalink == nil {
             // Check the magic as soon as there are bytes, so a wrong file fails fast.
-            let prefix = min(available, Self.magic.count)
-            guard buffer[start..<(start + prefix)].elementsEqual(Self.magic[0..<prefix]) else { throw .notBTSnoop }
-            guard available >= Self.headerLength else { return nil }
-            var r = ByteReader(buffer[(start + 8)..<(start + Self.headerLength)])
+            let prefix = min(bytes.count, Self.magic.count)
+            guard bytes.prefix(prefix).elementsEqual(Self.magic[0..<prefix]) else { throw .notBTSnoop }
+            guard bytes.count >= Self.headerLength else { return nil }
+            var r = ByteReader(bytes[(s + 8)..<(s + Self.headerLength)])
             let version = (try? r.u32be("version")) ?? 0
             let link = (try? r.u32be("datalink")) ?? 0
             guard version == 1 else { throw .unsupportedVersion(version) }
             guard let datalink = BTSnoopDatalink(rawValue: link) else { throw .unsupportedDatalink(link) }
             self.datalink = datalink
-            start += Self.headerLength
+            queue.consume(Self.headerLength)
             return try nextRecord()
         }
-        guard available >= Self.recordHeaderLength else { return nil }
-        var r = ByteReader(buffer[start..<(start + Self.recordHeaderLength)])
+        guard bytes.count >= Self.recordHeaderLength else { return nil }
+        var r = ByteReader(bytes.prefix(Self.recordHeaderLength))
         let number = recordsRead + 1
         guard let original = try? r.u32be("original length"), let included = try? r.u32be("included length"),
             let flags = try? r.u32be("flags"), let drops = try? r.u32be("drops"),
@@ -140,14 +136,10 @@ public struct BTSnoopParser: Sendable {
             throw .corruptRecord(record: number, reason: "included length \(included) is larger than any HCI packet")
         }
         let total = Self.recordHeaderLength + Int(included)
-        guard available >= total else { return nil }
-        let data = Array(buffer[(start + Self.recordHeaderLength)..<(start + total)])
-        start += total
+        guard bytes.count >= total else { return nil }
+        let data = Array(bytes[(s + Self.recordHeaderLength)..<(s + total)])
+        queue.consume(total)
         recordsRead = number
-        if start == buffer.count {
-            buffer.removeAll(keepingCapacity: true)
-            start = 0
-        }
         return BTSnoopRecord(
             number: number, originalLength: original, flags: flags, cumulativeDrops: drops, timestamp: timestamp,
             data: data)
@@ -156,7 +148,7 @@ public struct BTSnoopParser: Sendable {
     /// Call at end of input: bytes left over mean the last record (or the header) was cut.
     public func finish() throws(BTSnoopError) {
         if let failed { throw failed }
-        let available = buffer.count - start
+        let available = queue.count
         if datalink == nil { throw available == 0 ? .notBTSnoop : .truncatedHeader }
         if available > 0 {
             throw .corruptRecord(record: recordsRead + 1, reason: "cut short (\(available) bytes of a record at end of file)")

@@ -59,47 +59,37 @@ public struct HCIPacket: Equatable, Sendable {
 /// Cuts an H4 byte stream (a UART or a unix socket delivers packets in arbitrary pieces)
 /// into packets. Memory is bounded by the longest legal packet.
 public struct H4Framer: Sendable {
-    private var buffer: [UInt8] = []
-    private var start = 0
+    private var queue = ByteQueue()
 
     public init() {}
 
     /// Bytes buffered and not yet returned as a packet.
-    public var pendingByteCount: Int { buffer.count - start }
+    public var pendingByteCount: Int { queue.count }
 
     public mutating func append<C: Collection>(_ bytes: C) where C.Element == UInt8 {
-        if start > 0 && start >= buffer.count / 2 {
-            buffer.removeFirst(start)
-            start = 0
-        }
-        buffer.append(contentsOf: bytes)
+        queue.append(bytes)
     }
 
     /// The next complete packet, nil when more bytes are needed. An unknown type byte means
     /// the stream lost its framing: that byte is dropped (so the caller can go on and resync)
     /// and the error is thrown.
     public mutating func nextPacket() throws(PacketError) -> HCIPacket? {
-        guard start < buffer.count else { return nil }
-        let typeByte = buffer[start]
+        let pending = queue.pending
+        guard let typeByte = pending.first else { return nil }
         guard let type = HCIPacketType(rawValue: typeByte) else {
-            start += 1
+            queue.consume(1)
             throw .invalidValue(what: "H4 packet type", value: Int(typeByte))
         }
-        let header = buffer[(start + 1)...]
+        let header = pending.dropFirst()
         guard let length = try HCIPacket.totalLength(type: type, header: header) else { return nil }
         guard header.count >= length else { return nil }
-        let packet = HCIPacket(type: type, bytes: Array(buffer[(start + 1)..<(start + 1 + length)]))
-        start += 1 + length
-        if start == buffer.count {
-            buffer.removeAll(keepingCapacity: true)
-            start = 0
-        }
+        let packet = HCIPacket(type: type, bytes: Array(header.prefix(length)))
+        queue.consume(1 + length)
         return packet
     }
 
     /// Forgets everything buffered (after the transport reconnects).
     public mutating func reset() {
-        buffer.removeAll(keepingCapacity: true)
-        start = 0
+        queue.removeAll()
     }
 }
