@@ -210,17 +210,8 @@ final class Hunter {
     }
 
     private func fatal(_ error: TransportError) {
-        switch error {
-        case .permission:
-            Log.error("\(error)")
-            shutdown(.noPermission)
-        case .unsupported:
-            Log.error("\(error)")
-            shutdown(.unavailable)
-        default:
-            Log.error("\(error)")
-            shutdown(.unavailable)
-        }
+        Log.error("\(error)")
+        if case .permission = error { shutdown(.noPermission) } else { shutdown(.unavailable) }
     }
 
     private func perform(_ actions: [HuntAction]) {

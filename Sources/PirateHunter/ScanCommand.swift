@@ -114,8 +114,7 @@ enum ScanCommand {
                 text += "pirate-hunter scan  \(session.transport?.name ?? "no adapter")  \(rows.count) beacon(s)   (Ctrl-C to stop)\n"
                 text += SightingPrinter.pad("kind", 15) + SightingPrinter.pad("id", 58) + SightingPrinter.pad("rssi", 6)
                     + SightingPrinter.pad("distance", 18) + SightingPrinter.pad("proximity", 11) + SightingPrinter.pad("age", 7) + "name\n"
-                for (key, row) in rows.sorted(by: { $0.key < $1.key }) {
-                    _ = key
+                for row in rows.sorted(by: { $0.key < $1.key }).map(\.value) {
                     let s = row.sighting
                     let d = row.range?.distance.map { "\(fixed($0.meters, decimals: 1)) ± \(fixed($0.sigma, decimals: 1)) m" } ?? "-"
                     text += SightingPrinter.pad(s.beacon.kind, 15) + SightingPrinter.pad(Self.identity(s.beacon), 58)

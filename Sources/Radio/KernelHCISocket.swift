@@ -166,24 +166,6 @@ public final class KernelHCISocket: HCITransport {
         return (try? Self.info(fd: fd, id: deviceID))?.isUp ?? false
     }
 
-    /// Without CAP_NET_RAW the kernel accepts LE commands' sockets but drops their events;
-    /// say so up front instead of hanging on a missing Command Complete.
-    public static func hasRawCapability() -> Bool {
-        // CAP_NET_RAW is capability 13: read the effective set of this process.
-        guard let file = fopen("/proc/self/status", "r") else { return true }
-        defer { fclose(file) }
-        var line = [CChar](repeating: 0, count: 256)
-        while fgets(&line, Int32(line.count), file) != nil {
-            let text = String(decoding: line.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
-            if text.hasPrefix("CapEff:") {
-                let hex = text.dropFirst(7).trimmingWhitespace()
-                guard let value = UInt64(hex, radix: 16) else { return true }
-                return value & (1 << 13) != 0
-            }
-        }
-        return true
-    }
-
     public func send(_ packet: HCIPacket) throws(TransportError) {
         let bytes = packet.h4Bytes
         while true {
@@ -229,13 +211,4 @@ public final class KernelHCISocket: HCITransport {
     }
 
     deinit { close() }
-}
-
-extension Substring {
-    func trimmingWhitespace() -> Substring {
-        var s = self
-        while let f = s.first, f == " " || f == "\t" { s = s.dropFirst() }
-        while let l = s.last, l == " " || l == "\t" || l == "\n" { s = s.dropLast() }
-        return s
-    }
 }
