@@ -28,6 +28,8 @@ let package = Package(
         .target(name: "Radio", dependencies: ["Bluetooth", "CLinux", "CBlueZ"], swiftSettings: strict),
         .target(name: "Audio", dependencies: ["CALSA"], swiftSettings: strict),
         .target(name: "Voice", dependencies: ["CEspeakNG", "Audio", "Hunt"], swiftSettings: strict),
+        // The treasure box reward as a QR code: libqrencode, rendered as half blocks, ASCII, SVG.
+        .target(name: "QRCode", dependencies: ["CQREncode"], swiftSettings: strict),
 
         .executableTarget(
             name: "PirateHunter",
@@ -55,5 +57,6 @@ let package = Package(
         .testTarget(name: "HuntTests", dependencies: ["Hunt", "Ranging"], swiftSettings: strict),
         .testTarget(name: "AudioTests", dependencies: ["Audio"], swiftSettings: strict),
         .testTarget(name: "VoiceTests", dependencies: ["Voice", "Audio", "Hunt"], swiftSettings: strict),
+        .testTarget(name: "QRCodeTests", dependencies: ["QRCode"], swiftSettings: strict),
     ]
 )
