@@ -46,7 +46,6 @@ public enum KioskScreen {
 
     static let title = " Pirate Treasure Box "
     static let gap = 3
-    static let minInfoWidth = 30
 
     /// The rounded frame round the whole screen, the title in its top edge; returns the area inside.
     /// Small screens get no frame.
@@ -71,8 +70,11 @@ public enum KioskScreen {
         let area = drawFrame(on: &canvas) ?? Area(x: 0, y: 0, width: canvas.width, height: canvas.height)
         let hunters = state.huntersNearestFirst
         let minRows = 6 + (hunters.isEmpty ? 0 : 1)
+        // Beside the chest, the status, the UUID and the ids must fit uncut.
+        let natural = infoLines(state, hunters: hunters, width: Int.max, rows: 3, now: now)
+        let minInfoWidth = max(32, natural.map(\.columns).max() ?? 0)
 
-        for picture in [Picture.large, Picture.small] {
+        for picture in Picture.bySize {
             let room = area.width - picture.width - gap
             guard room >= minInfoWidth, area.height >= picture.height, area.height >= minRows else { continue }
             let info = infoLines(state, hunters: hunters, width: room, rows: area.height, now: now)
@@ -85,7 +87,7 @@ public enum KioskScreen {
                 limit: x + picture.width + gap + infoWidth)
             return
         }
-        for picture in [Picture.large, Picture.small] {
+        for picture in Picture.bySize {
             let rows = area.height - picture.height - 1
             guard area.width >= picture.width, rows >= minRows else { continue }
             let info = infoLines(state, hunters: hunters, width: area.width, rows: rows, now: now)
@@ -119,26 +121,32 @@ public enum KioskScreen {
             guard qrWidth <= area.width, qr.count + 1 <= area.height else { continue }
             if framed { _ = drawFrame(on: &canvas, force: true) }
 
-            // The column: the greeting, the code, then extras while there is room.
+            // The column: the greeting and the code, then extras while there is room:
+            // what the reward is, the big AHOY!, some air.
             var top: [[Span]] = [ahoy]
             var bottom: [[Span]] = []
             var spare = area.height - qr.count - 1
-            func add(_ line: [Span], toTop: Bool) {
-                guard spare > 0 else { return }
-                if toTop { top.append(line) } else { bottom.append(line) }
+            if spare >= 1 {
+                top.append([Span("You found the treasure! Scan your reward:", .gold)])
                 spare -= 1
             }
-            add([Span("You found the treasure! Scan your reward:", .gold)], toTop: true)
-            add([], toTop: true)
-            if let reward {
-                add([], toTop: false)
-                add(reward, toTop: false)
+            if let reward, spare >= 1 {
+                bottom = spare >= 2 ? [[], reward] : [reward]
+                spare -= bottom.count
+            }
+            if spare >= 4, area.width >= Banner.width {
+                top = Banner.ahoy.map { [Span($0, .greet)] } + [[]] + top
+                spare -= 4
+            }
+            if spare >= 1 {
+                top.append([])
+                spare -= 1
             }
 
             let columnWidth = min(area.width, max(qrWidth, (top + bottom).map(\.columns).max() ?? 0))
             var x = area.x + (area.width - columnWidth) / 2
             // The chest beside the code when there is room for both.
-            if let picture = [Picture.large, Picture.small].first(where: {
+            if let picture = Picture.bySize.first(where: {
                 $0.width + gap + columnWidth <= area.width && $0.height <= area.height
             }) {
                 let blockX = area.x + (area.width - picture.width - gap - columnWidth) / 2
@@ -211,7 +219,7 @@ public enum KioskScreen {
             lines.append([Span("No hunters near yet. Come and find me!", .title)])
             return Array(lines.prefix(max(0, rows)))
         }
-        lines.append([Span(hunters.count == 1 ? "1 hunter near" : "\(hunters.count) hunters near", .title)])
+        lines.append(headline(hunters[0]))
         let room = max(0, rows - lines.count)
         let shown = hunters.count <= room ? hunters.count : max(0, room - 1)
         for hunter in hunters.prefix(shown) {
@@ -221,6 +229,17 @@ public enum KioskScreen {
             lines.append([Span("and \(hunters.count - shown) more", .label)])
         }
         return Array(lines.prefix(max(0, rows)))
+    }
+
+    /// What the nearest hunter is told, hot-and-cold style.
+    static func headline(_ nearest: KioskState.Hunter) -> [Span] {
+        let who = "Hunter \(nearest.id)"
+        switch nearest.proximity {
+        case .immediate: return [Span("\(who) is red hot! Right here!", .hunter(.immediate))]
+        case .near: return [Span("\(who) is getting warmer!", .hunter(.near))]
+        case .far: return [Span("\(who) is far away. Brrr, cold!", .hunter(.far))]
+        case .unknown: return [Span("I hear a hunter... where are you?", .hunter(.unknown))]
+        }
     }
 
     static func statusLine(_ advertising: KioskState.Advertising) -> [Span] {

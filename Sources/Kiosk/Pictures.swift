@@ -1,4 +1,4 @@
-/// The treasure chest, in two sizes. Box-drawing and shade characters are the wood (painted in
+/// The treasure chest, in three sizes. Box-drawing and shade characters are the wood (painted in
 /// the accent colour), half/quadrant blocks and the lock are gold, `*` and `.` are sparkles
 /// that twinkle with time.
 struct Picture {
@@ -10,6 +10,24 @@ struct Picture {
         self.rows = rows
         width = rows.map { Text.width(of: $0) }.max() ?? 0
     }
+
+    static let extraLarge = Picture([
+        "    *           .             *         .  ",
+        "  .   ╭─────────────────────────────╮   *  ",
+        "      │ ▒▒▒▒▒▒▒▒▒▒▒▒▒▒▒▒▒▒▒▒▒▒▒▒▒▒▒ │      ",
+        "*     │ ▒▒▒▒▒▒▒▒▒▒▒▒▒▒▒▒▒▒▒▒▒▒▒▒▒▒▒ │      ",
+        "      │ ▒▒▒▒▒▒▒▒▗▄▟█████▙▄▖▒▒▒▒▒▒▒▒ │      ",
+        ".  ▗▄▄┴▟█▙▄▟██▙▄▄▟██▙▄▟██▙▄▄▟██▙▄▟█▙┴▄▄▖  *",
+        "  ╔═════════════════════════════════════╗  ",
+        "  ║░░░░░░░░░░░░░░╔═══════╗░░░░░░░░░░░░░░║  ",
+        "  ║░░░░░░░░░░░░░░║  ▄█▄  ║░░░░░░░░░░░░░░║  ",
+        "  ║░░░░░░░░░░░░░░║  ▀█▀  ║░░░░░░░░░░░░░░║  ",
+        "  ║░░░░░░░░░░░░░░╚═══╤═══╝░░░░░░░░░░░░░░║  ",
+        "  ╠══════════════════╧══════════════════╣  ",
+        "  ║░░░░░░░░░░░░░░░░░░░░░░░░░░░░░░░░░░░░░║  ",
+        "  ║░░░░░░░░░░░░░░░░░░░░░░░░░░░░░░░░░░░░░║  ",
+        "  ╚═════════════════════════════════════╝  ",
+    ])
 
     static let large = Picture([
         "   *        .         *     .   ",
@@ -35,11 +53,14 @@ struct Picture {
         "  ╚═════╧═════╝  ",
     ])
 
+    /// Largest first.
+    static let bySize = [extraLarge, large, small]
+
     /// What a picture character is painted with.
     static func paint(of c: Character) -> Paint {
         switch c {
         case "*", ".": return .sparkle
-        case "▗", "▖", "▄", "▟", "▙", "█", "O": return .gold
+        case "▗", "▖", "▄", "▀", "▟", "▙", "█", "O": return .gold
         default: return .accent
         }
     }

@@ -59,7 +59,7 @@ let sampleStates: [(String, KioskState)] = [
             .joined(separator: "\n")
         for expected in [
             "Pirate Treasure Box", "advertising on hci1 (legacy)", uuid, "major 1", "minor 7", "-59 dBm", "every 100 ms",
-            "Gold coins under the big oak!", "4 hunters near", "#7", "#12", "#300", "#65535", "~1.2 m", "~8.6 m", "~0.3 m",
+            "Gold coins under the big oak!", "Hunter 65535 is red hot! Right here!", "#7", "#12", "#300", "#65535", "~1.2 m", "~8.6 m", "~0.3 m",
             "found it!", "seen 5 s ago",
         ] {
             #expect(text.contains(expected), "missing \(expected)")
@@ -162,6 +162,35 @@ let sampleStates: [(String, KioskState)] = [
         // Not a single line of the code, not even a cut one (every drawn line starts with the
         // quiet zone, a run of full blocks).
         #expect(!text.contains("█████"))
+    }
+
+    @Test func onAScreenJustBigEnoughTheCodeFillsItUnderTheGreeting() {
+        let qr = qrDrawing(modules: 21)
+        let width = qr[0].count, height = qr.count + 1
+        let state = boxState(hunters: crowd, greeting: .init(hunterID: 9, at: 99, qrLines: qr))
+        for color in [false, true] {
+            let lines = rows(KioskScreen.render(state, width: width, height: height, color: color, now: 100), color: color)
+            #expect(lines.first?.contains("Ahoy hunter 9!") == true)
+            #expect(Array(lines.dropFirst()) == qr)
+        }
+    }
+
+    @Test func aRoomyScreenAddsTheBigAhoyAndTheRewardText() {
+        let qr = qrDrawing(modules: 25)
+        let state = boxState(hunters: crowd, greeting: .init(hunterID: 9, at: 99, qrLines: qr))
+        let lines = rows(KioskScreen.render(state, width: 120, height: 40, color: false, now: 100), color: false)
+        guard let place = placement(of: qr, in: lines) else {
+            Issue.record("code not found")
+            return
+        }
+        let above = lines[..<place.row].joined(separator: "\n")
+        let below = lines[(place.row + qr.count)...].joined(separator: "\n")
+        #expect(above.contains("█▄▄█ █▄▄█"))
+        #expect(above.contains("Ahoy hunter 9!"))
+        #expect(above.contains("You found the treasure!"))
+        #expect(below.contains("Gold coins under the big oak!"))
+        // And the chest beside the code.
+        #expect(lines.contains { $0.contains("╔═════════════════════════════════════╗") })
     }
 
     @Test func theQuietZoneRowOfTheCodeIsNotMistakenForMissing() {
