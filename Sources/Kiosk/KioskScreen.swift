@@ -75,7 +75,7 @@ public enum KioskScreen {
         let minInfoWidth = max(32, natural.map(\.columns).max() ?? 0)
 
         for picture in Picture.bySize {
-            let room = area.width - picture.width - gap
+            let room = area.width - picture.width - gap - 1  // one column of air before the frame
             guard room >= minInfoWidth, area.height >= picture.height, area.height >= minRows else { continue }
             let info = infoLines(state, hunters: hunters, width: room, rows: area.height, now: now)
             let infoWidth = min(room, info.map(\.columns).max() ?? 0)
