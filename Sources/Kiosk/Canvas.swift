@@ -98,13 +98,13 @@ struct Canvas {
             var current = Paint.plain
             for cell in row {
                 guard let c = cell.character else { continue }
-                if color, cell.paint.sgr(accent: accent) != current.sgr(accent: accent) {
+                if color, cell.paint != current {
                     out += "\u{1B}[" + cell.paint.sgr(accent: accent) + "m"
                     current = cell.paint
                 }
                 out.append(c)
             }
-            if color, current.sgr(accent: accent) != Paint.plain.sgr(accent: accent) { out += "\u{1B}[0m" }
+            if color, current != .plain { out += "\u{1B}[0m" }
         }
         return out
     }
