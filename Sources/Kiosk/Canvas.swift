@@ -41,6 +41,8 @@ struct Canvas {
         /// nil: the right half of a wide character drawn in the cell before.
         var character: Character?
         var paint: Paint
+        /// `character` takes this cell and the next.
+        var wide = false
     }
 
     let width: Int
@@ -65,12 +67,25 @@ struct Canvas {
             if w == 0 { continue }
             if x + w > end { break }
             if x >= 0 {
-                cells[row][x] = Cell(character: c, paint: paint)
+                for cx in x..<(x + w) { vacate(row: row, column: cx) }
+                cells[row][x] = Cell(character: c, paint: paint, wide: w == 2)
                 if w == 2 { cells[row][x + 1] = Cell(character: nil, paint: paint) }
             }
             x += w
         }
         return x
+    }
+
+    /// Makes a cell free to draw on without leaving half of a wide character behind (which
+    /// would make the row one column short or long).
+    private mutating func vacate(row: Int, column: Int) {
+        let blank = Cell(character: " ", paint: .plain)
+        if cells[row][column].character == nil, column > 0 {
+            cells[row][column - 1] = blank
+        } else if cells[row][column].wide, column + 1 < width {
+            cells[row][column + 1] = blank
+        }
+        cells[row][column] = blank
     }
 
     /// Draws spans one after the other, the last one cut with "..." when they do not fit before `limit`.
