@@ -23,6 +23,8 @@ let package = Package(
         .target(name: "Hunt", dependencies: ["Ranging"], swiftSettings: strict),
         // The world the radio sees: path loss, noise, channels, loss bursts (seeded, pure).
         .target(name: "Simulation", swiftSettings: strict),
+        // The treasure box's terminal screen and its log lines (pure: frames are strings).
+        .target(name: "Kiosk", dependencies: ["Ranging"], swiftSettings: strict),
 
         // Edges.
         .target(name: "Radio", dependencies: ["Bluetooth", "CLinux", "CBlueZ"], swiftSettings: strict),
@@ -55,6 +57,7 @@ let package = Package(
         .testTarget(
             name: "PirateHunterTests", dependencies: ["PirateHunter", "Bluetooth", "Radio"], swiftSettings: strict),
         .testTarget(name: "HuntTests", dependencies: ["Hunt", "Ranging"], swiftSettings: strict),
+        .testTarget(name: "KioskTests", dependencies: ["Kiosk", "Ranging"], swiftSettings: strict),
         .testTarget(name: "AudioTests", dependencies: ["Audio"], swiftSettings: strict),
         .testTarget(name: "VoiceTests", dependencies: ["Voice", "Audio", "Hunt"], swiftSettings: strict),
         .testTarget(name: "QRCodeTests", dependencies: ["QRCode"], swiftSettings: strict),
