@@ -35,7 +35,7 @@ let package = Package(
 
         .executableTarget(
             name: "PirateHunter",
-            dependencies: ["Bluetooth", "Radio", "Ranging", "Hunt", "Simulation", "Voice", "Audio"],
+            dependencies: ["Bluetooth", "Radio", "Ranging", "Hunt", "Simulation", "Voice", "Audio", "Kiosk", "QRCode"],
             swiftSettings: strict
         ),
 
@@ -55,7 +55,7 @@ let package = Package(
         .testTarget(name: "RadioTests", dependencies: ["Radio", "Bluetooth"], swiftSettings: strict),
         .testTarget(name: "RangingTests", dependencies: ["Ranging", "Simulation"], swiftSettings: strict),
         .testTarget(
-            name: "PirateHunterTests", dependencies: ["PirateHunter", "Bluetooth", "Radio"], swiftSettings: strict),
+            name: "PirateHunterTests", dependencies: ["PirateHunter", "Bluetooth", "Radio", "QRCode"], swiftSettings: strict),
         .testTarget(name: "HuntTests", dependencies: ["Hunt", "Ranging"], swiftSettings: strict),
         .testTarget(name: "KioskTests", dependencies: ["Kiosk", "Ranging"], swiftSettings: strict),
         .testTarget(name: "AudioTests", dependencies: ["Audio"], swiftSettings: strict),

@@ -10,8 +10,8 @@ public struct CommandFailure: Error, Equatable, Sendable, CustomStringConvertibl
     }
 
     public var description: String {
-        if let status { return "\(opcode) failed: \(status)" }
-        return "\(opcode) got no answer from the controller in time"
+        let what = status.map { "\(opcode) failed: \($0)" } ?? "\(opcode) got no answer from the controller in time"
+        return hint.map { "\(what): \($0)" } ?? what
     }
 }
 
@@ -135,34 +135,177 @@ public struct ControllerProcedure: Sendable {
     public var deadline: Double? { sentAt.map { $0 + timeout } }
 }
 
+/// What a controller should be doing: scanning (passive or active) and/or advertising.
+public struct ControllerSettings: Equatable, Sendable {
+    public enum Scanning: Equatable, Sendable {
+        case passive
+        /// Scan requests are sent, so scan responses (the treasure's reward) come back.
+        case active
+    }
+
+    public var scanning: Scanning?
+    public var advertisement: Advertisement?
+
+    public init(scanning: Scanning? = nil, advertisement: Advertisement? = nil) {
+        self.scanning = scanning
+        self.advertisement = advertisement
+    }
+}
+
+/// One advertisement: data, optional scan response, interval. Non-connectable; scannable
+/// (ADV_SCAN_IND) only when there is a scan response to give.
+public struct Advertisement: Equatable, Sendable {
+    public var data: [UInt8]
+    public var scanResponse: [UInt8]
+    /// In controller units of 0.625 ms (0x00A0 = 100 ms, the least non-connectable
+    /// advertising may use on 4.x controllers).
+    public var intervalUnits: UInt16
+
+    public init(data: [UInt8], scanResponse: [UInt8] = [], intervalUnits: UInt16 = 0x00A0) {
+        self.data = data
+        self.scanResponse = scanResponse
+        self.intervalUnits = intervalUnits
+    }
+
+    public var type: LegacyAdvertisingType { scanResponse.isEmpty ? .nonConnectableUndirected : .scannableUndirected }
+}
+
+extension HCIStatus {
+    public static let memoryCapacityExceeded = HCIStatus(rawValue: 0x07)
+    public static let unknownAdvertisingIdentifier = HCIStatus(rawValue: 0x42)
+}
+
+extension CommandFailure {
+    /// What the failure most likely means, for the one log line a grown-up reads.
+    public var hint: String? {
+        guard let status else { return nil }
+        switch (status, opcode) {
+        case (.unknownCommand, _), (.unsupportedFeature, _):
+            return "this controller does not support the command"
+        case (.commandDisallowed, .leSetAdvertisingParameters), (.commandDisallowed, .leSetExtendedAdvertisingParameters):
+            return "advertising is already on (another program?) and its parameters cannot change"
+        case (.commandDisallowed, _):
+            return "not allowed in the controller's current state (another program may be using it)"
+        case (.invalidParameters, .leSetAdvertisingParameters), (.invalidParameters, .leSetExtendedAdvertisingParameters):
+            return "the controller refuses these parameters (an interval below 100 ms is not allowed for non-connectable advertising on 4.x)"
+        case (.invalidParameters, _):
+            return "the controller refuses these parameters"
+        case (.memoryCapacityExceeded, _):
+            return "no free advertising set in the controller"
+        default:
+            return nil
+        }
+    }
+}
+
 extension ControllerProcedure {
-    /// Scanning for the hunter: disable (tolerating "already off"), parameters, enable without
-    /// duplicate filtering (it would stop RSSI updates). Interval = window so each window
-    /// mixes all three advertising channels. Passive unless `active` (scan responses wanted).
-    public static func startScanning(active: Bool, interval: UInt16 = 0x0010, timeout: Double = 2.0, knownSupport: SupportedCommands? = nil) -> ControllerProcedure {
+    /// Which command family a controller gets. A session that may advertise uses extended
+    /// commands only when both extended scanning and extended advertising are supported:
+    /// once one extended command is used, legacy ones answer Command Disallowed.
+    public static func family(for support: SupportedCommands, advertises: Bool) -> CommandFamily {
+        if advertises { return support.extendedScanning && support.extendedAdvertising ? .extended : .legacy }
+        return support.extendedScanning ? .extended : .legacy
+    }
+
+    /// The handle of our one extended advertising set.
+    public static let advertisingHandle: UInt8 = 0
+
+    /// Brings the controller from `old` settings (nil: unknown, as after connecting) to `new`.
+    /// Scanning: disable (tolerating "already off"), parameters, enable without duplicate
+    /// filtering (it would stop RSSI updates), interval = window so each window mixes all
+    /// three advertising channels. Advertising: disable (tolerated), parameters, data, scan
+    /// response, enable: data before enable, or the controller advertises empty data. Only
+    /// what changed is sent; from nil, what `new` leaves off is not touched.
+    public static func configure(
+        from old: ControllerSettings?, to new: ControllerSettings, advertises: Bool, scanInterval: UInt16 = 0x0010,
+        timeout: Double = 2.0, knownSupport: SupportedCommands? = nil
+    ) -> ControllerProcedure {
         ControllerProcedure(timeout: timeout, knownSupport: knownSupport) { support in
-            if support.extendedScanning {
-                return (.extended, [
-                    Step(.leSetExtendedScanEnable(false, filterDuplicates: false), tolerating: [.commandDisallowed]),
-                    Step(.leSetExtendedScanParameters(active: active, interval: interval, window: interval, ownAddress: .public)),
-                    Step(.leSetExtendedScanEnable(true, filterDuplicates: false)),
-                ])
+            let family = family(for: support, advertises: advertises)
+            var steps: [Step] = []
+            if old?.scanning != new.scanning, new.scanning != nil || old != nil {
+                steps += scanningSteps(new.scanning, family: family, interval: scanInterval)
             }
-            return (.legacy, [
-                Step(.leSetScanEnable(false, filterDuplicates: false), tolerating: [.commandDisallowed]),
+            if old?.advertisement != new.advertisement, new.advertisement != nil || old != nil {
+                steps += advertisingSteps(new.advertisement, family: family)
+            }
+            return (family, steps)
+        }
+    }
+
+    static func scanningSteps(_ scanning: ControllerSettings.Scanning?, family: CommandFamily, interval: UInt16) -> [Step] {
+        let active = scanning == .active
+        switch family {
+        case .extended:
+            let off = Step(.leSetExtendedScanEnable(false, filterDuplicates: false), tolerating: [.commandDisallowed])
+            guard scanning != nil else { return [off] }
+            return [
+                off,
+                Step(.leSetExtendedScanParameters(active: active, interval: interval, window: interval, ownAddress: .public)),
+                Step(.leSetExtendedScanEnable(true, filterDuplicates: false)),
+            ]
+        case .legacy:
+            let off = Step(.leSetScanEnable(false, filterDuplicates: false), tolerating: [.commandDisallowed])
+            guard scanning != nil else { return [off] }
+            return [
+                off,
                 Step(.leSetScanParameters(active: active, interval: interval, window: interval, ownAddress: .public)),
                 Step(.leSetScanEnable(true, filterDuplicates: false)),
-            ])
+            ]
+        }
+    }
+
+    static func advertisingSteps(_ advertisement: Advertisement?, family: CommandFamily) -> [Step] {
+        let handle = advertisingHandle
+        switch family {
+        case .extended:
+            // Disabling a set that does not exist yet is Unknown Advertising Identifier.
+            let off = Step(.leSetExtendedAdvertisingEnable(false, handle: handle), tolerating: [.commandDisallowed, .unknownAdvertisingIdentifier])
+            guard let a = advertisement else { return [off] }
+            var steps = [
+                off,
+                Step(.leSetExtendedAdvertisingParameters(
+                    handle: handle, type: a.type, intervalMin: UInt32(a.intervalUnits), intervalMax: UInt32(a.intervalUnits),
+                    ownAddress: .public, txPower: nil)),
+                Step(.leSetExtendedAdvertisingData(handle: handle, a.data)),
+            ]
+            // A non-scannable set refuses scan-response data (Invalid Parameters).
+            if !a.scanResponse.isEmpty { steps.append(Step(.leSetExtendedScanResponseData(handle: handle, a.scanResponse))) }
+            steps.append(Step(.leSetExtendedAdvertisingEnable(true, handle: handle)))
+            return steps
+        case .legacy:
+            let off = Step(.leSetAdvertisingEnable(false), tolerating: [.commandDisallowed])
+            guard let a = advertisement else { return [off] }
+            var steps = [
+                off,
+                Step(.leSetAdvertisingParameters(intervalMin: a.intervalUnits, intervalMax: a.intervalUnits, type: a.type, ownAddress: .public)),
+                Step(.leSetAdvertisingData(a.data)),
+            ]
+            if !a.scanResponse.isEmpty { steps.append(Step(.leSetScanResponseData(a.scanResponse))) }
+            steps.append(Step(.leSetAdvertisingEnable(true)))
+            return steps
+        }
+    }
+
+    /// Scanning for the hunter (see `configure`). Passive unless `active` (scan responses wanted).
+    public static func startScanning(active: Bool, interval: UInt16 = 0x0010, timeout: Double = 2.0, knownSupport: SupportedCommands? = nil) -> ControllerProcedure {
+        configure(
+            from: nil, to: ControllerSettings(scanning: active ? .active : .passive), advertises: false, scanInterval: interval,
+            timeout: timeout, knownSupport: knownSupport)
+    }
+
+    /// Scanning and advertising off, as on exit (each tolerating "already off").
+    public static func stopAll(scanning: Bool = true, advertising: Bool, family: CommandFamily, timeout: Double = 1.0) -> ControllerProcedure {
+        ControllerProcedure(timeout: timeout, knownSupport: SupportedCommands(octets: [])) { _ in
+            var steps: [Step] = []
+            if advertising { steps += advertisingSteps(nil, family: family) }
+            if scanning { steps += scanningSteps(nil, family: family, interval: 0x0010) }
+            return (family, steps)
         }
     }
 
     /// Scanning off, as on exit (tolerating "already off").
     public static func stopScanning(family: CommandFamily, timeout: Double = 1.0) -> ControllerProcedure {
-        ControllerProcedure(timeout: timeout, knownSupport: SupportedCommands(octets: [])) { _ in
-            let command: HCICommand =
-                family == .extended
-                ? .leSetExtendedScanEnable(false, filterDuplicates: false) : .leSetScanEnable(false, filterDuplicates: false)
-            return (family, [Step(command, tolerating: [.commandDisallowed])])
-        }
+        stopAll(advertising: false, family: family, timeout: timeout)
     }
 }

@@ -37,6 +37,9 @@ public struct HCIStatus: RawRepresentable, Hashable, Sendable, CustomStringConve
 public struct BDAddress: Hashable, Sendable, CustomStringConvertible {
     public var bytes: (UInt8, UInt8, UInt8, UInt8, UInt8, UInt8)
 
+    /// From 6 bytes in wire order (least significant first).
+    public init(bytes: (UInt8, UInt8, UInt8, UInt8, UInt8, UInt8)) { self.bytes = bytes }
+
     /// From 6 bytes in wire order.
     public init(littleEndian b: ArraySlice<UInt8>) throws(PacketError) {
         guard b.count == 6 else { throw .lengthMismatch(what: "device address", declared: 6, actual: b.count) }

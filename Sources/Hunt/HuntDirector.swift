@@ -16,6 +16,8 @@ public enum LineEvent: String, CaseIterable, Sendable, Codable {
     case adapterMissing = "adapter-missing"
     case adapterBack = "adapter-back"
     case speakerTest = "speaker-test"
+    /// Says the treasure's reward is coming; the reward itself (heard over the air) follows.
+    case reward
 
     public static func proximity(_ p: Proximity) -> LineEvent {
         switch p {
@@ -31,7 +33,7 @@ public enum LineEvent: String, CaseIterable, Sendable, Codable {
     ///   found > region entered/left, adapter > proximity > warmer/colder > start-up
     public var precedence: Int {
         switch self {
-        case .treasureFound: return 5
+        case .treasureFound, .reward: return 5
         case .regionEntered, .regionLeft, .adapterMissing, .adapterBack: return 4
         case .proximityImmediate, .proximityNear, .proximityFar, .proximityUnknown: return 3
         case .warmer, .colder: return 2
@@ -56,6 +58,8 @@ public enum HuntInput: Equatable, Sendable {
     case adapterBack
     /// The line started by the last `.say` has finished playing.
     case speechFinished
+    /// The treasure's reward was read from its scan response: say it once the found line is over.
+    case rewardHeard
 }
 
 /// The rules of the hunt: which ranging facts become lines and sounds, in what order, and
@@ -89,6 +93,7 @@ public struct HuntDirector: Sendable {
     private var immediateSince: Double?
     private var foundAnnounced = false
     private var adapterMissing = false
+    private var rewardWaiting = false
 
     public init(configuration: Configuration) {
         self.configuration = configuration
@@ -110,8 +115,19 @@ public struct HuntDirector: Sendable {
             guard adapterMissing else { return [] }
             adapterMissing = false
             return say(.adapterBack, at: time)
+        case .rewardHeard:
+            // The reward never cuts the found line (or another reward) short.
+            if speaking == .treasureFound || speaking == .reward {
+                rewardWaiting = true
+                return []
+            }
+            return say(.reward, at: time)
         case .speechFinished:
             speaking = nil
+            if rewardWaiting {
+                rewardWaiting = false
+                return say(.reward, at: time)
+            }
             guard let waiting = pending else { return [] }
             pending = nil
             guard time - waiting.since <= configuration.pendingLifetime else { return [] }

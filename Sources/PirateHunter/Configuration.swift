@@ -13,6 +13,8 @@ import Voice
 /// two together). Precedence: flags, then the file, then the defaults.
 struct HunterConfiguration: Sendable, Equatable {
     static let defaultPath = "/etc/pirate-hunter/hunter.json"
+    /// The treasure box's file (`pirate-hunter treasure`).
+    static let treasurePath = "/etc/pirate-hunter/treasure.json"
     /// The game's own proximity UUID ("PIRATE-HUNTER" in ASCII): the default treasure
     /// advertises it and the default region hunts it, so a box and a hunter pair out of the box.
     static let defaultUUID = UUID(uuid: (0x50, 0x49, 0x52, 0x41, 0x54, 0x45, 0x2D, 0x48,
@@ -58,6 +60,17 @@ struct HunterConfiguration: Sendable, Equatable {
         var intervalUnits: UInt16 { UInt16(clamping: (intervalMilliseconds * 8 + 2) / 5) }
     }
 
+    /// What a hunter does once it has found the treasure.
+    struct Announce: Sendable, Equatable {
+        /// This hunter's id (the major of the beacon it announces itself with).
+        var hunterID: UInt16 = 1
+        /// How long it announces itself to the treasure box after finding it; 0: never.
+        var seconds = 60.0
+        /// How long it scans actively for the treasure's reward before giving up.
+        var rewardTimeout = 10.0
+        static let secondsRange = 0.0...3600
+    }
+
     var transport: TransportSpec = .kernel(adapter: nil)
     /// The treasure region(s) to hunt; the first is the one the voice hunts.
     var huntedRegions: [Region] = [Region(name: "treasure", uuid: HunterConfiguration.defaultUUID)]
@@ -70,6 +83,7 @@ struct HunterConfiguration: Sendable, Equatable {
     /// JSON lines on stdout.
     var json = false
     var treasure = Treasure()
+    var announce = Announce()
     /// The file the settings came from (nil: defaults only).
     var file: String?
 
@@ -106,10 +120,22 @@ struct HunterConfiguration: Sendable, Equatable {
         setup.json = json
         setup.record = record
         if !quiet {
+            setup.announce = announce
             setup.hunt = huntConfiguration()
             setup.voice = voiceConfiguration()
             setup.playback = playbackConfiguration()
         }
+        return setup
+    }
+
+    /// What `TreasureBox` takes.
+    func treasureSetup() -> TreasureSetup {
+        var setup = TreasureSetup()
+        setup.transport = transport
+        setup.treasure = treasure
+        setup.ranging = ranging
+        setup.json = json
+        setup.record = record
         return setup
     }
 
@@ -162,11 +188,15 @@ struct ConfigurationFlags: Sendable, Equatable {
     var treasurePower: Int8?
     var treasureInterval: Int?
     var treasureReward: String?
+    var hunterID: UInt16?
+    /// `--reward-svg FILE` (hunt, demo): not a file setting.
+    var rewardSVG: String?
 
     static let usage = """
         --config FILE  --hci auto|hciN|serial:PATH[@BAUD]|unix:PATH|simulator  --region UUID[:MAJOR[:MINOR]]
         --device ALSA  --volume DB  --lang LANG  --voice-dir DIR  --cache-dir DIR  --record FILE.btsnoop  --json
         treasure: --uuid UUID  --major N  --minor N  --power DBM  --interval MS  --reward TEXT
+        hunter: --hunter-id N
         """
 
     init() {}
@@ -203,22 +233,25 @@ struct ConfigurationFlags: Sendable, Equatable {
                 throw CLIError(.usage, "--volume: '\(text)' is not a volume; allowed: \(Limits.text(Limits.volumeDB)) dB")
             }
             volumeDB = value
+        // The treasure's identity: a wrong value is a configuration error (78) naming the field.
         case "--uuid":
             let text = try cursor.value(for: argument)
             guard let uuid = UUID(uuidString: text) else {
-                throw CLIError(.usage, "--uuid: '\(text)' is not a UUID; allowed: 8-4-4-4-12 hex digits")
+                throw CLIError(.config, "--uuid (treasure.uuid): '\(text)' is not a UUID; allowed: 8-4-4-4-12 hex digits")
             }
             treasureUUID = uuid
-        case "--major": treasureMajor = try UInt16(Self.integer(argument, cursor.value(for: argument), Limits.identifier))
-        case "--minor": treasureMinor = try UInt16(Self.integer(argument, cursor.value(for: argument), Limits.identifier))
-        case "--power": treasurePower = try Int8(Self.integer(argument, cursor.value(for: argument), Limits.power))
-        case "--interval": treasureInterval = try Self.integer(argument, cursor.value(for: argument), HunterConfiguration.Treasure.intervalRange)
+        case "--major": treasureMajor = try UInt16(Self.field(argument, "treasure.major", cursor.value(for: argument), Limits.identifier))
+        case "--minor": treasureMinor = try UInt16(Self.field(argument, "treasure.minor", cursor.value(for: argument), Limits.identifier))
+        case "--power": treasurePower = try Int8(Self.field(argument, "treasure.power", cursor.value(for: argument), Limits.power))
+        case "--interval":
+            treasureInterval = try Self.field(argument, "treasure.interval_ms", cursor.value(for: argument), HunterConfiguration.Treasure.intervalRange)
         case "--reward":
             let text = try cursor.value(for: argument)
             if let problem = Limits.rewardProblem(text) {
-                throw CLIError(.usage, "--reward: \(problem); allowed: \(Limits.rewardAllowed)")
+                throw CLIError(.config, "--reward (treasure.reward): \(problem); allowed: \(Limits.rewardAllowed)")
             }
             treasureReward = text
+        case "--hunter-id": hunterID = try UInt16(Self.field(argument, "announce.hunter_id", cursor.value(for: argument), Limits.identifier))
         default:
             return false
         }
@@ -228,6 +261,13 @@ struct ConfigurationFlags: Sendable, Equatable {
     private static func nonEmpty(_ flag: String, _ text: String) throws(CLIError) -> String {
         guard !text.isEmpty else { throw CLIError(.usage, "\(flag): needs a non-empty value") }
         return text
+    }
+
+    private static func field(_ flag: String, _ field: String, _ text: String, _ range: ClosedRange<Int>) throws(CLIError) -> Int {
+        guard let value = Int(text), range.contains(value) else {
+            throw CLIError(.config, "\(flag) (\(field)): '\(text)' is out of range; allowed: \(Limits.text(range))")
+        }
+        return value
     }
 
     private static func integer(_ flag: String, _ text: String, _ range: ClosedRange<Int>) throws(CLIError) -> Int {
@@ -256,6 +296,7 @@ extension HunterConfiguration {
         if let power = flags.treasurePower { treasure.power = power }
         if let interval = flags.treasureInterval { treasure.intervalMilliseconds = interval }
         if let reward = flags.treasureReward { treasure.reward = reward }
+        if let id = flags.hunterID { announce.hunterID = id }
     }
 
     /// The whole chain for a command: consumes the shared flags from `arguments` (returning
@@ -278,7 +319,7 @@ extension HunterConfiguration {
     /// applies the flags, resolves the default voice and cache directories.
     static func load(
         flags: ConfigurationFlags, environment: [String: String] = ProcessInfo.processInfo.environment,
-        executablePath: String? = currentExecutablePath()
+        executablePath: String? = currentExecutablePath(), defaultPath: String = HunterConfiguration.defaultPath
     ) throws(CLIError) -> HunterConfiguration {
         let path = flags.configPath ?? defaultPath
         var configuration: HunterConfiguration
@@ -545,7 +586,7 @@ struct ObjectReader {
 }
 
 extension HunterConfiguration: Decodable {
-    static let keys = ["transport", "regions", "voice", "audio", "ranging", "hunt", "record", "json", "treasure"]
+    static let keys = ["transport", "regions", "voice", "audio", "ranging", "hunt", "record", "json", "treasure", "announce"]
 
     init(from decoder: any Decoder) throws {
         self.init()
@@ -569,6 +610,7 @@ extension HunterConfiguration: Decodable {
         record = try reader.string("record", allowed: "a file path for the btsnoop capture")
         json = try reader.bool("json") ?? false
         if let section = try reader.nested(TreasureSection.self, "treasure") { treasure = section.value }
+        if let section = try reader.nested(AnnounceSection.self, "announce") { announce = section.value }
     }
 }
 
@@ -676,6 +718,17 @@ struct TreasureSection: Decodable {
             if let problem = Limits.rewardProblem(reward) { throw reader.fail("reward", problem, allowed: Limits.rewardAllowed) }
             value.reward = reward
         }
+    }
+}
+
+struct AnnounceSection: Decodable {
+    var value = HunterConfiguration.Announce()
+
+    init(from decoder: any Decoder) throws {
+        let reader = try ObjectReader(decoder, known: ["hunter_id", "seconds", "reward_timeout"])
+        if let id = try reader.int("hunter_id", Limits.identifier) { value.hunterID = UInt16(id) }
+        if let v = try reader.double("seconds", HunterConfiguration.Announce.secondsRange, unit: " s") { value.seconds = v }
+        if let v = try reader.double("reward_timeout", 1...120, unit: " s") { value.rewardTimeout = v }
     }
 }
 

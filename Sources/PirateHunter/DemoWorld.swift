@@ -12,6 +12,10 @@ final class DemoWorld {
     static let treasureUUID = UUID(uuidString: "50697261-7465-4875-6E74-547265617375") ?? UUID()
     static let treasure = IBeacon(uuid: treasureUUID, major: 1, minor: 1, measuredPower: -59)
     static var region: Region { Region(name: "treasure", uuid: treasureUUID) }
+    /// The demo treasure box's reward, unless `--reward` gives one.
+    static let reward = "ARRR-GOLD-2026"
+    static let boxAddress = BDAddress(bytes: (0x1D, 0x60, 0x15, 0xEE, 0xFF, 0xC0))
+    static let hunterAddress = BDAddress(bytes: (0x07, 0x00, 0x00, 0x7E, 0xA7, 0xC0))
 
     /// (seconds after start, metres from the treasure)
     static let walk: [(Double, Double)] = [
@@ -40,18 +44,38 @@ final class DemoWorld {
 
     /// One packet's RSSI, nil when lost or too weak to hear.
     func rssi(at time: Double, channel: Int) -> Int8? {
-        let d = distance(at: time)
+        rssi(atDistance: distance(at: time), channel: channel)
+    }
+
+    /// The air between the hunter's controller and the treasure box's: both hear each other
+    /// at the distance the walk says. The box speaks extended commands, the hunter legacy ones.
+    func air() throws(TransportError) -> (air: SimulatedAir, hunter: SimulatedController, box: SimulatedController) {
+        let air = SimulatedAir(startTime: origin) { [self] t, _, _, ch in rssi(at: t, channel: ch) }
+        let hunter = try SimulatedController(family: .legacy, address: Self.hunterAddress, startTime: origin)
+        let box = try SimulatedController(family: .extended, address: Self.boxAddress, startTime: origin)
+        air.join(hunter)
+        air.join(box)
+        return (air, hunter, box)
+    }
+
+    /// For `treasure --hci simulator`: hunter 7, who found this treasure, walks up to the box
+    /// every minute, lingers and leaves (announcing itself all the while).
+    func visitingHunter(treasureMinor: UInt16) -> VirtualBeacon {
+        let beacon = TreasureSignals.announcement(hunterID: 7, treasure: IBeacon(uuid: Self.treasureUUID, major: 1, minor: treasureMinor, measuredPower: -59))
+        let stops: [(Double, Double)] = [(0, 40), (8, 6), (14, 1.5), (20, 0.3), (35, 0.3), (42, 4), (50, 40), (60, 40)]
+        let visit = ScriptedPath(stops.map {
+            ScriptedPath.Waypoint(time: $0.0, distance: $0.1)
+        })
+        return VirtualBeacon(address: Self.hunterAddress, advertisingData: beacon.advertisingData, interval: 0.1) { [self] t, ch in
+            let d = visit.distance(at: (t - origin).truncatingRemainder(dividingBy: 60))
+            return rssi(atDistance: d, channel: ch)
+        }
+    }
+
+    /// One packet's RSSI at distance `d`, nil when lost or too weak to hear.
+    func rssi(atDistance d: Double, channel: Int) -> Int8? {
         if loss.nextIsLost(&noise) || d > Self.range { return nil }
         let reading = model.reading(atDistance: d, channel: channel, noise: &noise)
         return Int8(clamping: Int(reading.rounded()))
-    }
-
-    func controller() throws(TransportError) -> SimulatedController {
-        let address = BDAddress("C0:FF:EE:15:60:1D") ?? (try? BDAddress(littleEndian: [1, 2, 3, 4, 5, 6][...]))
-        guard let address else { throw .notFound("demo address") }
-        let beacon = VirtualBeacon(address: address, advertisingData: Self.treasure.advertisingData, interval: 0.1) { [self] t, ch in
-            rssi(at: t, channel: ch)
-        }
-        return try SimulatedController(family: .legacy, beacons: [beacon], startTime: origin)
     }
 }

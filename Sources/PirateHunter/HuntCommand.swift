@@ -19,6 +19,7 @@ enum HuntCommand {
             if try flags.consume(argument, from: &cursor) { continue }
             switch argument {
             case "--quiet": quiet = true
+            case "--reward-svg": flags.rewardSVG = try cursor.value(for: argument)
             default: throw CLIError(.usage, "\(command): unknown option '\(argument)'")
             }
         }
@@ -33,6 +34,7 @@ enum HuntCommand {
             return setup
         }
         var setup = try load()
+        setup.rewardSVG = flags.rewardSVG
         // SIGHUP re-reads the file; the flags still win.
         setup.reload = load
         return try Hunter(setup: setup).run()
@@ -42,11 +44,13 @@ enum HuntCommand {
         let (flags, quiet) = try configuration(&cursor, command: "demo")
         let configuration = try HunterConfiguration.load(flags: flags)
         var setup = configuration.hunterSetup(quiet: quiet)
+        setup.rewardSVG = flags.rewardSVG
         // The demo hunts its own virtual treasure, whatever the configured regions.
         setup.regions = [DemoWorld.region]
         setup.hunt?.region = DemoWorld.region.name
-        setup.duration = DemoWorld.length + 2
-        setup.stopAfterFound = 5
+        setup.duration = DemoWorld.length + 20
+        // Time for the found line, the reward read out and the box's greeting.
+        setup.stopAfterFound = 14
         // The default device, or demo.wav when there is none.
         if var playback = setup.playback, playback.device == "default" {
             do {
@@ -59,13 +63,29 @@ enum HuntCommand {
             }
         }
         let world = DemoWorld(origin: monotonicSeconds())
-        let simulator: SimulatedController
+        let radio: (air: SimulatedAir, hunter: SimulatedController, box: SimulatedController)
         do {
-            simulator = try world.controller()
+            radio = try world.air()
         } catch {
             throw CLIError(.software, "demo: \(error)")
         }
-        return try Hunter(setup: setup, simulator: simulator).run()
+        let hunter = try Hunter(setup: setup, simulator: radio.hunter, air: radio.air)
+        // The treasure box, in the same process and on the same loop: its log lines are
+        // prefixed, and it greets the hunter with the reward's QR code.
+        var box = configuration.treasureSetup()
+        box.treasure = HunterConfiguration.Treasure()
+        box.treasure.uuid = DemoWorld.treasure.uuid
+        box.treasure.major = DemoWorld.treasure.major
+        box.treasure.minor = DemoWorld.treasure.minor
+        box.treasure.power = DemoWorld.treasure.measuredPower
+        box.treasure.reward = configuration.treasure.reward ?? DemoWorld.reward
+        box.json = false
+        box.record = nil
+        box.logPrefix = "treasure box: "
+        let treasureBox = try TreasureBox(setup: box, loop: hunter.loop, simulator: radio.box)
+        hunter.onShutdown = { treasureBox.stop() }
+        treasureBox.begin()
+        return try hunter.run()
     }
 
     static func currentDirectory() -> String {

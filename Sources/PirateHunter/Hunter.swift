@@ -4,6 +4,7 @@ import Glibc
 import Audio
 import Bluetooth
 import Hunt
+import QRCode
 import Radio
 import Ranging
 import Voice
@@ -22,6 +23,10 @@ struct HunterSetup {
     var duration: Double?
     /// Stop this long after the treasure is found (the demo).
     var stopAfterFound: Double?
+    /// After the treasure is found: read its reward, announce this hunter (nil: neither).
+    var announce: HunterConfiguration.Announce?
+    /// Write the reward's QR code here as an SVG.
+    var rewardSVG: String?
     /// Reloads what SIGHUP reloads (line packs, voice); nil ignores SIGHUP.
     var reload: (() throws(CLIError) -> HunterSetup)?
 }
@@ -30,10 +35,21 @@ struct HunterSetup {
 /// radio -> sightings -> ranging -> hunt rules -> voice and sound.
 final class Hunter {
     private var setup: HunterSetup
-    private let loop: EventLoop
+    /// Shared with a simulated treasure box in the demo.
+    let loop: EventLoop
     private let signals: SignalSource
-    private var session: ScannerSession?
+    private var session: ControllerSession?
     private var simulator: SimulatedController?
+    /// Moves the simulated world (the simulator alone, or the air it shares with a box).
+    private var world: ((Double) -> Void)?
+    /// Called once when the hunter stops (the demo stops its treasure box with it).
+    var onShutdown: () -> Void = {}
+    private var handoff: RewardHandoff?
+    private var wasFound = false
+    /// Where the hunted treasure advertises from, and what it advertises.
+    private var treasureAddress: BDAddress?
+    private var treasureBeacon: IBeacon?
+    private var reward: String?
     private var engine: RangingEngine
     private var director: HuntDirector?
     private var voice: PirateVoice?
@@ -51,7 +67,7 @@ final class Hunter {
     private var firstScanCommandAt: Double?
 
     /// Signals must be blocked before any other thread (the PCM's) starts.
-    init(setup: HunterSetup, simulator: SimulatedController? = nil) throws(CLIError) {
+    init(setup: HunterSetup, simulator: SimulatedController? = nil, air: SimulatedAir? = nil) throws(CLIError) {
         self.setup = setup
         do {
             signals = try SignalSource()
@@ -60,6 +76,14 @@ final class Hunter {
             throw CLIError(.software, "event loop: \(error)")
         }
         self.simulator = simulator
+        if let air {
+            world = { air.advance(to: $0) }
+        } else if let simulator {
+            world = { simulator.advance(to: $0) }
+        }
+        handoff = setup.announce.map {
+            RewardHandoff(configuration: RewardHandoff.Configuration(rewardTimeout: $0.rewardTimeout, announceSeconds: $0.seconds))
+        }
         engine = RangingEngine(configuration: setup.ranging, regions: setup.regions)
         director = setup.hunt.map(HuntDirector.init(configuration:))
         start = monotonicSeconds()
@@ -104,22 +128,27 @@ final class Hunter {
         loop.watch(signals.fd) { [unowned self] in
             for signal in signals.drain() { self.signal(signal) }
         }
-        let factory: ScannerSession.TransportFactory
+        let factory: ControllerSession.TransportFactory
         if let simulator {
             let recorded: HCITransport = recorder.map { RecordingTransport(simulator, writer: $0) } ?? simulator
             factory = { () throws(TransportError) -> HCITransport in recorded }
             // The virtual world moves with the clock.
-            func tick() {
-                simulator.advance(to: monotonicSeconds())
-                loop.schedule(after: 0.02) { tick() }
+            if let world {
+                func tick() {
+                    world(monotonicSeconds())
+                    loop.schedule(after: 0.02) { tick() }
+                }
+                tick()
             }
-            tick()
         } else {
             factory = setup.transport.factory(recorder: recorder)
         }
-        let session = ScannerSession(loop: loop, transport: factory)
+        var options = ControllerSession.Options()
+        options.advertises = (setup.announce?.seconds ?? 0) > 0
+        let session = ControllerSession(loop: loop, options: options, transport: factory)
         self.session = session
         session.onSighting = { [unowned self] sighting in self.sighting(sighting) }
+        session.onReport = { [unowned self] report, _ in self.report(report) }
         session.onStateChange = { [unowned self] state in self.scanner(state) }
         session.onFatal = { [unowned self] error in self.fatal(error) }
 
@@ -150,6 +179,17 @@ final class Hunter {
                 perform(d.tick(at: t))
                 director = d
                 if d.treasureFound, foundAt == nil { foundAt = t }
+                if d.treasureFound, !wasFound, var h = handoff {
+                    let actions = h.found(at: t)
+                    handoff = h
+                    perform(actions)
+                }
+                wasFound = d.treasureFound
+            }
+            if var h = handoff {
+                let actions = h.tick(at: t)
+                handoff = h
+                perform(actions)
             }
             if let after = setup.stopAfterFound, let foundAt, t - foundAt >= after {
                 shutdown(.ok)
@@ -160,6 +200,11 @@ final class Hunter {
     }
 
     private func sighting(_ sighting: BeaconSighting) {
+        if case let .iBeacon(beacon) = sighting.beacon, let region = setup.regions.first,
+            region.contains(BeaconKey(uuid: beacon.uuid, major: beacon.major, minor: beacon.minor)) {
+            treasureAddress = sighting.address
+            treasureBeacon = beacon
+        }
         var s = sighting
         s.time = sighting.time - start
         guard let sample = RangingOutput.sample(s) else { return }
@@ -183,9 +228,81 @@ final class Hunter {
         if setup.json { out.flush() }
     }
 
-    private func scanner(_ state: ScannerState) {
+    /// A scan response from the treasure while listening for its reward.
+    private func report(_ report: AdvertisingReport) {
+        guard var h = handoff, h.listeningSince != nil, report.isScanResponse, report.address == treasureAddress else { return }
+        let actions = h.heard(TreasureSignals.reward(inScanResponse: report.data), at: now)
+        handoff = h
+        perform(actions)
+    }
+
+    private func perform(_ actions: [RewardHandoff.Action]) {
+        for action in actions {
+            switch action {
+            case let .scanActively(active):
+                guard var settings = session?.settings else { continue }
+                settings.scanning = active ? .active : .passive
+                session?.apply(settings)
+                Log.info(active ? "treasure found: scanning actively for its reward" : "back to passive scanning")
+            case let .announce(on):
+                guard var settings = session?.settings, let announce = setup.announce else { continue }
+                if on {
+                    let treasure = treasureBeacon ?? IBeacon(uuid: setup.regions.first?.uuid ?? HunterConfiguration.defaultUUID, major: 0, minor: 0, measuredPower: -59)
+                    let beacon = TreasureSignals.announcement(hunterID: announce.hunterID, treasure: treasure)
+                    settings.advertisement = Advertisement(data: beacon.advertisingData)
+                    Log.info("announcing hunter \(announce.hunterID) to the treasure box for \(fixed(announce.seconds, decimals: 0)) s")
+                } else {
+                    settings.advertisement = nil
+                    Log.info("announcement over")
+                }
+                session?.apply(settings)
+            case let .reward(text):
+                reward = text
+                showReward(text)
+                say(.rewardHeard)
+            case .noReward:
+                Log.warning("no reward heard from the treasure (it may have none)")
+            }
+        }
+    }
+
+    /// The reward on stdout (a JSON line, or the text and its QR code on a terminal), in the
+    /// log, and as an SVG when asked.
+    private func showReward(_ text: String) {
+        Log.info("reward: \(text)")
+        let code = try? QRCode(encoding: text)
+        if setup.json {
+            var line = JSONLine()
+            line.add("t", now)
+            line.add("event", "reward")
+            line.add("text", text)
+            out.line(line.line)
+        } else {
+            out.line("reward: \(text)")
+            if isatty(1) == 1, let code {
+                for row in code.terminalLines(inverted: true) { out.line(row) }
+            }
+        }
+        out.flush()
+        if let path = setup.rewardSVG {
+            guard let code else {
+                Log.error("--reward-svg \(path): the reward does not fit a QR code")
+                return
+            }
+            do {
+                try AtomicFile.write(Array(code.svg().utf8), to: path)
+                Log.info("reward QR code written to \(path)")
+            } catch {
+                Log.error("--reward-svg \(path): \(error)")
+            }
+        }
+    }
+
+    private func scanner(_ state: ControllerState) {
         switch state {
-        case let .scanning(family):
+        case let .ready(family):
+            // Once per connection: not again for each change of scanning mode or announcement.
+            guard firstScanCommandAt == nil || adapterWasLost else { break }
             if firstScanCommandAt == nil { firstScanCommandAt = now }
             Log.info("scanning on \(session?.transport?.name ?? "?") (\(family.rawValue) commands)")
             if adapterWasLost {
@@ -228,7 +345,15 @@ final class Hunter {
                 if let arrr, name == "arrr" { audio?.play(arrr, slot: .effect) }
             case let .say(event, _):
                 guard let voice else { continue }
-                let spoken = voice.line(event)
+                var spoken = voice.line(event)
+                if event == .reward, let reward {
+                    // The pack's lead-in, a breath, then the reward itself, slowly, as plain text.
+                    let text = (try? voice.speak(untrusted: reward, rateFactor: 0.7)) ?? PCMBuffer(sampleRate: spoken.audio.sampleRate)
+                    var audio = spoken.audio
+                    audio.samples += [Int16](repeating: 0, count: audio.sampleRate * audio.channels * 4 / 10)
+                    audio.samples += text.channels == audio.channels ? text.samples : []
+                    spoken = SpokenLine(event: event, index: spoken.index, text: spoken.text + " " + SpeechText.sanitize(reward), audio: audio)
+                }
                 if setup.json {
                     var line = JSONLine()
                     line.add("t", now)
@@ -273,7 +398,9 @@ final class Hunter {
     /// Scanning off on the controller, audio drained within 0.5 s, the recording closed.
     private func shutdown(_ code: ExitCode) {
         exitCode = code
-        session?.stop(timeout: 0.5)
+        if let failure = session?.stop(timeout: 0.5) { Log.warning("stopping the controller: \(failure)") }
+        onShutdown()
+        onShutdown = {}
         if let audio {
             _ = audio.waitUntilIdle(timeout: .milliseconds(500))
             audio.shutdown()

@@ -7,7 +7,7 @@ import Ranging
 
 /// `pirate-hunter scan [--hci T] [--active] [--json] [--duration S] [--record FILE]`:
 /// every beacon in view, live: kind, ids, RSSI, distance with sigma, proximity, age (and
-/// names from scan responses with --active). The tool a parent uses to place the treasure.
+/// names and treasure rewards from scan responses with --active). The tool a parent uses to place the treasure.
 enum ScanCommand {
     struct Row {
         var sighting: BeaconSighting
@@ -48,15 +48,15 @@ enum ScanCommand {
         if let record {
             do { recorder = try CaptureFileWriter(path: record) } catch { throw CLIError(.ioError, "--record \(record): \(error)") }
         }
-        var options = ScannerSession.Options()
-        options.active = active
-        let session = ScannerSession(loop: loop, options: options, transport: spec.factory(recorder: recorder))
+        let session = ControllerSession(
+            loop: loop, settings: ControllerSettings(scanning: active ? .active : .passive), transport: spec.factory(recorder: recorder))
         let start = monotonicSeconds()
         var engine = RangingEngine(configuration: .default, regions: [])
         var out = StandardOutput()
         var printer = SightingPrinter(json: true)
         var rows: [String: Row] = [:]
         var names: [BDAddress: String] = [:]
+        var rewards: [BDAddress: String] = [:]
         var exitCode = ExitCode.ok
         let terminal = isatty(1) == 1 && !json
 
@@ -67,9 +67,22 @@ enum ScanCommand {
             out.flush()
             loop.stop()
         }
-        session.onReport = { report, _ in
+        session.onReport = { report, time in
             if let name = AdvertisingData(parsing: report.data).localName, !name.isEmpty {
                 names[report.address] = String(name.unicodeScalars.filter { $0.value >= 0x20 && $0.value != 0x7F }.prefix(32))
+            }
+            // A treasure's reward (scan response): printed once per address and text.
+            if report.isScanResponse, let reward = TreasureSignals.reward(inScanResponse: report.data), rewards[report.address] != reward {
+                rewards[report.address] = reward
+                if json {
+                    var line = JSONLine()
+                    line.add("t", time - start)
+                    line.add("event", "reward")
+                    line.add("address", report.address.description)
+                    line.add("reward", reward)
+                    out.line(line.line)
+                    out.flush()
+                }
             }
         }
         session.onSighting = { sighting in
@@ -91,7 +104,7 @@ enum ScanCommand {
         var lost = false
         session.onStateChange = { state in
             switch state {
-            case let .scanning(family):
+            case let .ready(family):
                 lost = false
                 Log.info("scanning on \(session.transport?.name ?? "?") (\(family.rawValue)\(active ? ", active" : ""))")
             case let .lost(reason):
@@ -113,14 +126,15 @@ enum ScanCommand {
                 var text = terminal ? "\u{1B}[H\u{1B}[2J" : "\n"
                 text += "pirate-hunter scan  \(session.transport?.name ?? "no adapter")  \(rows.count) beacon(s)   (Ctrl-C to stop)\n"
                 text += SightingPrinter.pad("kind", 15) + SightingPrinter.pad("id", 58) + SightingPrinter.pad("rssi", 6)
-                    + SightingPrinter.pad("distance", 18) + SightingPrinter.pad("proximity", 11) + SightingPrinter.pad("age", 7) + "name\n"
+                    + SightingPrinter.pad("distance", 18) + SightingPrinter.pad("proximity", 11) + SightingPrinter.pad("age", 7) + "name / reward\n"
                 for row in rows.sorted(by: { $0.key < $1.key }).map(\.value) {
                     let s = row.sighting
                     let d = row.range?.distance.map { "\(fixed($0.meters, decimals: 1)) ± \(fixed($0.sigma, decimals: 1)) m" } ?? "-"
                     text += SightingPrinter.pad(s.beacon.kind, 15) + SightingPrinter.pad(Self.identity(s.beacon), 58)
                         + SightingPrinter.pad(s.rssi.map { String($0) } ?? "n/a", 6) + SightingPrinter.pad(d, 18)
                         + SightingPrinter.pad(row.range?.proximity.rawValue ?? "unknown", 11)
-                        + SightingPrinter.pad(fixed(now - s.time, decimals: 1) + "s", 7) + (names[s.address] ?? "") + "\n"
+                        + SightingPrinter.pad(fixed(now - s.time, decimals: 1) + "s", 7)
+                        + [names[s.address], rewards[s.address].map { "reward: \($0)" }].compactMap { $0 }.joined(separator: " ") + "\n"
                 }
                 out.line(text)
                 out.flush()

@@ -2,7 +2,7 @@ import Radio
 
 /// Where the controller is, as the user writes it: `auto`, `hci0`, `serial:/dev/ttyAMA0[@115200]`,
 /// `unix:/path`, or `simulator`.
-enum TransportSpec: Equatable {
+enum TransportSpec: Equatable, CustomStringConvertible {
     case kernel(adapter: UInt16?)
     case serial(path: String, baud: Int)
     case unix(path: String)
@@ -38,9 +38,19 @@ enum TransportSpec: Equatable {
         }
     }
 
+    var description: String {
+        switch self {
+        case .kernel(nil): return "the first adapter"
+        case let .kernel(n?): return "hci\(n)"
+        case let .serial(path, baud): return "serial:\(path)@\(baud)"
+        case let .unix(path): return "unix:\(path)"
+        case .simulator: return "simulator"
+        }
+    }
+
     /// Opens a fresh transport each time it is called (the session reconnects through it),
     /// recording every packet to `recorder` when given.
-    func factory(recorder: CaptureFileWriter?) -> ScannerSession.TransportFactory {
+    func factory(recorder: CaptureFileWriter?) -> ControllerSession.TransportFactory {
         let spec = self
         return { () throws(TransportError) -> HCITransport in
             let transport: HCITransport

@@ -7,14 +7,19 @@ let usage = """
       replay FILE [--json]          decode a btsnoop capture: every beacon sighting
       say TEXT|--line EVENT [--sound] [--device NAME] [--out FILE.wav] [--voice-dir DIR] [--lang en-pirate|ja]
                                     speak a text or a line of a hunt event with the pirate voice
-      hunt [--config FILE] [--region UUID[:MAJOR[:MINOR]]] [--hci T] [--device NAME] [--json] [--quiet] ...
-                                    the appliance: range the treasure, speak the hunt
+      hunt [--config FILE] [--region UUID[:MAJOR[:MINOR]]] [--hci T] [--device NAME] [--json] [--quiet]
+           [--hunter-id N] [--reward-svg FILE] ...
+                                    the appliance: range the treasure, speak the hunt, read out its reward
+      treasure [--config FILE] [--hci T] [--uuid U] [--major N] [--minor N] [--power DBM] [--interval MS]
+           [--reward TEXT] [--json] [--no-kiosk] [--duration S]
+                                    the treasure box: advertise the treasure, greet the hunters who find it
       scan [--hci T] [--active] [--json] [--duration S] [--record FILE.btsnoop]
                                     every beacon in view, live (the tool to place the treasure)
       demo [--device NAME] [--json] a simulated hunt through the real pipeline, about a minute
       help                          this text
 
-    configuration flags (hunt, demo; they override /etc/pirate-hunter/hunter.json, see docs/configuration.md):
+    configuration flags (hunt, demo, treasure; they override /etc/pirate-hunter/hunter.json, or treasure.json
+    for the treasure box; see docs/configuration.md):
     \(ConfigurationFlags.usage)
     """
 
@@ -34,6 +39,8 @@ func runCommand(_ arguments: [String]) throws(CLIError) -> ExitCode {
         return try ScanCommand.run(&cursor)
     case "demo":
         return try HuntCommand.demo(&cursor)
+    case "treasure":
+        return try TreasureCommand.run(&cursor)
     case "help", "--help", "-h":
         print(usage)
         return .ok

@@ -70,3 +70,26 @@ public struct FileDescriptor: Hashable, Sendable {
         _ = Glibc.close(rawValue)
     }
 }
+
+/// Writes a whole file or nothing: into `PATH.partial`, synced, then renamed over `PATH`.
+public enum AtomicFile {
+    public static func write(_ bytes: [UInt8], to path: String) throws(SystemError) {
+        let temporary = path + ".partial"
+        let fd = try FileDescriptor.open(temporary, O_WRONLY | O_CREAT | O_TRUNC)
+        do {
+            try fd.writeAll(bytes)
+            try fd.sync()
+        } catch {
+            fd.close()
+            unlink(temporary)
+            throw error
+        }
+        fd.close()
+        do {
+            _ = try retryingOnInterrupt("rename \(path)") { rename(temporary, path) }
+        } catch {
+            unlink(temporary)
+            throw error
+        }
+    }
+}

@@ -127,7 +127,8 @@ public final class KernelHCISocket: HCITransport {
         // Events we act on, and command packets (to notice another program switching scanning off).
         var filter = hci_filter()
         filter.type_mask = (1 << 1) | (1 << 4)  // HCI_COMMAND_PKT, HCI_EVENT_PKT
-        for code: UInt32 in [0x0E, 0x0F, 0x10, 0x3E] {
+        // 0xFD: the kernel's own "stack internal" event, which says an adapter went down.
+        for code: UInt32 in [0x0E, 0x0F, 0x10, 0x3E, 0xFD & 63] {
             withUnsafeMutableBytes(of: &filter.event_mask) { raw in
                 let words = raw.bindMemory(to: UInt32.self)
                 words[Int(code >> 5)] |= 1 << (code & 31)
@@ -184,7 +185,10 @@ public final class KernelHCISocket: HCITransport {
             let n = buffer.withUnsafeMutableBytes { raw in Glibc.read(fileDescriptor, raw.baseAddress, raw.count) }
             if n > 0 {
                 // One packet per read on a raw socket; a malformed one is dropped, not fatal.
-                if let p = try? HCIPacket(h4: buffer[0..<n]) { packets.append(p) }
+                if let p = try? HCIPacket(h4: buffer[0..<n]) {
+                    if Self.saysDown(p, device: deviceID) { throw .adapterDown(name) }
+                    packets.append(p)
+                }
                 continue
             }
             if n == 0 { throw .adapterGone(name) }
@@ -193,6 +197,19 @@ public final class KernelHCISocket: HCITransport {
             if code == EAGAIN { return packets }
             throw mapped(code)
         }
+    }
+
+    /// The kernel's HCI_EV_STACK_INTERNAL (0xFD) / HCI_EV_SI_DEVICE: u16 type 1, then u16
+    /// event (2 unregistered, 4 down) and u16 device id. A raw socket bound to an adapter that
+    /// goes down gets no error, only this event: nothing else would tell an advertiser, which
+    /// reads nothing, that its adapter is gone until it next sends a command.
+    static func saysDown(_ packet: HCIPacket, device: UInt16) -> Bool {
+        let b = packet.bytes
+        guard packet.type == .event, b.count >= 8, b[0] == 0xFD, b[1] >= 6 else { return false }
+        let type = UInt16(b[2]) | UInt16(b[3]) << 8
+        let event = UInt16(b[4]) | UInt16(b[5]) << 8
+        let id = UInt16(b[6]) | UInt16(b[7]) << 8
+        return type == 0x0001 && (event == 2 || event == 4) && id == device
     }
 
     func mapped(_ code: Int32) -> TransportError {

@@ -34,29 +34,48 @@ public final class SimulatedController: HCITransport {
     public let fileDescriptor: Int32
     public let name = "simulator"
     public let family: CommandFamily
+    /// The controller's own address (what other simulated controllers hear it from).
+    public let address: BDAddress
     public private(set) var beacons: [VirtualBeacon]
     public private(set) var scanning = false
     public private(set) var activeScanning = false
     public private(set) var advertising = false
     public private(set) var advertisingData: [UInt8] = []
     public private(set) var scanResponseData: [UInt8] = []
+    /// Seconds between advertising events, from the advertising parameters.
+    public private(set) var advertisingInterval = 0.1
+    /// Whether the advertising PDU answers scan requests (ADV_SCAN_IND).
+    public private(set) var scannable = false
     /// Every command received, for tests and logs.
     public private(set) var commandLog: [HCICommandPacket] = []
     /// Answer this status to these opcodes instead of success (to test refusals).
     public var refusals: [HCIOpcode: HCIStatus] = [:]
-    /// When set, the next receive fails as an unplugged adapter would.
-    public var unplugged = false
+    /// When set, the next receive fails as an unplugged adapter would (and the fd wakes
+    /// poll, as the kernel's socket error or stack-internal event does).
+    public var unplugged = false {
+        didSet {
+            guard unplugged else { return }
+            var one: UInt64 = 1
+            _ = Glibc.write(fileDescriptor, &one, 8)
+        }
+    }
 
     private var queue: [HCIPacket] = []
     private var now: Double
     private var nextEvent: [Double]
     private var channel: [Int]
 
-    public init(family: CommandFamily = .legacy, beacons: [VirtualBeacon] = [], startTime: Double = 0) throws(TransportError) {
+    public static let defaultAddress = BDAddress(bytes: (0x01, 0x00, 0x00, 0xAD, 0xDE, 0xC0))
+
+    public init(
+        family: CommandFamily = .legacy, address: BDAddress = SimulatedController.defaultAddress, beacons: [VirtualBeacon] = [],
+        startTime: Double = 0
+    ) throws(TransportError) {
         let fd = eventfd(0, Int32(EFD_CLOEXEC | EFD_NONBLOCK))
         guard fd >= 0 else { throw .system(SystemError("eventfd", errno: errno)) }
         fileDescriptor = fd
         self.family = family
+        self.address = address
         self.beacons = beacons
         now = startTime
         // Spread first advertising events so beacons do not fire in lockstep.
@@ -99,7 +118,7 @@ public final class SimulatedController: HCITransport {
             }
             complete(command.opcode, octets)
         case .readBDAddress:
-            complete(command.opcode, [0x01, 0x00, 0x00, 0xAD, 0xDE, 0xC0])
+            complete(command.opcode, address.wireBytes)
         case .leSetScanEnable, .leSetExtendedScanEnable:
             // Mixing families, or disabling what is off, is Command Disallowed on real controllers.
             let wrongFamily = (command.opcode == .leSetExtendedScanEnable) != (family == .extended)
@@ -116,6 +135,18 @@ public final class SimulatedController: HCITransport {
         case .leSetExtendedScanParameters:
             complete(command.opcode)
             if ok { activeScanning = p.count > 3 && p[3] == 1 }
+        case .leSetAdvertisingParameters:
+            complete(command.opcode, status: wrong(command.opcode) ?? (advertising ? .commandDisallowed : nil))
+            if ok, !advertising, p.count >= 5 {
+                advertisingInterval = Double(UInt16(p[0]) | UInt16(p[1]) << 8) * 0.000625
+                scannable = p[4] == LegacyAdvertisingType.scannableUndirected.rawValue
+            }
+        case .leSetExtendedAdvertisingParameters:
+            complete(command.opcode, [0x00], status: wrong(command.opcode) ?? (advertising ? .commandDisallowed : nil))
+            if ok, !advertising, p.count >= 6 {
+                advertisingInterval = Double(UInt32(p[3]) | UInt32(p[4]) << 8 | UInt32(p[5]) << 16) * 0.000625
+                scannable = p[1] & 0x02 != 0
+            }
         case .leSetAdvertisingData:
             complete(command.opcode)
             if ok, let n = p.first { advertisingData = Array(p.dropFirst().prefix(Int(n))) }
@@ -129,10 +160,28 @@ public final class SimulatedController: HCITransport {
             complete(command.opcode)
             if ok, p.count >= 4 { scanResponseData = Array(p.dropFirst(4)) }
         case .leSetAdvertisingEnable, .leSetExtendedAdvertisingEnable:
-            complete(command.opcode)
-            if ok { advertising = p.first == 1 }
+            complete(command.opcode, status: wrong(command.opcode))
+            if ok, wrong(command.opcode) == nil { advertising = p.first == 1 }
         default:
             complete(command.opcode)
+        }
+    }
+
+    /// Command Disallowed for a command of the other family (as real controllers answer).
+    private func wrong(_ opcode: HCIOpcode) -> HCIStatus? {
+        let extended: Set<HCIOpcode> = [.leSetExtendedAdvertisingParameters, .leSetExtendedAdvertisingData, .leSetExtendedScanResponseData, .leSetExtendedAdvertisingEnable]
+        let legacy: Set<HCIOpcode> = [.leSetAdvertisingParameters, .leSetAdvertisingData, .leSetScanResponseData, .leSetAdvertisingEnable]
+        if family == .legacy, extended.contains(opcode) { return .unknownCommand }
+        if family == .extended, legacy.contains(opcode) { return .commandDisallowed }
+        return nil
+    }
+
+    /// Another controller's advertising event heard at `rssi` (the air delivers it).
+    func hear(from other: SimulatedController, rssi: Int8) {
+        guard scanning else { return }
+        enqueue(report(address: other.address, data: other.advertisingData, scannable: other.scannable, rssi: rssi, scanResponse: false))
+        if activeScanning && other.scannable {
+            enqueue(report(address: other.address, data: other.scanResponseData, scannable: true, rssi: rssi, scanResponse: true))
         }
     }
 
@@ -157,28 +206,28 @@ public final class SimulatedController: HCITransport {
                 let ch = channel[i]
                 channel[i] = (ch + 1) % 3
                 guard scanning, let rssi = b.rssi(t, ch) else { continue }
-                enqueue(report(b, rssi: rssi, scanResponse: false))
-                if activeScanning && !b.scanResponseData.isEmpty {
-                    enqueue(report(b, rssi: rssi, scanResponse: true))
+                let scannable = !b.scanResponseData.isEmpty
+                enqueue(report(address: b.address, data: b.advertisingData, scannable: scannable, rssi: rssi, scanResponse: false))
+                if activeScanning && scannable {
+                    enqueue(report(address: b.address, data: b.scanResponseData, scannable: true, rssi: rssi, scanResponse: true))
                 }
             }
         }
     }
 
-    func report(_ b: VirtualBeacon, rssi: Int8, scanResponse: Bool) -> HCIPacket {
-        let data = scanResponse ? b.scanResponseData : b.advertisingData
+    func report(address: BDAddress, data: [UInt8], scannable: Bool, rssi: Int8, scanResponse: Bool) -> HCIPacket {
         var params: [UInt8]
         switch family {
         case .legacy:
-            params = [HCIEvent.legacyAdvertisingReportSubevent, 1, scanResponse ? 0x04 : (b.scanResponseData.isEmpty ? 0x03 : 0x02), 0x00]
-            params += b.address.wireBytes
+            params = [HCIEvent.legacyAdvertisingReportSubevent, 1, scanResponse ? 0x04 : (scannable ? 0x02 : 0x03), 0x00]
+            params += address.wireBytes
             params.append(UInt8(data.count))
             params += data
             params.append(UInt8(bitPattern: rssi))
         case .extended:
-            let eventType: UInt16 = scanResponse ? 0x001A : (b.scanResponseData.isEmpty ? 0x0010 : 0x0012)
+            let eventType: UInt16 = scanResponse ? 0x001A : (scannable ? 0x0012 : 0x0010)
             params = [HCIEvent.extendedAdvertisingReportSubevent, 1, UInt8(eventType & 0xFF), UInt8(eventType >> 8), 0x00]
-            params += b.address.wireBytes
+            params += address.wireBytes
             params += [0x01, 0x00, 0xFF, 0x7F, UInt8(bitPattern: rssi), 0, 0, 0, 0, 0, 0, 0, 0, 0]
             params.append(UInt8(data.count))
             params += data
@@ -187,4 +236,51 @@ public final class SimulatedController: HCITransport {
     }
 
     public func close() {}
+}
+
+/// The air between simulated controllers: each one that advertises is heard by each other
+/// one that scans, at the RSSI `link` gives for that packet (nil: lost). Scan responses go
+/// to active scanners of scannable advertisers. Time is what the caller passes to `advance`.
+public final class SimulatedAir {
+    /// RSSI of one advertising event from `from` heard by `to` on `channel` (0, 1, 2).
+    public typealias Link = (_ time: Double, _ from: BDAddress, _ to: BDAddress, _ channel: Int) -> Int8?
+
+    public private(set) var controllers: [SimulatedController] = []
+    private var nextEvent: [Double] = []
+    private var channel: [Int] = []
+    private var now: Double
+    private let link: Link
+
+    public init(startTime: Double = 0, link: @escaping Link) {
+        now = startTime
+        self.link = link
+    }
+
+    public func join(_ controller: SimulatedController) {
+        controllers.append(controller)
+        nextEvent.append(now + 0.01 * Double(controllers.count))
+        channel.append(0)
+    }
+
+    /// Moves every controller (and its virtual beacons) to `time`, delivering what was heard.
+    public func advance(to time: Double) {
+        guard time > now else { return }
+        now = time
+        for (i, sender) in controllers.enumerated() {
+            sender.advance(to: time)
+            guard sender.advertising else {
+                nextEvent[i] = max(nextEvent[i], time)
+                continue
+            }
+            while nextEvent[i] <= time {
+                let t = nextEvent[i]
+                nextEvent[i] = t + sender.advertisingInterval + 0.005
+                let ch = channel[i]
+                channel[i] = (ch + 1) % 3
+                for receiver in controllers where receiver !== sender {
+                    if let rssi = link(t, sender.address, receiver.address, ch) { receiver.hear(from: sender, rssi: rssi) }
+                }
+            }
+        }
+    }
 }

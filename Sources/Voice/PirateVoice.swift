@@ -47,6 +47,13 @@ public struct SpokenLine: Sendable {
     public let index: Int
     public let text: String
     public let audio: PCMBuffer
+
+    public init(event: LineEvent, index: Int, text: String, audio: PCMBuffer) {
+        self.event = event
+        self.index = index
+        self.text = text
+        self.audio = audio
+    }
 }
 
 /// The hunter's voice: a line pack with every line pre-rendered to PCM at start-up (from the
@@ -185,11 +192,15 @@ public final class PirateVoice: Sendable {
     }
 
     /// Speaks text that did not come from our files: sanitized, length-limited, plain text.
+    /// `rateFactor` below 1 speaks slower than the voice's lines (a reward code read out to
+    /// a child), never below 80 words per minute.
     /// This synthesizes now (a few milliseconds a second of speech): call it off the event loop.
-    public func speak(untrusted text: String, maxCharacters: Int = SpeechText.defaultLimit) throws(VoiceError) -> PCMBuffer {
+    public func speak(untrusted text: String, maxCharacters: Int = SpeechText.defaultLimit, rateFactor: Double = 1) throws(VoiceError) -> PCMBuffer {
         let clean = SpeechText.sanitize(text, maxCharacters: maxCharacters)
         guard !clean.isEmpty else { return PCMBuffer(sampleRate: synthesizer.sampleRate) }
-        return try synthesizer.synthesize(clean, voice: pack.voice, parameters: parameters)
+        var p = parameters
+        p.rate = max(80, min(p.rate, Int((Double(p.rate) * rateFactor).rounded())))
+        return try synthesizer.synthesize(clean, voice: pack.voice, parameters: p)
     }
 
     /// `arrr.wav` of a voices directory, as the mixer wants it.

@@ -136,8 +136,8 @@ extension HuntDirector {
     }
 
     @Test func everyEventHasAPrecedenceAndAPackKey() {
-        #expect(LineEvent.allCases.count == 13)
-        #expect(Set(LineEvent.allCases.map(\.rawValue)).count == 13)
+        #expect(LineEvent.allCases.count == 14)
+        #expect(Set(LineEvent.allCases.map(\.rawValue)).count == 14)
         #expect(LineEvent.treasureFound.precedence > LineEvent.regionLeft.precedence)
         #expect(LineEvent.regionLeft.precedence > LineEvent.proximityNear.precedence)
         #expect(LineEvent.proximityNear.precedence > LineEvent.warmer.precedence)

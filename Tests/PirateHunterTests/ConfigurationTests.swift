@@ -254,7 +254,7 @@ private let repository = URL(fileURLWithPath: #filePath).deletingLastPathCompone
         let keys = HunterConfiguration.keys + RangingSection.keys
             + ["name", "uuid", "major", "minor", "language", "voices_directory", "cache_directory", "rate", "pitch",
                "range", "volume", "device", "volume_db", "found_hold", "trend_interval", "trend_quiet_after_line",
-               "pending_lifetime", "power", "interval_ms", "reward"]
+               "pending_lifetime", "power", "interval_ms", "reward", "hunter_id", "seconds", "reward_timeout"]
         for key in keys {
             #expect(docs.contains("`\(key)`"), "docs/configuration.md does not document `\(key)`")
         }
@@ -363,7 +363,7 @@ private let repository = URL(fileURLWithPath: #filePath).deletingLastPathCompone
     }
 
     @Test(arguments: [
-        (#"{"transprot": "hci0"}"#, "hunter.json: transprot: unknown key; allowed: transport, regions, voice, audio, ranging, hunt, record, json, treasure"),
+        (#"{"transprot": "hci0"}"#, "hunter.json: transprot: unknown key; allowed: transport, regions, voice, audio, ranging, hunt, record, json, treasure, announce"),
         (#"{"voice": {"rat": 150}}"#, "hunter.json: voice.rat: unknown key; allowed: language, voices_directory, cache_directory, rate, pitch, range, volume"),
         (#"{"regions": [{"uuid": "E2C56DB5-DFFB-48D2-B060-D0F5A71096E0", "majr": 1}]}"#,
          "hunter.json: regions[0].majr: unknown key; allowed: name, uuid, major, minor"),
@@ -492,10 +492,6 @@ private let repository = URL(fileURLWithPath: #filePath).deletingLastPathCompone
         (["--region", "E2C56DB5-DFFB-48D2-B060-D0F5A71096E0", "--region", "E2C56DB5-DFFB-48D2-B060-D0F5A71096E0"],
          "--region: 'E2C56DB5-DFFB-48D2-B060-D0F5A71096E0' is given twice"),
         (["--volume", "loud"], "--volume: 'loud' is not a volume; allowed: -60 to 12 dB"),
-        (["--power", "30"], "--power: '30' is out of range; allowed: -127 to 20"),
-        (["--major", "65536"], "--major: '65536' is out of range; allowed: 0 to 65535"),
-        (["--interval", "50"], "--interval: '50' is out of range; allowed: 100 to 10240"),
-        (["--uuid", "x"], "--uuid: 'x' is not a UUID; allowed: 8-4-4-4-12 hex digits"),
         (["--device", ""], "--device: needs a non-empty value"),
         (["--config"], "--config needs a value"),
     ])
@@ -507,6 +503,38 @@ private let repository = URL(fileURLWithPath: #filePath).deletingLastPathCompone
             #expect(error.code == .usage)
             #expect(error.message == expected)
         }
+    }
+}
+
+@Suite struct TreasureFlagTests {
+    @Test(arguments: [
+        (["--power", "30"], "--power (treasure.power): '30' is out of range; allowed: -127 to 20"),
+        (["--power", "-128"], "--power (treasure.power): '-128' is out of range; allowed: -127 to 20"),
+        (["--major", "65536"], "--major (treasure.major): '65536' is out of range; allowed: 0 to 65535"),
+        (["--minor", "-1"], "--minor (treasure.minor): '-1' is out of range; allowed: 0 to 65535"),
+        (["--interval", "50"], "--interval (treasure.interval_ms): '50' is out of range; allowed: 100 to 10240"),
+        (["--uuid", "x"], "--uuid (treasure.uuid): 'x' is not a UUID; allowed: 8-4-4-4-12 hex digits"),
+        (["--hunter-id", "65536"], "--hunter-id (announce.hunter_id): '65536' is out of range; allowed: 0 to 65535"),
+    ])
+    func aBadTreasureValueIsAConfigurationErrorNamingTheField(_ arguments: [String], _ expected: String) {
+        do {
+            _ = try HunterConfiguration.load(arguments: arguments, environment: [:])
+            Issue.record("loaded")
+        } catch {
+            #expect(error.code == .config)
+            #expect(error.message == expected)
+        }
+    }
+
+    @Test func announceSectionAndFlag() throws {
+        let scratch = try Scratch()
+        let path = try scratch.write("hunter.json", #"{"announce": {"hunter_id": 7, "seconds": 30, "reward_timeout": 5}}"#)
+        var configuration = try HunterConfiguration.load(arguments: ["--config", path], environment: [:]).configuration
+        #expect(configuration.announce == HunterConfiguration.Announce(hunterID: 7, seconds: 30, rewardTimeout: 5))
+        configuration = try HunterConfiguration.load(arguments: ["--config", path, "--hunter-id", "9"], environment: [:]).configuration
+        #expect(configuration.announce.hunterID == 9)
+        let bad = try scratch.write("bad.json", #"{"announce": {"hunter_id": 70000}}"#)
+        #expect(throws: CLIError.self) { try HunterConfiguration.load(arguments: ["--config", bad], environment: [:]) }
     }
 }
 

@@ -73,17 +73,17 @@ func spin(_ loop: EventLoop, _ sim: SimulatedController?, for seconds: Double, u
     }
 }
 
-@Suite struct ScannerSessionTests {
+@Suite struct ControllerSessionTests {
     @Test(arguments: [CommandFamily.legacy, .extended])
     func scansAndDeliversSightings(_ family: CommandFamily) throws {
         let loop = try EventLoop()
         let sim = try SimulatedController(family: family, beacons: [try treasureBeacon()], startTime: monotonicSeconds())
-        let session = ScannerSession(loop: loop) { sim }
+        let session = ControllerSession(loop: loop) { sim }
         var sightings: [BeaconSighting] = []
         session.onSighting = { sightings.append($0) }
         session.start()
         try spin(loop, sim, for: 1.5)
-        #expect(session.state == .scanning(family))
+        #expect(session.state == .ready(family))
         #expect(sim.scanning)
         #expect(sightings.count >= 8)
         #expect(sightings.allSatisfy { $0.rssi == -60 && $0.report == (family == .legacy ? .legacy : .extended) })
@@ -98,17 +98,17 @@ func spin(_ loop: EventLoop, _ sim: SimulatedController?, for seconds: Double, u
         let loop = try EventLoop()
         let sim = try SimulatedController(beacons: [try treasureBeacon()], startTime: monotonicSeconds())
         var present = true
-        let session = ScannerSession(loop: loop) { () throws(TransportError) -> HCITransport in
+        let session = ControllerSession(loop: loop) { () throws(TransportError) -> HCITransport in
             guard present else { throw .notFound("hci0") }
             return sim
         }
-        var states: [ScannerState] = []
+        var states: [ControllerState] = []
         session.onStateChange = { states.append($0) }
         var lastSighting = 0.0
         session.onSighting = { lastSighting = $0.time }
         session.start()
         try spin(loop, sim, for: 1)
-        #expect(session.state == .scanning(.legacy))
+        #expect(session.state == .ready(.legacy))
         // Unplugged for 4 s: reads fail, reopening fails.
         sim.unplugged = true
         present = false
@@ -128,22 +128,22 @@ func spin(_ loop: EventLoop, _ sim: SimulatedController?, for seconds: Double, u
         let loop = try EventLoop()
         let sim = try SimulatedController(beacons: [try treasureBeacon()], startTime: monotonicSeconds())
         sim.refusals[.leSetScanParameters] = .invalidParameters
-        let session = ScannerSession(loop: loop) { sim }
+        let session = ControllerSession(loop: loop) { sim }
         var reasons: [String] = []
         session.onStateChange = { if case let .lost(r) = $0 { reasons.append(r) } }
         session.start()
         try spin(loop, sim, for: 0.2)
-        #expect(reasons.first == "LE Set Scan Parameters (0x200b) failed: invalid HCI command parameters (0x12)")
+        #expect(reasons.first == "LE Set Scan Parameters (0x200b) failed: invalid HCI command parameters (0x12): the controller refuses these parameters")
         sim.refusals = [:]
-        try spin(loop, sim, for: 3) { session.state == .scanning(.legacy) }
-        #expect(session.state == .scanning(.legacy))
+        try spin(loop, sim, for: 3) { session.state == .ready(.legacy) }
+        #expect(session.state == .ready(.legacy))
         session.stop()
     }
 
     @Test func anotherProgramStoppingScanIsUndone() throws {
         let loop = try EventLoop()
         let sim = try SimulatedController(beacons: [try treasureBeacon()], startTime: monotonicSeconds())
-        let session = ScannerSession(loop: loop) { sim }
+        let session = ControllerSession(loop: loop) { sim }
         session.start()
         try spin(loop, sim, for: 0.5)
         #expect(sim.scanning)

@@ -3,30 +3,34 @@ import Glibc
 #endif
 import Bluetooth
 
-/// Where the hunter's scanner stands.
-public enum ScannerState: Equatable, Sendable {
+/// Where a controller session stands.
+public enum ControllerState: Equatable, Sendable {
     case connecting
     case configuring
-    case scanning(CommandFamily)
+    /// The controller does what the session's settings ask (scanning, advertising).
+    case ready(CommandFamily)
     /// The adapter went away or refused; retrying.
     case lost(String)
 }
 
-/// Keeps a controller scanning for as long as the appliance runs: opens the transport,
-/// configures scanning (one command at a time, each answered and checked), hands every
-/// sighting over, notices the adapter going away or another program switching scanning off,
-/// and comes back with backoff. Runs on the event loop's thread.
-public final class ScannerSession {
+/// Keeps a controller scanning and/or advertising for as long as the appliance runs: opens
+/// the transport, configures it (one command at a time, each answered and checked), hands
+/// every sighting over, notices the adapter going away or another program switching
+/// scanning or advertising off, and comes back with backoff (re-advertising too). Settings
+/// change at any time with `apply`: only what changed is sent. Runs on the event loop's thread.
+public final class ControllerSession {
     public typealias TransportFactory = () throws(TransportError) -> HCITransport
 
     public struct Options: Sendable {
-        public var active = false
+        /// Whether this session may advertise: then extended commands are used only when the
+        /// controller has both extended scanning and extended advertising.
+        public var advertises = false
         /// Retry delays after a failure grow from `minimumBackoff` to `maximumBackoff` (s):
         /// the adapter is back within about `maximumBackoff` of returning.
         public var minimumBackoff = 0.25
         public var maximumBackoff = 1.5
-        /// No report at all for this long while scanning: configure again (another program
-        /// may have stopped scanning without us seeing its command).
+        /// No report at all for this long while scanning: configure scanning again (another
+        /// program may have stopped it without us seeing its command).
         public var reportWatchdog = 30.0
         public var commandTimeout = 2.0
         public init() {}
@@ -36,33 +40,45 @@ public final class ScannerSession {
     private let factory: TransportFactory
     public var options: Options
     public private(set) var transport: HCITransport?
-    public private(set) var state: ScannerState = .connecting
+    public private(set) var state: ControllerState = .connecting
+    /// What the controller should do.
+    public private(set) var settings: ControllerSettings
+    /// What the controller is known to do (nil: unknown, before configuring after a connect).
+    public private(set) var applied: ControllerSettings?
+    private var target: ControllerSettings?
     private var procedure: ControllerProcedure?
     private var watchID: Int?
     private var timerID: Int?
+    private var watchdogID: Int?
     private var backoff: Double
     private var lastReport = 0.0
-    private var family: CommandFamily?
+    public private(set) var family: CommandFamily?
     private var support: SupportedCommands?
 
     /// Every beacon in every advertising report, stamped with the monotonic clock.
     public var onSighting: (BeaconSighting) -> Void = { _ in }
-    /// Every advertising report (scan responses included), for `scan --active`.
+    /// Every advertising report (scan responses included), for `scan --active` and rewards.
     public var onReport: (AdvertisingReport, Double) -> Void = { _, _ in }
-    public var onStateChange: (ScannerState) -> Void = { _ in }
+    public var onStateChange: (ControllerState) -> Void = { _ in }
+    /// Settings were applied (after connecting, or after `apply`).
+    public var onApplied: (ControllerSettings) -> Void = { _ in }
     /// A failure no retry will mend (permission, no Bluetooth in this kernel).
     public var onFatal: (TransportError) -> Void = { _ in }
     /// The loop's clock: timers and procedure deadlines must share one.
     private func now() -> Double { monotonicSeconds() }
 
-    public init(loop: EventLoop, options: Options = Options(), transport factory: @escaping TransportFactory) {
+    public init(
+        loop: EventLoop, settings: ControllerSettings = ControllerSettings(scanning: .passive), options: Options = Options(),
+        transport factory: @escaping TransportFactory
+    ) {
         self.loop = loop
+        self.settings = settings
         self.options = options
         self.factory = factory
         backoff = options.minimumBackoff
     }
 
-    private func set(_ new: ScannerState) {
+    private func set(_ new: ControllerState) {
         guard new != state else { return }
         state = new
         onStateChange(new)
@@ -70,6 +86,12 @@ public final class ScannerSession {
 
     public func start() {
         connect()
+    }
+
+    /// Asks for new settings; sent now when the controller is ready, else when it is.
+    public func apply(_ new: ControllerSettings) {
+        settings = new
+        if procedure == nil, transport != nil, case .ready = state, applied != new { run(from: applied) }
     }
 
     private func connect() {
@@ -87,9 +109,17 @@ public final class ScannerSession {
             return
         }
         transport = t
+        applied = nil
         watchID = loop.watch(t.fileDescriptor) { [weak self] in self?.readable() }
+        run(from: nil)
+    }
+
+    /// Runs the procedure that takes the controller from `old` to the current settings.
+    private func run(from old: ControllerSettings?) {
         set(.configuring)
-        var p = ControllerProcedure.startScanning(active: options.active, timeout: options.commandTimeout, knownSupport: support)
+        target = settings
+        var p = ControllerProcedure.configure(
+            from: old, to: settings, advertises: options.advertises, timeout: options.commandTimeout, knownSupport: support)
         let step = p.start(at: now())
         procedure = p
         perform(step)
@@ -117,8 +147,16 @@ public final class ScannerSession {
             support = procedure?.supported
             procedure = nil
             backoff = options.minimumBackoff
-            lastReport = now()
-            set(.scanning(family ?? .legacy))
+            let done = target ?? settings
+            let scanningStarted = done.scanning != nil && applied?.scanning != done.scanning
+            applied = done
+            if scanningStarted { lastReport = now() }
+            onApplied(done)
+            if done != settings {
+                run(from: done)  // asked for something else meanwhile
+                return
+            }
+            set(.ready(family ?? .legacy))
             armWatchdog()
         case let .failed(failure):
             procedure = nil
@@ -138,28 +176,29 @@ public final class ScannerSession {
     }
 
     private func armWatchdog() {
-        if let timerID { loop.cancel(timerID) }
-        timerID = loop.schedule(at: lastReport + options.reportWatchdog) { [weak self] in self?.watchdog() }
+        if let watchdogID { loop.cancel(watchdogID) }
+        watchdogID = nil
+        guard settings.scanning != nil else { return }
+        watchdogID = loop.schedule(at: lastReport + options.reportWatchdog) { [weak self] in self?.watchdog() }
     }
 
     private func watchdog() {
-        timerID = nil
-        guard case .scanning = state else { return }
+        watchdogID = nil
+        guard case .ready = state, settings.scanning != nil else { return }
         if now() - lastReport >= options.reportWatchdog {
-            reconfigure()
+            rearm(scanning: true, advertising: false)
         } else {
             armWatchdog()
         }
     }
 
-    /// Runs the scanning procedure again on the open transport.
-    private func reconfigure() {
-        guard transport != nil else { return }
-        set(.configuring)
-        var p = ControllerProcedure.startScanning(active: options.active, timeout: options.commandTimeout, knownSupport: support)
-        let step = p.start(at: now())
-        procedure = p
-        perform(step)
+    /// Configures again what another program (or silence) suggests is off.
+    private func rearm(scanning: Bool, advertising: Bool) {
+        guard transport != nil, procedure == nil, var known = applied else { return }
+        if scanning { known.scanning = nil }
+        if advertising { known.advertisement = nil }
+        applied = known
+        run(from: known)
     }
 
     private func readable() {
@@ -185,12 +224,17 @@ public final class ScannerSession {
         }
     }
 
-    /// Another program on the adapter (bluetoothd) switched scanning off: re-arm.
+    /// Another program on the adapter (bluetoothd) switched scanning or advertising off: re-arm.
     private func foreign(_ command: HCICommandPacket) {
-        guard command.opcode == .leSetScanEnable || command.opcode == .leSetExtendedScanEnable,
-            command.parameters.first == 0, case .scanning = state
-        else { return }
-        reconfigure()
+        guard case .ready = state, command.parameters.first == 0 else { return }
+        switch command.opcode {
+        case .leSetScanEnable, .leSetExtendedScanEnable:
+            if settings.scanning != nil { rearm(scanning: true, advertising: false) }
+        case .leSetAdvertisingEnable, .leSetExtendedAdvertisingEnable:
+            if settings.advertisement != nil { rearm(scanning: false, advertising: true) }
+        default:
+            break
+        }
     }
 
     /// What the kernel socket shows when another program sends a command (tests use it
@@ -227,8 +271,11 @@ public final class ScannerSession {
     private func fail(_ reason: String) {
         closeTransport()
         procedure = nil
+        applied = nil
         set(.lost(reason))
         if let timerID { loop.cancel(timerID) }
+        if let watchdogID { loop.cancel(watchdogID) }
+        watchdogID = nil
         timerID = loop.schedule(after: backoff) { [weak self] in self?.connect() }
         backoff = min(options.maximumBackoff, backoff * 2)
     }
@@ -240,25 +287,31 @@ public final class ScannerSession {
         transport = nil
     }
 
-    /// Switches scanning off (waiting up to `timeout` for the controller's answer) and closes.
-    public func stop(timeout: Double = 1.0) {
-        if let timerID { loop.cancel(timerID) }
+    /// Switches scanning and advertising off (waiting up to `timeout` for the controller's
+    /// answers) and closes. Returns the failure, if the controller refused or did not answer.
+    @discardableResult
+    public func stop(timeout: Double = 1.0) -> CommandFailure? {
+        for id in [timerID, watchdogID].compactMap({ $0 }) { loop.cancel(id) }
         timerID = nil
+        watchdogID = nil
         defer { closeTransport() }
-        guard let t = transport, let family else { return }
-        var p = ControllerProcedure.stopScanning(family: family, timeout: timeout)
+        guard let t = transport, let family = family ?? procedure?.family else { return nil }
+        let advertising = settings.advertisement != nil || applied?.advertisement != nil || procedure != nil && options.advertises
+        let scanning = settings.scanning != nil || applied?.scanning != nil
+        procedure = nil
+        var p = ControllerProcedure.stopAll(scanning: scanning, advertising: advertising, family: family, timeout: timeout)
         var step = p.start(at: 0)
         // This wait is real blocking on the transport, so it reads the real clock.
         let deadline = monotonicSeconds() + timeout
         while case let .send(command) = step {
-            guard (try? t.send(command)) != nil else { return }
+            guard (try? t.send(command)) != nil else { return CommandFailure(opcode: command.opcode, status: nil) }
             step = .wait
             while case .wait = step {
                 let left = deadline - monotonicSeconds()
-                guard left > 0 else { return }
+                guard left > 0 else { return CommandFailure(opcode: command.opcode, status: nil) }
                 var fds = [pollfd(fd: t.fileDescriptor, events: Int16(POLLIN), revents: 0)]
                 _ = poll(&fds, 1, Int32(max(1, left * 1000)))
-                guard let packets = try? t.receive() else { return }
+                guard let packets = try? t.receive() else { return CommandFailure(opcode: command.opcode, status: nil) }
                 for packet in packets where packet.type == .event {
                     if let event = try? HCIEvent(decoding: packet.bytes[...]) {
                         let s = p.handle(event, at: 0)
@@ -267,5 +320,7 @@ public final class ScannerSession {
                 }
             }
         }
+        if case let .failed(failure) = step { return failure }
+        return nil
     }
 }

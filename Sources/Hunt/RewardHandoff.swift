@@ -1,0 +1,75 @@
+/// What happens after the treasure is found: the hunter scans actively (only while it needs
+/// to) to read the reward from the treasure's scan response, and announces itself to the
+/// treasure box with its own beacon for a while. Pure: time comes in, actions go out.
+public struct RewardHandoff: Sendable {
+    public struct Configuration: Sendable, Equatable {
+        /// Active scanning for the reward stops after this long without one (s).
+        public var rewardTimeout = 10.0
+        /// The hunter announces itself this long after finding the treasure (s); 0: never.
+        public var announceSeconds = 60.0
+
+        public init(rewardTimeout: Double = 10.0, announceSeconds: Double = 60.0) {
+            self.rewardTimeout = rewardTimeout
+            self.announceSeconds = announceSeconds
+        }
+    }
+
+    public enum Action: Equatable, Sendable {
+        /// Scan actively (scan requests out, scan responses in) or go back to passive.
+        case scanActively(Bool)
+        /// Advertise the hunter's announcement beacon, or stop.
+        case announce(Bool)
+        /// The reward was heard (already made printable): print it and say it.
+        case reward(String)
+        /// No reward came within the timeout.
+        case noReward
+    }
+
+    public let configuration: Configuration
+    public private(set) var listeningSince: Double?
+    public private(set) var announcingUntil: Double?
+    public private(set) var reward: String?
+
+    public init(configuration: Configuration = Configuration()) {
+        self.configuration = configuration
+    }
+
+    /// The treasure was found. Ignored while a handoff is still going on (one find, one reward).
+    public mutating func found(at time: Double) -> [Action] {
+        guard listeningSince == nil, announcingUntil == nil else { return [] }
+        var actions: [Action] = [.scanActively(true)]
+        listeningSince = time
+        reward = nil
+        if configuration.announceSeconds > 0 {
+            announcingUntil = time + configuration.announceSeconds
+            actions.append(.announce(true))
+        }
+        return actions
+    }
+
+    /// A reward read from the treasure's scan response (nil when the response held none).
+    public mutating func heard(_ text: String?, at time: Double) -> [Action] {
+        guard listeningSince != nil, let text, !text.isEmpty else { return [] }
+        listeningSince = nil
+        reward = text
+        return [.scanActively(false), .reward(text)]
+    }
+
+    public mutating func tick(at time: Double) -> [Action] {
+        var actions: [Action] = []
+        if let since = listeningSince, time - since >= configuration.rewardTimeout {
+            listeningSince = nil
+            actions += [.scanActively(false), .noReward]
+        }
+        if let until = announcingUntil, time >= until {
+            announcingUntil = nil
+            actions.append(.announce(false))
+        }
+        return actions
+    }
+
+    /// The earliest time `tick` has something to do.
+    public var deadline: Double? {
+        [listeningSince.map { $0 + configuration.rewardTimeout }, announcingUntil].compactMap { $0 }.min()
+    }
+}

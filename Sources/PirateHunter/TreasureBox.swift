@@ -1,0 +1,359 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import Bluetooth
+import CLinux
+import Kiosk
+import QRCode
+import Radio
+import Ranging
+
+/// What the treasure box runs with, once configuration and flags are resolved.
+struct TreasureSetup {
+    var transport: TransportSpec = .kernel(adapter: nil)
+    var treasure = HunterConfiguration.Treasure()
+    var ranging = RangingConfiguration.default
+    var json = false
+    var record: String?
+    /// Draw the kiosk screen (stdout is a terminal); otherwise one log line per change.
+    var kiosk = false
+    /// Prefix of log lines (the demo runs a hunter and a box in one process).
+    var logPrefix = ""
+    /// Stop by itself after this many seconds; nil runs until a signal.
+    var duration: Double?
+    /// Reloads what SIGHUP reloads (ids, reward: advertised again); nil ignores SIGHUP.
+    var reload: (() throws(CLIError) -> TreasureSetup)?
+
+    /// The treasure's advertisement: its iBeacon, and the reward in the scan response.
+    func advertisement() throws(CLIError) -> Advertisement {
+        let beacon = IBeacon(uuid: treasure.uuid, major: treasure.major, minor: treasure.minor, measuredPower: treasure.power)
+        var response: [UInt8] = []
+        if let reward = treasure.reward {
+            do {
+                response = try TreasureSignals.scanResponse(reward: reward)
+            } catch {
+                throw CLIError(.config, "treasure.reward: \(error)")
+            }
+        }
+        return Advertisement(data: beacon.advertisingData, scanResponse: response, intervalUnits: treasure.intervalUnits)
+    }
+}
+
+/// The treasure box: advertises the treasure (and its reward) and watches for hunters that
+/// announce themselves, greeting the ones that found it with the reward's QR code. One
+/// thread runs the loop; in the demo the loop is the hunter's.
+final class TreasureBox {
+    struct HunterSeen {
+        var id: UInt16
+        var foundMinor: UInt16
+        var firstSeen: Double
+        var lastSeen: Double
+        var proximity: Proximity = .unknown
+        var distance: Double?
+    }
+
+    private var setup: TreasureSetup
+    let loop: EventLoop
+    private let ownsLoop: Bool
+    private var signals: SignalSource?
+    private var session: ControllerSession?
+    private let simulator: SimulatedController?
+    private let air: SimulatedAir?
+    private var recorder: CaptureFileWriter?
+    private var engine: RangingEngine
+    private var advertisement: Advertisement
+    private var hunters: [UInt16: HunterSeen] = [:]
+    private var greeted: [UInt16: Double] = [:]
+    private var greeting: (id: UInt16, at: Double)?
+    private var qrLines: [String] = []
+    private var state: ControllerState = .connecting
+    private var logged: KioskState?
+    private var shown: String?
+    private var out = StandardOutput()
+    private let start: Double
+    private var exitCode: ExitCode = .ok
+    private var stopped = false
+    private var lostReason: String?
+
+    /// A hunter not heard for this long has left.
+    static let hunterTimeout = 15.0
+    /// The greeting (and its QR code) stays on the screen this long.
+    static let greetingSeconds = 60.0
+    /// A hunter is greeted again only after this long.
+    static let greetAgainAfter = 600.0
+
+    /// `loop`: share a loop (the demo's); nil makes one and handles signals (`run`).
+    init(setup: TreasureSetup, loop shared: EventLoop? = nil, simulator: SimulatedController? = nil, air: SimulatedAir? = nil) throws(CLIError) {
+        self.setup = setup
+        advertisement = try setup.advertisement()
+        do {
+            if let shared {
+                loop = shared
+                ownsLoop = false
+            } else {
+                signals = try SignalSource([SIGINT, SIGTERM, SIGHUP, SIGWINCH])
+                loop = try EventLoop()
+                ownsLoop = true
+            }
+        } catch {
+            throw CLIError(.software, "event loop: \(error)")
+        }
+        self.simulator = simulator
+        self.air = air
+        engine = RangingEngine(configuration: setup.ranging, regions: [Region(name: "hunters", uuid: TreasureSignals.hunterUUID)])
+        start = monotonicSeconds()
+        qrLines = Self.qrLines(setup.treasure.reward)
+        if let path = setup.record {
+            do {
+                recorder = try CaptureFileWriter(path: path)
+            } catch {
+                throw CLIError(error.errno == EACCES ? .noPermission : .ioError, "--record \(path): \(error)")
+            }
+        }
+    }
+
+    private var now: Double { monotonicSeconds() - start }
+
+    static func qrLines(_ reward: String?) -> [String] {
+        guard let reward, let code = try? QRCode(encoding: reward) else { return [] }
+        return code.terminalLines(inverted: true)
+    }
+
+    /// Standalone: runs until SIGINT/SIGTERM (or `duration`), advertising off on the way out.
+    func run() throws(CLIError) -> ExitCode {
+        if let signals {
+            loop.watch(signals.fd) { [unowned self] in
+                for signal in signals.drain() { self.signal(signal) }
+            }
+        }
+        if setup.kiosk { writeOut(KioskScreen.enterFullScreen) }
+        begin()
+        if let duration = setup.duration {
+            loop.schedule(after: duration) { [unowned self] in self.stop(.ok) }
+        }
+        do {
+            try loop.run()
+        } catch {
+            throw CLIError(.software, "event loop: \(error)")
+        }
+        return exitCode
+    }
+
+    /// Starts advertising and scanning on the loop (the demo calls this; `run` does too).
+    func begin() {
+        let factory: ControllerSession.TransportFactory
+        if let simulator {
+            let recorded: HCITransport = recorder.map { RecordingTransport(simulator, writer: $0) } ?? simulator
+            factory = { () throws(TransportError) -> HCITransport in recorded }
+            if ownsLoop {
+                let world: (Double) -> Void = air.map { air in { air.advance(to: $0) } } ?? { simulator.advance(to: $0) }
+                func tick() {
+                    world(monotonicSeconds())
+                    loop.schedule(after: 0.02) { tick() }
+                }
+                tick()
+            }
+        } else {
+            factory = setup.transport.factory(recorder: recorder)
+        }
+        var options = ControllerSession.Options()
+        options.advertises = true
+        // Hunters only announce after a find: long silences are normal, not a stuck scan.
+        options.reportWatchdog = 120
+        let session = ControllerSession(
+            loop: loop, settings: ControllerSettings(scanning: .passive, advertisement: advertisement), options: options, transport: factory)
+        self.session = session
+        session.onSighting = { [unowned self] sighting in self.sighting(sighting) }
+        session.onStateChange = { [unowned self] state in self.controller(state) }
+        session.onFatal = { [unowned self] error in
+            log(error: "\(error)")
+            self.stop(error.isPermission ? .noPermission : .unavailable)
+        }
+        session.start()
+        periodic()
+        refresh()
+    }
+
+    private func periodic() {
+        loop.schedule(after: 0.5) { [unowned self] in
+            guard !stopped else { return }
+            let t = now
+            for event in engine.advance(to: t) { ranging(event) }
+            for (id, h) in hunters where t - h.lastSeen > Self.hunterTimeout { hunters[id] = nil }
+            if let g = greeting, t - g.at > Self.greetingSeconds { greeting = nil }
+            refresh()
+            periodic()
+        }
+    }
+
+    private func controller(_ new: ControllerState) {
+        state = new
+        switch new {
+        case let .lost(reason):
+            if lostReason == nil { log(warning: "controller unavailable (\(reason)); advertising again when it is back") }
+            lostReason = reason
+        case .ready:
+            lostReason = nil
+        default:
+            break
+        }
+        refresh()
+    }
+
+    private func sighting(_ sighting: BeaconSighting) {
+        guard case let .iBeacon(beacon) = sighting.beacon, let (id, foundMinor) = TreasureSignals.hunter(in: beacon) else { return }
+        var s = sighting
+        s.time = sighting.time - start
+        let t = s.time
+        var h = hunters[id] ?? HunterSeen(id: id, foundMinor: foundMinor, firstSeen: t, lastSeen: t)
+        h.lastSeen = t
+        h.foundMinor = foundMinor
+        hunters[id] = h
+        if let sample = RangingOutput.sample(s) {
+            for event in engine.ingest(sample) { ranging(event) }
+        }
+        // A hunter that found this treasure (its announcement names our minor) is greeted.
+        if foundMinor == setup.treasure.minor, greeted[id].map({ t - $0 >= Self.greetAgainAfter }) ?? true {
+            greeted[id] = t
+            greet(id, at: t)
+        }
+        refresh()
+    }
+
+    private func ranging(_ event: RangingEvent) {
+        guard case let .range(r) = event, r.key.uuid == TreasureSignals.hunterUUID, var h = hunters[r.key.major] else { return }
+        h.proximity = r.proximity
+        h.distance = r.distance?.meters
+        hunters[r.key.major] = h
+    }
+
+    private func greet(_ id: UInt16, at t: Double) {
+        greeting = (id, t)
+        if setup.json {
+            var line = JSONLine()
+            line.add("t", t)
+            line.add("event", "greet")
+            line.add("hunter", Int(id))
+            if let reward = setup.treasure.reward { line.add("reward", reward) }
+            out.line(line.line)
+            out.flush()
+        }
+        guard !setup.kiosk else { return }
+        let reward = setup.treasure.reward.map { "; reward: \($0)" } ?? "; no reward configured"
+        log(info: "ahoy, hunter \(id)! ye found the treasure\(reward)")
+        if !qrLines.isEmpty {
+            log(info: "reward QR code for hunter \(id):")
+            for row in qrLines { log(info: row) }
+        }
+    }
+
+    func kioskState() -> KioskState {
+        let adapter = session?.transport?.name ?? "controller"
+        let status: KioskState.Advertising
+        switch state {
+        case let .ready(family): status = .advertising(adapter: adapter, family: family.rawValue)
+        case let .lost(reason): status = .waiting(reason)
+        case .connecting: status = .waiting("connecting to \(setup.transport.description)")
+        case .configuring: status = .waiting("configuring \(adapter)")
+        }
+        let nearby = hunters.values.sorted { $0.id < $1.id }.map {
+            KioskState.Hunter(id: $0.id, proximity: $0.proximity, distance: $0.distance, greeted: greeted[$0.id] != nil, lastSeen: $0.lastSeen)
+        }
+        let t = setup.treasure
+        return KioskState(
+            advertising: status, uuid: t.uuid.uuidString, major: t.major, minor: t.minor, power: t.power,
+            intervalMilliseconds: t.intervalMilliseconds, reward: t.reward, hunters: nearby,
+            greeting: greeting.map { KioskState.Greeting(hunterID: $0.id, at: $0.at, qrLines: qrLines) })
+    }
+
+    /// The screen redrawn, or what changed logged.
+    private func refresh() {
+        guard !stopped else { return }
+        let state = kioskState()
+        if setup.kiosk {
+            let (width, height) = Self.terminalSize()
+            let frame = KioskScreen.render(state, width: width, height: height, color: Self.colour, now: now)
+            if frame != shown {
+                shown = frame
+                writeOut(frame)
+            }
+        } else {
+            for line in KioskLog.changes(from: logged, to: state) where !line.hasPrefix("greeted") { log(info: line) }
+        }
+        logged = state
+    }
+
+    /// Colour unless NO_COLOR is set or the terminal is dumb.
+    static let colour: Bool = getenv("NO_COLOR") == nil && (getenv("TERM").map { String(cString: $0) } ?? "dumb") != "dumb"
+
+    static func terminalSize() -> (Int, Int) {
+        var size = winsize()
+        guard ph_ioctl_pointer(1, UInt(TIOCGWINSZ), &size) == 0, size.ws_col > 0, size.ws_row > 0 else { return (80, 24) }
+        return (Int(size.ws_col), Int(size.ws_row))
+    }
+
+    private func writeOut(_ text: String) {
+        out.line(text)
+        out.flush()
+    }
+
+    private func log(info message: String) { Log.info(setup.logPrefix + message) }
+    private func log(warning message: String) { Log.warning(setup.logPrefix + message) }
+    private func log(error message: String) { Log.error(setup.logPrefix + message) }
+
+    private func signal(_ signal: Int32) {
+        switch signal {
+        case SIGWINCH:
+            shown = nil
+            refresh()
+        case SIGHUP:
+            guard let reload = setup.reload else { return }
+            do {
+                var next = try reload()
+                next.reload = reload
+                let ad = try next.advertisement()
+                setup.treasure = next.treasure
+                advertisement = ad
+                qrLines = Self.qrLines(next.treasure.reward)
+                if var settings = session?.settings {
+                    settings.advertisement = ad
+                    session?.apply(settings)
+                }
+                log(info: "configuration reloaded: advertising \(next.treasure.uuid.uuidString) \(next.treasure.major)/\(next.treasure.minor)")
+                refresh()
+            } catch {
+                log(error: "reload refused, keeping the running configuration: \(error.message)")
+            }
+        default:
+            log(info: "signal \(signal): stopping")
+            stop(.ok)
+        }
+    }
+
+    /// Advertising and scanning off on the controller, the recording closed.
+    func stop(_ code: ExitCode = .ok) {
+        guard !stopped else { return }
+        stopped = true
+        exitCode = code
+        if let failure = session?.stop(timeout: 0.5) {
+            log(warning: "switching advertising off: \(failure)")
+        } else if session?.family != nil {
+            log(info: "advertising off")
+        }
+        do {
+            try recorder?.close()
+        } catch {
+            log(error: "recording: \(error)")
+        }
+        if setup.kiosk { writeOut(KioskScreen.leaveFullScreen) }
+        out.flush()
+        if ownsLoop { loop.stop() }
+    }
+}
+
+extension TransportError {
+    var isPermission: Bool {
+        if case .permission = self { return true }
+        return false
+    }
+}

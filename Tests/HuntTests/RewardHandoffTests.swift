@@ -1,0 +1,55 @@
+import Hunt
+import Testing
+
+@Suite struct RewardHandoffTests {
+    @Test func foundScansActivelyAndAnnouncesThenTheRewardEndsActiveScanning() {
+        var h = RewardHandoff(configuration: .init(rewardTimeout: 10, announceSeconds: 60))
+        #expect(h.found(at: 100) == [.scanActively(true), .announce(true)])
+        #expect(h.deadline == 110)
+        #expect(h.heard(nil, at: 100.5) == [], "a scan response without a reward changes nothing")
+        #expect(h.heard("ARRR-GOLD", at: 101) == [.scanActively(false), .reward("ARRR-GOLD")])
+        #expect(h.heard("AGAIN", at: 101.2) == [], "one reward per find")
+        #expect(h.tick(at: 159.9) == [])
+        #expect(h.tick(at: 160) == [.announce(false)])
+        #expect(h.deadline == nil)
+        #expect(h.tick(at: 500) == [])
+    }
+
+    @Test func noRewardWithinTheTimeoutGoesBackToPassive() {
+        var h = RewardHandoff(configuration: .init(rewardTimeout: 10, announceSeconds: 0))
+        #expect(h.found(at: 0) == [.scanActively(true)], "announceSeconds 0: never announces")
+        #expect(h.tick(at: 9.9) == [])
+        #expect(h.tick(at: 10) == [.scanActively(false), .noReward])
+        #expect(h.heard("LATE", at: 11) == [])
+    }
+
+    @Test func aSecondFindDuringTheHandoffIsIgnoredAndAfterItStartsAgain() {
+        var h = RewardHandoff(configuration: .init(rewardTimeout: 5, announceSeconds: 30))
+        _ = h.found(at: 0)
+        #expect(h.found(at: 3) == [])
+        _ = h.heard("X", at: 4)
+        #expect(h.found(at: 20) == [], "still announcing")
+        _ = h.tick(at: 30)
+        #expect(h.found(at: 40) == [.scanActively(true), .announce(true)])
+    }
+}
+
+@Suite struct RewardLineTests {
+    @Test func theRewardWaitsForTheFoundLineThenIsSaid() {
+        var d = director()
+        _ = d.feed(.regionEnter(time: 0, region: region))
+        _ = d.handle(.speechFinished, at: 1)
+        _ = d.feed(.proximity(time: 2, key: key, from: .near, to: .immediate))
+        _ = d.handle(.speechFinished, at: 3)
+        #expect(d.tick(at: 5) == [.say(.treasureFound, interrupt: false)])
+        #expect(d.handle(.rewardHeard, at: 5.5) == [], "never cuts the found line short")
+        #expect(d.feed(.proximity(time: 6, key: key, from: .immediate, to: .near)) == [])
+        #expect(d.handle(.speechFinished, at: 9) == [.say(.reward, interrupt: false)])
+        #expect(d.handle(.speechFinished, at: 15) == [])
+    }
+
+    @Test func aRewardHeardInSilenceIsSaidAtOnce() {
+        var d = director()
+        #expect(d.handle(.rewardHeard, at: 1) == [.say(.reward, interrupt: false)])
+    }
+}

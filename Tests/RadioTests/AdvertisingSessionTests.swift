@@ -1,0 +1,159 @@
+import Bluetooth
+import Foundation
+import Radio
+import Testing
+
+private let uuid = UUID(uuidString: "E2C56DB5-DFFB-48D2-B060-D0F5A71096E0") ?? UUID()
+
+private func box(reward: String = "ARRR-GOLD", minor: UInt16 = 7) throws -> ControllerSettings {
+    let beacon = IBeacon(uuid: uuid, major: 1, minor: minor, measuredPower: -59)
+    return ControllerSettings(
+        scanning: .passive,
+        advertisement: Advertisement(data: beacon.advertisingData, scanResponse: try TreasureSignals.scanResponse(reward: reward)))
+}
+
+private func advertisingSession(_ loop: EventLoop, _ settings: ControllerSettings, _ factory: @escaping ControllerSession.TransportFactory) -> ControllerSession {
+    var options = ControllerSession.Options()
+    options.advertises = true
+    return ControllerSession(loop: loop, settings: settings, options: options, transport: factory)
+}
+
+/// Runs the loop for `seconds`, the air following the monotonic clock.
+private func spin(_ loop: EventLoop, _ air: SimulatedAir, for seconds: Double, until done: () -> Bool = { false }) throws {
+    let end = monotonicSeconds() + seconds
+    while monotonicSeconds() < end && !done() {
+        air.advance(to: monotonicSeconds())
+        try loop.runOnce(timeout: 10)
+    }
+}
+
+@Suite struct AdvertisingSessionTests {
+    @Test(arguments: [CommandFamily.legacy, .extended])
+    func advertisesTheTreasureAndSwitchesItOffOnStop(_ family: CommandFamily) throws {
+        let loop = try EventLoop()
+        let sim = try SimulatedController(family: family, startTime: monotonicSeconds())
+        let settings = try box()
+        let session = advertisingSession(loop, settings) { sim }
+        session.start()
+        try spin(loop, sim, for: 2) { session.state == .ready(family) }
+        #expect(session.state == .ready(family))
+        #expect(sim.advertising && sim.scanning && sim.scannable)
+        #expect(sim.advertisingData == settings.advertisement?.data)
+        #expect(sim.scanResponseData == settings.advertisement?.scanResponse)
+        #expect(abs(sim.advertisingInterval - 0.1) < 0.001)
+        #expect(session.stop() == nil)
+        #expect(!sim.advertising && !sim.scanning, "advertising and scanning off on exit")
+    }
+
+    @Test func aNewRewardIsAdvertisedWithoutTouchingScanning() throws {
+        let loop = try EventLoop()
+        let sim = try SimulatedController(startTime: monotonicSeconds())
+        let session = advertisingSession(loop, try box()) { sim }
+        session.start()
+        try spin(loop, sim, for: 2) { session.state == .ready(.legacy) }
+        let before = sim.commandLog.count
+        session.apply(try box(reward: "NEW-LOOT"))
+        try spin(loop, sim, for: 2) { session.applied == (try? box(reward: "NEW-LOOT")) }
+        #expect(TreasureSignals.reward(inScanResponse: sim.scanResponseData[...]) == "NEW-LOOT")
+        let sent = sim.commandLog.dropFirst(before).map(\.opcode)
+        #expect(sent == [.leSetAdvertisingEnable, .leSetAdvertisingParameters, .leSetAdvertisingData, .leSetScanResponseData, .leSetAdvertisingEnable])
+        session.stop()
+    }
+
+    @Test func readvertisesAfterTheAdapterComesBack() throws {
+        let loop = try EventLoop()
+        let sim = try SimulatedController(startTime: monotonicSeconds())
+        var present = true
+        let session = advertisingSession(loop, try box()) { () throws(TransportError) -> HCITransport in
+            guard present else { throw .adapterDown("hci1") }
+            return sim
+        }
+        session.start()
+        try spin(loop, sim, for: 2) { session.state == .ready(.legacy) }
+        #expect(sim.advertising)
+        // The adapter goes down: a fresh controller comes back with advertising off.
+        sim.unplugged = true
+        present = false
+        try spin(loop, sim, for: 1)
+        #expect({ if case .lost = session.state { return true } else { return false } }())
+        sim.unplugged = false
+        try sim.send(HCIPacket(type: .command, bytes: try HCICommand.leSetAdvertisingEnable(false).encoded()))
+        _ = try sim.receive()
+        #expect(!sim.advertising)
+        present = true
+        try spin(loop, sim, for: 3) { sim.advertising }
+        #expect(sim.advertising, "advertising again once the adapter is back")
+        session.stop()
+    }
+
+    @Test func anotherProgramSwitchingAdvertisingOffIsUndone() throws {
+        let loop = try EventLoop()
+        let sim = try SimulatedController(startTime: monotonicSeconds())
+        let session = advertisingSession(loop, try box()) { sim }
+        session.start()
+        try spin(loop, sim, for: 2) { session.state == .ready(.legacy) }
+        try sim.send(HCIPacket(type: .command, bytes: try HCICommand.leSetAdvertisingEnable(false).encoded()))
+        _ = try sim.receive()
+        try session.handleForeignCommandForTesting(.leSetAdvertisingEnable(false))
+        try spin(loop, sim, for: 1) { sim.advertising }
+        #expect(sim.advertising)
+        session.stop()
+    }
+
+    @Test func aRefusedAdvertisingCommandIsReportedAndRetried() throws {
+        let loop = try EventLoop()
+        let sim = try SimulatedController(startTime: monotonicSeconds())
+        sim.refusals[.leSetAdvertisingParameters] = .invalidParameters
+        let session = advertisingSession(loop, try box()) { sim }
+        var reasons: [String] = []
+        session.onStateChange = { if case let .lost(r) = $0 { reasons.append(r) } }
+        session.start()
+        try spin(loop, sim, for: 0.3)
+        #expect(reasons.first?.hasPrefix("LE Set Advertising Parameters (0x2006) failed: invalid HCI command parameters (0x12)") == true)
+        #expect(!sim.advertising)
+        sim.refusals = [:]
+        try spin(loop, sim, for: 3) { sim.advertising }
+        #expect(sim.advertising)
+        session.stop()
+    }
+
+    @Test func anActiveScannerHearsTheRewardAndAPassiveOneDoesNot() throws {
+        let start = monotonicSeconds()
+        let air = SimulatedAir(startTime: start) { _, _, _, _ in -55 }
+        let boxAddress = try #require(BDAddress("C0:FF:EE:15:60:1D"))
+        let boxController = try SimulatedController(family: .extended, address: boxAddress, startTime: start)
+        let hunterController = try SimulatedController(family: .legacy, address: try #require(BDAddress("C0:A7:7E:00:00:07")), startTime: start)
+        air.join(boxController)
+        air.join(hunterController)
+        let loop = try EventLoop()
+        let boxSession = advertisingSession(loop, try box()) { boxController }
+        let hunterSession = advertisingSession(loop, ControllerSettings(scanning: .passive)) { hunterController }
+        var rewards: [String] = []
+        var sightings: [BeaconSighting] = []
+        hunterSession.onReport = { report, _ in
+            if report.isScanResponse, report.address == boxAddress, let r = TreasureSignals.reward(inScanResponse: report.data) { rewards.append(r) }
+        }
+        hunterSession.onSighting = { sightings.append($0) }
+        boxSession.start()
+        hunterSession.start()
+        try spin(loop, air, for: 1)
+        #expect(sightings.count >= 5 && sightings.allSatisfy { $0.address == boxAddress && $0.rssi == -55 })
+        #expect(rewards.isEmpty, "a passive scanner sends no scan requests")
+        hunterSession.apply(ControllerSettings(scanning: .active))
+        try spin(loop, air, for: 1) { !rewards.isEmpty }
+        #expect(rewards.first == "ARRR-GOLD")
+        // The hunter announces itself; the box hears it.
+        var announced: [UInt16] = []
+        boxSession.onSighting = {
+            if case let .iBeacon(b) = $0.beacon, let h = TreasureSignals.hunter(in: b) { announced.append(h.id) }
+        }
+        let treasure = IBeacon(uuid: uuid, major: 1, minor: 7, measuredPower: -59)
+        hunterSession.apply(ControllerSettings(
+            scanning: .passive, advertisement: Advertisement(data: TreasureSignals.announcement(hunterID: 7, treasure: treasure).advertisingData)))
+        try spin(loop, air, for: 1) { !announced.isEmpty }
+        #expect(announced.first == 7)
+        boxSession.stop()
+        hunterSession.stop()
+        #expect(!boxController.advertising && !hunterController.advertising)
+    }
+}
