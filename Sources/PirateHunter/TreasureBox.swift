@@ -283,8 +283,9 @@ final class TreasureBox {
         logged = state
     }
 
-    /// Colour unless NO_COLOR is set or the terminal is dumb.
-    static let colour: Bool = getenv("NO_COLOR") == nil && (getenv("TERM").map { String(cString: $0) } ?? "dumb") != "dumb"
+    /// Colour unless NO_COLOR is set (non-empty, as no-color.org says) or the terminal is dumb.
+    static let colour: Bool = (getenv("NO_COLOR").map { String(cString: $0) } ?? "").isEmpty
+        && (getenv("TERM").map { String(cString: $0) } ?? "dumb") != "dumb"
 
     static func terminalSize() -> (Int, Int) {
         var size = winsize()

@@ -28,8 +28,13 @@ enum PirateHunterBinary {
     }
 
     static func run(_ arguments: [String], environment: [String: String] = [:], timeout: TimeInterval = 120) throws -> CommandResult {
+        try runProgram(url.path, arguments, environment: environment, timeout: timeout)
+    }
+
+    /// Any program (e.g. `script`, to give pirate-hunter a terminal), run the same way.
+    static func runProgram(_ path: String, _ arguments: [String], environment: [String: String] = [:], timeout: TimeInterval = 120) throws -> CommandResult {
         let process = Process()
-        process.executableURL = url
+        process.executableURL = URL(fileURLWithPath: path)
         process.arguments = arguments
         process.currentDirectoryURL = repository
         var env = ProcessInfo.processInfo.environment

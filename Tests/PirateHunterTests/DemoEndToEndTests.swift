@@ -1,14 +1,18 @@
 import Foundation
+import QRCode
 import Testing
 
 /// The whole appliance on the simulator: a scripted walk through the real pipeline, its
-/// voice heard through ALSA's file: device. One run (about 65 s) serves every check.
+/// voice heard through ALSA's file: device, ending at the treasure box (same process,
+/// simulated air between the two controllers) that hands over its reward and greets the
+/// hunter. One run (about 75 s) serves every check.
 @Suite(.serialized) struct DemoEndToEndTests {
     struct Run {
         var result: CommandResult
         var events: [[String: Any]]
         var wav: [Int16]
         var rate: Int
+        var svg: String?
     }
 
     static func runDemo() throws -> Run {
@@ -16,8 +20,10 @@ import Testing
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: directory) }
         let wav = directory.appendingPathComponent("heard.wav").path
+        let svg = directory.appendingPathComponent("reward.svg").path
         let result = try PirateHunterBinary.run(
-            ["demo", "--json", "--device", "file:FILE=\(wav),FORMAT=wav", "--cache-dir", directory.appendingPathComponent("cache").path],
+            ["demo", "--json", "--device", "file:FILE=\(wav),FORMAT=wav", "--cache-dir", directory.appendingPathComponent("cache").path,
+             "--reward-svg", svg],
             timeout: 180)
         let events = try jsonObjects(result)
         let data = try Data(contentsOf: URL(fileURLWithPath: wav))
@@ -25,10 +31,10 @@ import Testing
         #expect(data.count > 44)
         let rate = data.count > 28 ? Int(data[24]) | Int(data[25]) << 8 | Int(data[26]) << 16 : 0
         let samples = data.dropFirst(44).withUnsafeBytes { Array($0.bindMemory(to: Int16.self)) }
-        return Run(result: result, events: events, wav: samples, rate: rate)
+        return Run(result: result, events: events, wav: samples, rate: rate, svg: try? String(contentsOfFile: svg, encoding: .utf8))
     }
 
-    @Test func scriptedWalkIsHeardInOrder() throws {
+    @Test func scriptedWalkIsHeardInOrderAndEndsWithTheReward() throws {
         let run = try Self.runDemo()
         #expect(run.result.status == 0, "\(run.result.stderr)")
         let said = run.events.filter { $0["event"] as? String == "say" }.compactMap { $0["event_name"] as? String }
@@ -37,7 +43,7 @@ import Testing
         // near, immediate) and find it.
         #expect(important == [
             "startup", "region-entered", "proximity-near", "proximity-far", "region-left",
-            "region-entered", "proximity-near", "proximity-immediate", "treasure-found",
+            "region-entered", "proximity-near", "proximity-immediate", "treasure-found", "reward",
         ])
         // Every region change is an arrr first, then its line.
         let sequence = run.events.compactMap { e -> String? in
@@ -88,5 +94,29 @@ import Testing
             }
         }
         #expect(bursts >= 8, "lines separated by silence: \(bursts)")
+
+        // The reward: read from the box's scan response after the find, printed (a JSON
+        // line), said after the found line (its lead-in, then the code), its QR code written.
+        let reward = "ARRR-GOLD-2026"
+        let found = try #require(run.events.firstIndex { $0["event_name"] as? String == "treasure-found" })
+        let printed = try #require(run.events.firstIndex { $0["event"] as? String == "reward" })
+        let spoken = try #require(run.events.firstIndex { $0["event_name"] as? String == "reward" })
+        #expect(run.events[printed]["text"] as? String == reward)
+        #expect(found < printed && printed < spoken)
+        #expect((run.events[spoken]["text"] as? String)?.hasSuffix(" " + reward) == true)
+        let foundAt = try #require(run.events[found]["t"] as? Double)
+        #expect(try #require(run.events[printed]["t"] as? Double) - foundAt < 3, "the reward is read within seconds of the find")
+        let code = try QRCode(encoding: reward)
+        #expect(run.svg == code.svg())
+        // The box greets hunter 1 and shows the reward's QR code in its log, whole.
+        let log = run.result.stderr.split(separator: "\n").map(String.init)
+        let greeting = try #require(log.firstIndex(of: "pirate-hunter: treasure box: ahoy, hunter 1! ye found the treasure; reward: \(reward)"))
+        let qr = code.terminalLines(inverted: true).map { "pirate-hunter: treasure box: " + $0 }
+        let shown = try #require(log.firstIndex(of: "pirate-hunter: treasure box: reward QR code for hunter 1:"))
+        #expect(shown > greeting)
+        #expect(Array(log.dropFirst(shown + 1).prefix(qr.count)) == qr)
+        let announced = try #require(log.firstIndex { $0.hasPrefix("pirate-hunter: announcing hunter 1") })
+        #expect(announced < greeting)
+        #expect(log.contains("pirate-hunter: treasure box: advertising off"))
     }
 }

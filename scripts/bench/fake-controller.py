@@ -2,10 +2,11 @@
 """A stand-in controller speaking H4 on a unix socket, for benchmarks of the whole hunter.
 
 It answers every command with a successful Command Complete (legacy command set), notes
-when the first LE Set Scan Enable (on) arrives, and, with --beacon-hz, sends an iBeacon
+when the first LE Set Scan Enable (on) arrives (--stamp) and when the first LE Set
+Advertising Enable (on) arrives (--adv-stamp), and, with --beacon-hz, sends an iBeacon
 advertising report at that rate while scanning is on.
 
-usage: fake-controller.py SOCKET [--beacon-hz N] [--uuid UUID] [--stamp FILE]
+usage: fake-controller.py SOCKET [--beacon-hz N] [--uuid UUID] [--stamp FILE] [--adv-stamp FILE]
 """
 import argparse, os, socket, struct, time, uuid, random, select
 
@@ -24,6 +25,7 @@ def main():
     ap.add_argument("--beacon-hz", type=float, default=0)
     ap.add_argument("--uuid", default="50697261-7465-4875-6E74-547265617375")
     ap.add_argument("--stamp", help="write the CLOCK_MONOTONIC time of the first scan enable here")
+    ap.add_argument("--adv-stamp", help="write the CLOCK_MONOTONIC time of the first advertising enable here")
     a = ap.parse_args()
     beacon_uuid = uuid.UUID(a.uuid)
     try:
@@ -42,6 +44,7 @@ def main():
         buf = b""
         next_report = time.monotonic()
         stamped = False
+        adv_stamped = False
         while True:
             timeout = None
             if scanning and a.beacon_hz > 0:
@@ -70,6 +73,10 @@ def main():
                             with open(a.stamp, "w") as f:
                                 f.write("%.6f\n" % time.clock_gettime(time.CLOCK_MONOTONIC))
                             stamped = True
+                    if opcode == 0x200A and params[:1] == b"\x01" and a.adv_stamp and not adv_stamped:
+                        with open(a.adv_stamp, "w") as f:
+                            f.write("%.6f\n" % time.clock_gettime(time.CLOCK_MONOTONIC))
+                        adv_stamped = True
             if scanning and a.beacon_hz > 0 and time.monotonic() >= next_report:
                 try:
                     conn.sendall(report(beacon_uuid, -65 + random.randint(-6, 6)))

@@ -22,8 +22,9 @@ class Controller:
     def __init__(self, tmp, hz=0):
         self.sock = os.path.join(tmp, "ctl-%d.sock" % hz)
         self.stamp = os.path.join(tmp, "stamp-%d" % hz)
+        self.adv_stamp = os.path.join(tmp, "adv-stamp-%d" % hz)
         self.p = subprocess.Popen([sys.executable, os.path.join(HERE, "fake-controller.py"), self.sock,
-                                   "--beacon-hz", str(hz), "--stamp", self.stamp])
+                                   "--beacon-hz", str(hz), "--stamp", self.stamp, "--adv-stamp", self.adv_stamp])
         ready = self.sock + ".ready"
         if os.path.exists(ready):
             os.unlink(ready)
@@ -68,13 +69,56 @@ def start_time(binary, tmp, cache, quiet):
     finally:
         ctl.stop()
 
+def first_command(binary, tmp, args, advertising):
+    """ms from starting `binary args` (the controller's socket appended) to its first scan
+    enable, or advertising enable, reaching the fake controller."""
+    ctl = Controller(tmp)
+    stamp = ctl.adv_stamp if advertising else ctl.stamp
+    try:
+        os.path.exists(stamp) and os.unlink(stamp)
+        t0 = clock()
+        p = subprocess.Popen([binary] + args + ["--hci", "unix:" + ctl.sock], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        while not os.path.exists(stamp) or os.path.getsize(stamp) == 0:
+            if p.poll() is not None:
+                raise SystemExit("%s exited early with %d" % (args[0], p.returncode))
+            time.sleep(0.0005)
+        with open(stamp) as f:
+            first = float(f.read().split()[0])
+        p.send_signal(signal.SIGTERM)
+        p.wait(timeout=10)
+        return (first - t0) * 1000
+    finally:
+        ctl.stop()
+
+def treasure(a, tmp):
+    box = ["treasure", "--no-kiosk", "--reward", "ARRR-BENCH-1"]
+    advertising = [first_command(a.binary, tmp, box, True) for _ in range(a.runs)]
+    scanning = [first_command(a.binary, tmp, ["scan"], False) for _ in range(a.runs)]
+    print("treasure start to advertising on (ms), median of %d: %.1f (p90 %.1f); baseline scan start to scanning on %.1f; ratio %.2f"
+          % (a.runs, statistics.median(advertising), sorted(advertising)[int(0.9 * (a.runs - 1))], statistics.median(scanning),
+             statistics.median(advertising) / max(statistics.median(scanning), 1e-9)))
+    ctl = Controller(tmp, hz=10)
+    try:
+        p = subprocess.Popen([a.binary] + box + ["--hci", "unix:" + ctl.sock], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        time.sleep(5)
+        c0 = cpu_seconds(p.pid)
+        time.sleep(a.hunt_seconds)
+        used = cpu_seconds(p.pid) - c0
+        rss = hwm_kib(p.pid)
+        p.send_signal(signal.SIGTERM)
+        p.wait(timeout=10)
+        print("treasure advertising %.0f s beside a 10 Hz beacon (not a hunter): peak RSS %.1f MB, %.2f s CPU (%.3f %% of one core)"
+              % (a.hunt_seconds, rss / 1024, used, 100 * used / a.hunt_seconds))
+    finally:
+        ctl.stop()
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--binary", default=os.path.join(REPO, ".build/release/pirate-hunter"))
     ap.add_argument("--runs", type=int, default=9)
     ap.add_argument("--hunt-seconds", type=float, default=60)
     ap.add_argument("--idle-seconds", type=float, default=600)
-    ap.add_argument("--only", choices=["start", "rss", "idle"])
+    ap.add_argument("--only", choices=["start", "rss", "idle", "treasure"])
     a = ap.parse_args()
     tmp = tempfile.mkdtemp(prefix="ph-bench-")
     cache = os.path.join(tmp, "cache")
@@ -104,6 +148,9 @@ def main():
                   % (a.hunt_seconds, results["hunt"] / 1024, results["scan"] / 1024))
         finally:
             ctl.stop()
+
+    if a.only in (None, "treasure"):
+        treasure(a, tmp)
 
     if a.only in (None, "idle"):
         ctl = Controller(tmp, hz=0)
