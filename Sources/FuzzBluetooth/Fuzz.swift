@@ -100,6 +100,13 @@ func fuzzAdvertisingData(_ data: [UInt8]) {
     _ = EddystoneFrame(serviceData: data[...])
     _ = parsed.localName
     _ = parsed.serviceUUIDs16
+    // A treasure's reward heard over the air: bounded, printable, and nothing else.
+    if let reward = TreasureSignals.reward(inScanResponse: data[...]) {
+        check(!reward.isEmpty && reward.utf8.count <= TreasureSignals.maximumRewardBytes, "reward bounded")
+        check(!reward.unicodeScalars.contains { $0.properties.generalCategory == .control || $0.properties.generalCategory == .format },
+              "reward printable")
+        check(reward.first != " " && reward.last != " ", "reward trimmed")
+    }
 }
 
 func fuzzBTSnoop(_ data: [UInt8]) {

@@ -45,6 +45,12 @@ struct StandardOutput {
         if buffer.count >= 1 << 16 { flush() }
     }
 
+    /// Text as it is, no newline (a kiosk frame must not scroll the screen).
+    mutating func text(_ text: String) {
+        buffer.append(contentsOf: text.utf8)
+        if buffer.count >= 1 << 16 { flush() }
+    }
+
     mutating func flush() {
         var offset = 0
         while offset < buffer.count {

@@ -275,7 +275,8 @@ final class Hunter {
             var line = JSONLine()
             line.add("t", now)
             line.add("event", "reward")
-            line.add("text", text)
+            if let address = treasureAddress { line.add("address", address.description) }
+            line.add("reward", text)
             out.line(line.line)
         } else {
             out.line("reward: \(text)")

@@ -190,8 +190,11 @@ final class TreasureBox {
         state = new
         switch new {
         case let .lost(reason):
-            if lostReason == nil { log(warning: "controller unavailable (\(reason)); advertising again when it is back") }
-            lostReason = reason
+            // Logged once per outage: retries must not fill the journal.
+            if lostReason == nil {
+                log(warning: "controller unavailable (\(reason)); advertising again when it is back")
+                lostReason = reason
+            }
         case .ready:
             lostReason = nil
         default:
@@ -252,9 +255,9 @@ final class TreasureBox {
         let status: KioskState.Advertising
         switch state {
         case let .ready(family): status = .advertising(adapter: adapter, family: family.rawValue)
-        case let .lost(reason): status = .waiting(reason)
-        case .connecting: status = .waiting("connecting to \(setup.transport.description)")
-        case .configuring: status = .waiting("configuring \(adapter)")
+        case .lost, .connecting, .configuring:
+            // One steady state for a whole outage (its first reason), not one per retry.
+            status = .waiting(lostReason.map { "controller unavailable (\($0)), retrying" } ?? "connecting to \(setup.transport.description)")
         }
         let nearby = hunters.values.sorted { $0.id < $1.id }.map {
             KioskState.Hunter(id: $0.id, proximity: $0.proximity, distance: $0.distance, greeted: greeted[$0.id] != nil, lastSeen: $0.lastSeen)
@@ -278,7 +281,10 @@ final class TreasureBox {
                 writeOut(frame)
             }
         } else {
-            for line in KioskLog.changes(from: logged, to: state) where !line.hasPrefix("greeted") { log(info: line) }
+            // The greeting and an outage have their own lines (with the QR code, with a warning).
+            for line in KioskLog.changes(from: logged, to: state) where !line.hasPrefix("greeted") && !(lostReason != nil && line.hasPrefix("waiting:")) {
+                log(info: line)
+            }
         }
         logged = state
     }
@@ -294,7 +300,7 @@ final class TreasureBox {
     }
 
     private func writeOut(_ text: String) {
-        out.line(text)
+        out.text(text)
         out.flush()
     }
 
