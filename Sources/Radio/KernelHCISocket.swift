@@ -22,8 +22,13 @@ public final class KernelHCISocket: HCITransport {
     static let setcapFix =
         "run 'sudo setcap cap_net_raw,cap_net_admin+ep $(command -v pirate-hunter)' or use the systemd unit (AmbientCapabilities=CAP_NET_RAW CAP_NET_ADMIN)"
 
+    /// An epoll fd: readable when the adapter's socket or the device-events socket is.
     public let fileDescriptor: Int32
     public let deviceID: UInt16
+    /// The raw socket bound to the adapter: commands out, events in.
+    private let socketFD: Int32
+    /// A raw socket bound to no adapter, for the kernel's device events (see `saysDown`).
+    private let eventsFD: Int32
     public var name: String { "hci\(deviceID)" }
     private var closed = false
 
@@ -127,8 +132,7 @@ public final class KernelHCISocket: HCITransport {
         // Events we act on, and command packets (to notice another program switching scanning off).
         var filter = hci_filter()
         filter.type_mask = (1 << 1) | (1 << 4)  // HCI_COMMAND_PKT, HCI_EVENT_PKT
-        // 0xFD: the kernel's own "stack internal" event, which says an adapter went down.
-        for code: UInt32 in [0x0E, 0x0F, 0x10, 0x3E, 0xFD & 63] {
+        for code: UInt32 in [0x0E, 0x0F, 0x10, 0x3E] {
             withUnsafeMutableBytes(of: &filter.event_mask) { raw in
                 let words = raw.bindMemory(to: UInt32.self)
                 words[Int(code >> 5)] |= 1 << (code & 31)
@@ -156,8 +160,56 @@ public final class KernelHCISocket: HCITransport {
             }
         }
         _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK)
-        fileDescriptor = fd
+        let events: Int32
+        let poller: Int32
+        do {
+            (events, poller) = try Self.deviceEventsSocket(pollingWith: fd)
+        } catch {
+            Glibc.close(fd)
+            throw error
+        }
+        socketFD = fd
+        eventsFD = events
+        fileDescriptor = poller
         deviceID = chosen
+    }
+
+    /// The kernel sends its "stack internal" device events (0xFD: an adapter went down) only
+    /// to raw sockets bound to no adapter (HCI_DEV_NONE), never to one bound to the adapter,
+    /// so without this second socket an advertiser, which reads nothing, does not notice
+    /// `hciconfig hci1 down` (the VM test `treasure.sh` step 2). Returns that socket and an
+    /// epoll fd watching it and `fd`, for the event loop.
+    static func deviceEventsSocket(pollingWith fd: Int32) throws(TransportError) -> (Int32, Int32) {
+        let events = try controlSocket()
+        var filter = hci_filter()
+        filter.type_mask = 1 << 4  // HCI_EVENT_PKT
+        withUnsafeMutableBytes(of: &filter.event_mask) { raw in
+            raw.bindMemory(to: UInt32.self)[1] |= 1 << ((0xFD & 63) - 32)  // the kernel tests bit (code & 63)
+        }
+        var address = sockaddr_hci()
+        address.hci_family = sa_family_t(afBluetooth)
+        address.hci_dev = 0xFFFF  // HCI_DEV_NONE
+        address.hci_channel = hciChannelRaw
+        let poller = epoll_create1(Int32(EPOLL_CLOEXEC))
+        var ok =
+            setsockopt(events, solHCI, hciFilterOption, &filter, socklen_t(MemoryLayout<hci_filter>.size)) == 0
+            && withUnsafePointer(to: &address) {
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(events, $0, socklen_t(MemoryLayout<sockaddr_hci>.size)) }
+            } == 0
+            && fcntl(events, F_SETFL, fcntl(events, F_GETFL) | O_NONBLOCK) == 0
+            && poller >= 0
+        for watched in [fd, events] where ok {
+            var event = epoll_event()
+            event.events = EPOLLIN.rawValue
+            ok = epoll_ctl(poller, EPOLL_CTL_ADD, watched, &event) == 0
+        }
+        guard ok else {
+            let code = errno
+            Glibc.close(events)
+            if poller >= 0 { Glibc.close(poller) }
+            throw .system(SystemError("device events socket", errno: code))
+        }
+        return (events, poller)
     }
 
     /// Whether the adapter is up right now.
@@ -170,7 +222,7 @@ public final class KernelHCISocket: HCITransport {
     public func send(_ packet: HCIPacket) throws(TransportError) {
         let bytes = packet.h4Bytes
         while true {
-            let n = bytes.withUnsafeBytes { raw in Glibc.write(fileDescriptor, raw.baseAddress, raw.count) }
+            let n = bytes.withUnsafeBytes { raw in Glibc.write(socketFD, raw.baseAddress, raw.count) }
             if n >= 0 { return }
             let code = errno
             if code == EINTR || code == EAGAIN { continue }
@@ -181,14 +233,18 @@ public final class KernelHCISocket: HCITransport {
     public func receive() throws(TransportError) -> [HCIPacket] {
         var packets: [HCIPacket] = []
         var buffer = [UInt8](repeating: 0, count: 1024)
+        // The device events first: "down" ends the session, whatever else is queued.
         while true {
-            let n = buffer.withUnsafeMutableBytes { raw in Glibc.read(fileDescriptor, raw.baseAddress, raw.count) }
+            let n = buffer.withUnsafeMutableBytes { raw in Glibc.read(eventsFD, raw.baseAddress, raw.count) }
+            if n > 0, let p = try? HCIPacket(h4: buffer[0..<n]), Self.saysDown(p, device: deviceID) { throw .adapterDown(name) }
+            if n > 0 || n < 0 && errno == EINTR { continue }
+            break  // EAGAIN: none waiting
+        }
+        while true {
+            let n = buffer.withUnsafeMutableBytes { raw in Glibc.read(socketFD, raw.baseAddress, raw.count) }
             if n > 0 {
                 // One packet per read on a raw socket; a malformed one is dropped, not fatal.
-                if let p = try? HCIPacket(h4: buffer[0..<n]) {
-                    if Self.saysDown(p, device: deviceID) { throw .adapterDown(name) }
-                    packets.append(p)
-                }
+                if let p = try? HCIPacket(h4: buffer[0..<n]) { packets.append(p) }
                 continue
             }
             if n == 0 { throw .adapterGone(name) }
@@ -201,8 +257,9 @@ public final class KernelHCISocket: HCITransport {
 
     /// The kernel's HCI_EV_STACK_INTERNAL (0xFD) / HCI_EV_SI_DEVICE: u16 type 1, then u16
     /// event (2 unregistered, 4 down) and u16 device id. A raw socket bound to an adapter that
-    /// goes down gets no error, only this event: nothing else would tell an advertiser, which
-    /// reads nothing, that its adapter is gone until it next sends a command.
+    /// goes down gets no error and not even this event (only sockets bound to no adapter do,
+    /// hence `eventsFD`): nothing else would tell an advertiser, which reads nothing, that its
+    /// adapter is gone until it next sends a command.
     static func saysDown(_ packet: HCIPacket, device: UInt16) -> Bool {
         let b = packet.bytes
         guard packet.type == .event, b.count >= 8, b[0] == 0xFD, b[1] >= 6 else { return false }
@@ -225,6 +282,8 @@ public final class KernelHCISocket: HCITransport {
         guard !closed else { return }
         closed = true
         Glibc.close(fileDescriptor)
+        Glibc.close(socketFD)
+        Glibc.close(eventsFD)
     }
 
     deinit { close() }
