@@ -212,6 +212,13 @@ public final class KernelHCISocket: HCITransport {
         return (events, poller)
     }
 
+    /// Whether the kernel still lists the adapter (up or down).
+    func isListed() -> Bool {
+        guard let fd = try? Self.controlSocket() else { return false }
+        defer { Glibc.close(fd) }
+        return (try? Self.info(fd: fd, id: deviceID)) != nil
+    }
+
     /// Whether the adapter is up right now.
     public func isUp() -> Bool {
         guard let fd = try? Self.controlSocket() else { return false }
@@ -233,10 +240,14 @@ public final class KernelHCISocket: HCITransport {
     public func receive() throws(TransportError) -> [HCIPacket] {
         var packets: [HCIPacket] = []
         var buffer = [UInt8](repeating: 0, count: 1024)
-        // The device events first: "down" ends the session, whatever else is queued.
+        // The device events first: "down" ends the session, whatever else is queued. An
+        // adapter that went away (unplugged, btvirt killed) is unlisted before its DOWN is
+        // sent: that is "lost", as the EPIPE that follows would say, not "down".
         while true {
             let n = buffer.withUnsafeMutableBytes { raw in Glibc.read(eventsFD, raw.baseAddress, raw.count) }
-            if n > 0, let p = try? HCIPacket(h4: buffer[0..<n]), Self.saysDown(p, device: deviceID) { throw .adapterDown(name) }
+            if n > 0, let p = try? HCIPacket(h4: buffer[0..<n]), Self.saysDown(p, device: deviceID) {
+                throw isListed() ? .adapterDown(name) : .adapterGone(name)
+            }
             if n > 0 || n < 0 && errno == EINTR { continue }
             break  // EAGAIN: none waiting
         }
