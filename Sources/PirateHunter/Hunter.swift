@@ -133,13 +133,7 @@ final class Hunter {
             let recorded: HCITransport = recorder.map { RecordingTransport(simulator, writer: $0) } ?? simulator
             factory = { () throws(TransportError) -> HCITransport in recorded }
             // The virtual world moves with the clock.
-            if let world {
-                func tick() {
-                    world(monotonicSeconds())
-                    loop.schedule(after: 0.02) { tick() }
-                }
-                tick()
-            }
+            if let world { loop.drive(world) }
         } else {
             factory = setup.transport.factory(recorder: recorder)
         }

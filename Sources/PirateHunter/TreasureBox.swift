@@ -145,14 +145,8 @@ final class TreasureBox {
         if let simulator {
             let recorded: HCITransport = recorder.map { RecordingTransport(simulator, writer: $0) } ?? simulator
             factory = { () throws(TransportError) -> HCITransport in recorded }
-            if ownsLoop {
-                let world: (Double) -> Void = air.map { air in { air.advance(to: $0) } } ?? { simulator.advance(to: $0) }
-                func tick() {
-                    world(monotonicSeconds())
-                    loop.schedule(after: 0.02) { tick() }
-                }
-                tick()
-            }
+            // A shared loop (the demo) is driven by its owner.
+            if ownsLoop { loop.drive(air.map { air in { air.advance(to: $0) } } ?? { simulator.advance(to: $0) }) }
         } else {
             factory = setup.transport.factory(recorder: recorder)
         }
@@ -362,5 +356,16 @@ extension TransportError {
     var isPermission: Bool {
         if case .permission = self { return true }
         return false
+    }
+}
+
+extension EventLoop {
+    /// Moves a simulated world with the monotonic clock, every 20 ms, for as long as the loop runs.
+    func drive(_ world: @escaping (Double) -> Void) {
+        func tick() {
+            world(monotonicSeconds())
+            schedule(after: 0.02) { tick() }
+        }
+        tick()
     }
 }

@@ -48,27 +48,6 @@ def hwm_kib(pid):
                 return int(line.split()[1])
     return 0
 
-def start_time(binary, tmp, cache, quiet):
-    ctl = Controller(tmp)
-    try:
-        os.path.exists(ctl.stamp) and os.unlink(ctl.stamp)
-        args = [binary, "hunt", "--hci", "unix:" + ctl.sock, "--region", UUID, "--device", "null", "--cache-dir", cache]
-        if quiet:
-            args.append("--quiet")
-        t0 = clock()
-        p = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        while not os.path.exists(ctl.stamp) or os.path.getsize(ctl.stamp) == 0:
-            if p.poll() is not None:
-                raise SystemExit("hunt exited early with %d" % p.returncode)
-            time.sleep(0.0005)
-        with open(ctl.stamp) as f:
-            first = float(f.read().split()[0])
-        p.send_signal(signal.SIGTERM)
-        p.wait(timeout=10)
-        return (first - t0) * 1000
-    finally:
-        ctl.stop()
-
 def first_command(binary, tmp, args, advertising):
     """ms from starting `binary args` (the controller's socket appended) to its first scan
     enable, or advertising enable, reaching the fake controller."""
@@ -89,6 +68,10 @@ def first_command(binary, tmp, args, advertising):
         return (first - t0) * 1000
     finally:
         ctl.stop()
+
+def start_time(binary, tmp, cache, quiet):
+    args = ["hunt", "--region", UUID, "--device", "null", "--cache-dir", cache] + (["--quiet"] if quiet else [])
+    return first_command(binary, tmp, args, False)
 
 def treasure(a, tmp):
     box = ["treasure", "--no-kiosk", "--reward", "ARRR-BENCH-1"]
