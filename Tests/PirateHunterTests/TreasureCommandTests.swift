@@ -67,4 +67,22 @@ import Testing
         #expect(out.contains("ARRR-KIOSK"))
         #expect(out.contains(";38;5;"), "coloured by the nearest hunter's proximity")
     }
+
+    /// `make install` installs the treasure box's unit, and the command line in it works with
+    /// the example file `make install` puts at /etc/pirate-hunter/treasure.json.
+    @Test func theInstalledUnitRunsTheTreasureCommand() throws {
+        let make = try PirateHunterBinary.runProgram(
+            "/usr/bin/make", ["-n", "-C", PirateHunterBinary.repository.path, "install", "DESTDIR=/nonexistent"], timeout: 60)
+        #expect(make.status == 0, "\(make.stderr)")
+        #expect(make.stdout.contains("for unit in pirate-hunter.service pirate-treasure.service;"))
+        #expect(make.stdout.contains("config/$name.example.json") && make.stdout.contains("for name in hunter treasure;"))
+        let unit = try String(contentsOf: PirateHunterBinary.repository.appendingPathComponent("systemd/pirate-treasure.service"), encoding: .utf8)
+        let execStart = try #require(unit.split(separator: "\n").first { $0.hasPrefix("ExecStart=") })
+        var arguments = execStart.dropFirst("ExecStart=".count).split(separator: " ").map(String.init).dropFirst()
+        #expect(Array(arguments) == ["treasure", "--config", "/etc/pirate-hunter/treasure.json"])
+        arguments[arguments.startIndex + 2] = PirateHunterBinary.repository.appendingPathComponent("config/treasure.example.json").path
+        let result = try PirateHunterBinary.run(Array(arguments) + ["--hci", "simulator", "--duration", "1"], timeout: 30)
+        #expect(result.status == 0, "\(result.stderr)")
+        #expect(result.stderr.contains("advertising on simulator"))
+    }
 }
