@@ -170,6 +170,17 @@ public struct Advertisement: Equatable, Sendable {
     public var type: LegacyAdvertisingType { scanResponse.isEmpty ? .nonConnectableUndirected : .scannableUndirected }
 }
 
+extension HCIOpcode {
+    /// Commands of the advertising procedures (legacy and extended).
+    public var isAdvertising: Bool {
+        [
+            HCIOpcode.leSetAdvertisingParameters, .leSetAdvertisingData, .leSetScanResponseData, .leSetAdvertisingEnable,
+            .leSetExtendedAdvertisingParameters, .leSetExtendedAdvertisingData, .leSetExtendedScanResponseData,
+            .leSetExtendedAdvertisingEnable, .leRemoveAdvertisingSet,
+        ].contains(self)
+    }
+}
+
 extension HCIStatus {
     public static let memoryCapacityExceeded = HCIStatus(rawValue: 0x07)
     public static let unknownAdvertisingIdentifier = HCIStatus(rawValue: 0x42)
@@ -264,6 +275,9 @@ extension ControllerProcedure {
             guard let a = advertisement else { return [off] }
             var steps = [
                 off,
+                // A set keeps its data across programs (no Reset): a set that held a scan
+                // response refuses non-scannable parameters (Invalid Parameters). Start afresh.
+                Step(.leRemoveAdvertisingSet(handle: handle), tolerating: [.commandDisallowed, .unknownAdvertisingIdentifier]),
                 Step(.leSetExtendedAdvertisingParameters(
                     handle: handle, type: a.type, intervalMin: UInt32(a.intervalUnits), intervalMax: UInt32(a.intervalUnits),
                     ownAddress: .public, txPower: nil)),

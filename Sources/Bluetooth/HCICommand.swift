@@ -19,6 +19,7 @@ public struct HCIOpcode: RawRepresentable, Hashable, Sendable, CustomStringConve
     public static let leSetExtendedAdvertisingData = HCIOpcode(ogf: 0x08, ocf: 0x0037)
     public static let leSetExtendedScanResponseData = HCIOpcode(ogf: 0x08, ocf: 0x0038)
     public static let leSetExtendedAdvertisingEnable = HCIOpcode(ogf: 0x08, ocf: 0x0039)
+    public static let leRemoveAdvertisingSet = HCIOpcode(ogf: 0x08, ocf: 0x003C)
     public static let leSetExtendedScanParameters = HCIOpcode(ogf: 0x08, ocf: 0x0041)
     public static let leSetExtendedScanEnable = HCIOpcode(ogf: 0x08, ocf: 0x0042)
 
@@ -30,6 +31,7 @@ public struct HCIOpcode: RawRepresentable, Hashable, Sendable, CustomStringConve
             0x200B: "LE Set Scan Parameters", 0x200C: "LE Set Scan Enable",
             0x2036: "LE Set Extended Advertising Parameters", 0x2037: "LE Set Extended Advertising Data",
             0x2038: "LE Set Extended Scan Response Data", 0x2039: "LE Set Extended Advertising Enable",
+            0x203C: "LE Remove Advertising Set",
             0x2041: "LE Set Extended Scan Parameters", 0x2042: "LE Set Extended Scan Enable",
         ]
         let hex = "0x" + hexString([UInt8(rawValue >> 8), UInt8(rawValue & 0xFF)])
@@ -80,6 +82,7 @@ public enum HCICommand: Equatable, Sendable {
     case leSetExtendedAdvertisingData(handle: UInt8, [UInt8])
     case leSetExtendedScanResponseData(handle: UInt8, [UInt8])
     case leSetExtendedAdvertisingEnable(Bool, handle: UInt8)
+    case leRemoveAdvertisingSet(handle: UInt8)
 
     /// Longest advertising or scan-response payload of a legacy PDU.
     public static let maximumLegacyAdvertisingDataLength = 31
@@ -100,6 +103,7 @@ public enum HCICommand: Equatable, Sendable {
         case .leSetExtendedAdvertisingData: return .leSetExtendedAdvertisingData
         case .leSetExtendedScanResponseData: return .leSetExtendedScanResponseData
         case .leSetExtendedAdvertisingEnable: return .leSetExtendedAdvertisingEnable
+        case .leRemoveAdvertisingSet: return .leRemoveAdvertisingSet
         }
     }
 
@@ -182,6 +186,8 @@ public enum HCICommand: Equatable, Sendable {
             p.append(0x01)  // controller should not fragment
             p.append(UInt8(data.count))
             p.append(contentsOf: data)
+        case let .leRemoveAdvertisingSet(handle):
+            p.append(handle)
         case let .leSetExtendedAdvertisingEnable(enable, handle):
             p.append(enable ? 0x01 : 0x00)
             p.append(0x01)  // one set

@@ -8,7 +8,8 @@ import FoundationEssentials
 ///   internal use, so no real company's data is impersonated) then the reward's UTF-8 bytes.
 ///   A hunter takes the reward only from the address its treasure advertises from.
 /// - A hunter that found a treasure announces itself with its own iBeacon: the hunters' UUID,
-///   major = the hunter id, minor = the minor of the treasure it found.
+///   major = the hunter id, minor = the found treasure's tag (16 bits of its UUID, major and
+///   minor), so a box greets only the hunters that found it.
 public enum TreasureSignals {
     public static let rewardCompanyID: UInt16 = 0xFFFF
     /// 31 bytes of scan response - length byte, AD type, 16-bit company id.
@@ -78,11 +79,24 @@ public enum TreasureSignals {
 
     /// The iBeacon a hunter advertises after finding `treasure`.
     public static func announcement(hunterID: UInt16, treasure: IBeacon, measuredPower: Int8 = -59) -> IBeacon {
-        IBeacon(uuid: hunterUUID, major: hunterID, minor: treasure.minor, measuredPower: measuredPower)
+        IBeacon(uuid: hunterUUID, major: hunterID, minor: tag(of: treasure), measuredPower: measuredPower)
     }
 
-    /// The hunter id and found treasure's minor, when `beacon` is a hunter's announcement.
-    public static func hunter(in beacon: IBeacon) -> (id: UInt16, treasureMinor: UInt16)? {
+    /// The hunter id and found treasure's tag, when `beacon` is a hunter's announcement.
+    public static func hunter(in beacon: IBeacon) -> (id: UInt16, treasureTag: UInt16)? {
         beacon.uuid == hunterUUID ? (beacon.major, beacon.minor) : nil
+    }
+
+    /// 16 bits naming a treasure: FNV-1a over its UUID, major and minor, folded.
+    public static func tag(of treasure: IBeacon) -> UInt16 {
+        var hash: UInt32 = 2_166_136_261
+        var bytes = uuidBytes(treasure.uuid)
+        bytes.appendBE(treasure.major)
+        bytes.appendBE(treasure.minor)
+        for b in bytes {
+            hash ^= UInt32(b)
+            hash = hash &* 16_777_619
+        }
+        return UInt16(truncatingIfNeeded: hash >> 16) ^ UInt16(truncatingIfNeeded: hash)
     }
 }

@@ -195,6 +195,8 @@ public struct HuntDirector: Sendable {
     }
 
     private mutating func say(_ event: LineEvent, at time: Double) -> [HuntAction] {
+        // A repeated find never cuts the reward short: the reward is what the child came for.
+        if speaking == .reward, event == .treasureFound { return [] }
         if let current = speaking, event.precedence < current.precedence {
             // Wait behind the more important line (only the newest waiter is kept).
             if event.precedence > LineEvent.warmer.precedence { pending = (event, time) }

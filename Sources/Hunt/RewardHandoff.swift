@@ -34,15 +34,24 @@ public struct RewardHandoff: Sendable {
         self.configuration = configuration
     }
 
-    /// The treasure was found. Ignored while a handoff is still going on (one find, one reward).
+    /// When the last reward was read.
+    public private(set) var rewardAt: Double?
+
+    /// A reward read this recently is not read (nor said) again for a new find: the same
+    /// child back at the box. The announcement's length, or a minute without one.
+    public var repeatAfter: Double { configuration.announceSeconds > 0 ? configuration.announceSeconds : 60 }
+
+    /// The treasure was found: listen for the reward (unless listening already, or it was
+    /// read within `repeatAfter`), and announce, or announce for longer.
     public mutating func found(at time: Double) -> [Action] {
-        guard listeningSince == nil, announcingUntil == nil else { return [] }
+        guard listeningSince == nil else { return [] }
+        if let at = rewardAt, time - at < repeatAfter { return [] }
         var actions: [Action] = [.scanActively(true)]
         listeningSince = time
         reward = nil
         if configuration.announceSeconds > 0 {
+            if announcingUntil == nil { actions.append(.announce(true)) }
             announcingUntil = time + configuration.announceSeconds
-            actions.append(.announce(true))
         }
         return actions
     }
@@ -52,6 +61,7 @@ public struct RewardHandoff: Sendable {
         guard listeningSince != nil, let text, !text.isEmpty else { return [] }
         listeningSince = nil
         reward = text
+        rewardAt = time
         return [.scanActively(false), .reward(text)]
     }
 

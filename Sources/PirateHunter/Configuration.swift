@@ -2,6 +2,7 @@
 import Glibc
 #endif
 import Audio
+import Bluetooth
 import FoundationEssentials
 import Hunt
 import Ranging
@@ -56,6 +57,8 @@ struct HunterConfiguration: Sendable, Equatable {
         /// 31 bytes of scan response - length, AD type and a 16-bit company id.
         static let maximumRewardBytes = 27
         static let intervalRange = 100...10_240
+        /// The iBeacon the box advertises.
+        var beacon: IBeacon { IBeacon(uuid: uuid, major: major, minor: minor, measuredPower: power) }
         /// The advertising interval in controller units of 0.625 ms (100 ms -> 0x00A0).
         var intervalUnits: UInt16 { UInt16(clamping: (intervalMilliseconds * 8 + 2) / 5) }
     }
@@ -474,6 +477,10 @@ enum Limits {
         if text.utf8.count > HunterConfiguration.Treasure.maximumRewardBytes { return "is \(text.utf8.count) bytes long" }
         if text.unicodeScalars.contains(where: { $0.properties.generalCategory == .control || $0.properties.generalCategory == .format }) {
             return "holds a control character"
+        }
+        // What a hunter reads back must be what the box sends (and what its QR code says).
+        if TreasureSignals.printable(Array(text.utf8)[...]) != text {
+            return "holds something a hunter would not print (a private-use character, or a leading, trailing or double space)"
         }
         return nil
     }

@@ -60,8 +60,8 @@ final class DemoWorld {
 
     /// For `treasure --hci simulator`: hunter 7, who found this treasure, walks up to the box
     /// every minute, lingers and leaves (announcing itself all the while).
-    func visitingHunter(treasureMinor: UInt16) -> VirtualBeacon {
-        let beacon = TreasureSignals.announcement(hunterID: 7, treasure: IBeacon(uuid: Self.treasureUUID, major: 1, minor: treasureMinor, measuredPower: -59))
+    func visitingHunter(treasure: IBeacon) -> VirtualBeacon {
+        let beacon = TreasureSignals.announcement(hunterID: 7, treasure: treasure)
         let stops: [(Double, Double)] = [(0, 40), (8, 6), (14, 1.5), (20, 0.3), (35, 0.3), (42, 4), (50, 40), (60, 40)]
         let visit = ScriptedPath(stops.map {
             ScriptedPath.Waypoint(time: $0.0, distance: $0.1)

@@ -46,10 +46,16 @@ final class Hunter {
     var onShutdown: () -> Void = {}
     private var handoff: RewardHandoff?
     private var wasFound = false
-    /// Where the hunted treasure advertises from, and what it advertises.
-    private var treasureAddress: BDAddress?
-    private var treasureBeacon: IBeacon?
+    /// Every beacon of the hunted region heard: where it advertises from, what it advertises.
+    private var heard: [BeaconKey: (address: BDAddress, beacon: IBeacon)] = [:]
+    private var lastHeard: BeaconKey?
+    /// The region's nearest beacon, as the ranging engine says.
+    private var nearestKey: BeaconKey?
+    /// The treasure that was found (the nearest when it was): its reward is read from its
+    /// address only, and the announcement names it.
+    private var foundTreasure: (address: BDAddress, beacon: IBeacon)?
     private var reward: String?
+    private var announcementRefused = false
     private var engine: RangingEngine
     private var director: HuntDirector?
     private var voice: PirateVoice?
@@ -143,6 +149,11 @@ final class Hunter {
         self.session = session
         session.onSighting = { [unowned self] sighting in self.sighting(sighting) }
         session.onReport = { [unowned self] report, _ in self.report(report) }
+        session.onAdvertisingRefused = { [unowned self] failure in
+            guard !announcementRefused else { return }
+            announcementRefused = true
+            Log.warning("the controller refuses the announcement (\(failure)); the hunt goes on, trying again every \(Int(options.advertisingRetry)) s")
+        }
         session.onStateChange = { [unowned self] state in self.scanner(state) }
         session.onFatal = { [unowned self] error in self.fatal(error) }
 
@@ -174,6 +185,7 @@ final class Hunter {
                 director = d
                 if d.treasureFound, foundAt == nil { foundAt = t }
                 if d.treasureFound, !wasFound, var h = handoff {
+                    if let key = nearestKey ?? lastHeard { foundTreasure = heard[key] }
                     let actions = h.found(at: t)
                     handoff = h
                     perform(actions)
@@ -194,10 +206,12 @@ final class Hunter {
     }
 
     private func sighting(_ sighting: BeaconSighting) {
-        if case let .iBeacon(beacon) = sighting.beacon, let region = setup.regions.first,
-            region.contains(BeaconKey(uuid: beacon.uuid, major: beacon.major, minor: beacon.minor)) {
-            treasureAddress = sighting.address
-            treasureBeacon = beacon
+        if case let .iBeacon(beacon) = sighting.beacon, let region = setup.regions.first {
+            let key = BeaconKey(uuid: beacon.uuid, major: beacon.major, minor: beacon.minor)
+            if region.contains(key) {
+                heard[key] = (sighting.address, beacon)
+                lastHeard = key
+            }
         }
         var s = sighting
         s.time = sighting.time - start
@@ -213,6 +227,7 @@ final class Hunter {
                 director = d
             }
             switch event {
+            case let .nearest(_, region, key) where region == setup.regions.first?.name: nearestKey = key
             case let .regionEnter(_, region): Log.info("entered region \(region)")
             case let .regionExit(_, region): Log.info("left region \(region)")
             case let .regionState(_, region, state): Log.info("region \(region) is \(state.rawValue)")
@@ -224,7 +239,7 @@ final class Hunter {
 
     /// A scan response from the treasure while listening for its reward.
     private func report(_ report: AdvertisingReport) {
-        guard var h = handoff, h.listeningSince != nil, report.isScanResponse, report.address == treasureAddress else { return }
+        guard var h = handoff, h.listeningSince != nil, report.isScanResponse, report.address == foundTreasure?.address else { return }
         let actions = h.heard(TreasureSignals.reward(inScanResponse: report.data), at: now)
         handoff = h
         perform(actions)
@@ -241,7 +256,7 @@ final class Hunter {
             case let .announce(on):
                 guard var settings = session?.settings, let announce = setup.announce else { continue }
                 if on {
-                    let treasure = treasureBeacon ?? IBeacon(uuid: setup.regions.first?.uuid ?? HunterConfiguration.defaultUUID, major: 0, minor: 0, measuredPower: -59)
+                    let treasure = foundTreasure?.beacon ?? IBeacon(uuid: setup.regions.first?.uuid ?? HunterConfiguration.defaultUUID, major: 0, minor: 0, measuredPower: -59)
                     let beacon = TreasureSignals.announcement(hunterID: announce.hunterID, treasure: treasure)
                     settings.advertisement = Advertisement(data: beacon.advertisingData)
                     Log.info("announcing hunter \(announce.hunterID) to the treasure box for \(fixed(announce.seconds, decimals: 0)) s")
@@ -269,7 +284,7 @@ final class Hunter {
             var line = JSONLine()
             line.add("t", now)
             line.add("event", "reward")
-            if let address = treasureAddress { line.add("address", address.description) }
+            if let address = foundTreasure?.address { line.add("address", address.description) }
             line.add("reward", text)
             out.line(line.line)
         } else {

@@ -26,7 +26,7 @@ struct TreasureSetup {
 
     /// The treasure's advertisement: its iBeacon, and the reward in the scan response.
     func advertisement() throws(CLIError) -> Advertisement {
-        let beacon = IBeacon(uuid: treasure.uuid, major: treasure.major, minor: treasure.minor, measuredPower: treasure.power)
+        let beacon = treasure.beacon
         var response: [UInt8] = []
         if let reward = treasure.reward {
             do {
@@ -45,7 +45,8 @@ struct TreasureSetup {
 final class TreasureBox {
     struct HunterSeen {
         var id: UInt16
-        var foundMinor: UInt16
+        /// The tag of the treasure it says it found.
+        var foundTag: UInt16
         var firstSeen: Double
         var lastSeen: Double
         var proximity: Proximity = .unknown
@@ -65,6 +66,7 @@ final class TreasureBox {
     private var hunters: [UInt16: HunterSeen] = [:]
     private var greeted: [UInt16: Double] = [:]
     private var greeting: (id: UInt16, at: Double)?
+    private var lastQRLogged = -Double.infinity
     private var qrLines: [String] = []
     private var state: ControllerState = .connecting
     private var logged: KioskState?
@@ -74,6 +76,8 @@ final class TreasureBox {
     private var exitCode: ExitCode = .ok
     private var stopped = false
     private var lostReason: String?
+    /// The controller's last refusal of our advertisement, until it advertises again.
+    private var refusal: CommandFailure?
 
     /// A hunter not heard for this long has left.
     static let hunterTimeout = 15.0
@@ -159,6 +163,17 @@ final class TreasureBox {
         self.session = session
         session.onSighting = { [unowned self] sighting in self.sighting(sighting) }
         session.onStateChange = { [unowned self] state in self.controller(state) }
+        session.onAdvertisingRefused = { [unowned self] failure in
+            if refusal == nil { log(warning: "the controller refuses to advertise (\(failure)); trying again every \(Int(options.advertisingRetry)) s") }
+            refusal = failure
+            refresh()
+        }
+        session.onApplied = { [unowned self] settings in
+            if settings.advertisement != nil, refusal != nil {
+                refusal = nil
+                refresh()
+            }
+        }
         session.onFatal = { [unowned self] error in
             log(error: "\(error)")
             self.stop(error.isPermission ? .noPermission : .unavailable)
@@ -174,6 +189,7 @@ final class TreasureBox {
             let t = now
             for event in engine.advance(to: t) { ranging(event) }
             for (id, h) in hunters where t - h.lastSeen > Self.hunterTimeout { hunters[id] = nil }
+            for (id, at) in greeted where t - at >= Self.greetAgainAfter { greeted[id] = nil }
             if let g = greeting, t - g.at > Self.greetingSeconds { greeting = nil }
             refresh()
             periodic()
@@ -198,19 +214,19 @@ final class TreasureBox {
     }
 
     private func sighting(_ sighting: BeaconSighting) {
-        guard case let .iBeacon(beacon) = sighting.beacon, let (id, foundMinor) = TreasureSignals.hunter(in: beacon) else { return }
+        guard case let .iBeacon(beacon) = sighting.beacon, let (id, foundTag) = TreasureSignals.hunter(in: beacon) else { return }
         var s = sighting
         s.time = sighting.time - start
         let t = s.time
-        var h = hunters[id] ?? HunterSeen(id: id, foundMinor: foundMinor, firstSeen: t, lastSeen: t)
+        var h = hunters[id] ?? HunterSeen(id: id, foundTag: foundTag, firstSeen: t, lastSeen: t)
         h.lastSeen = t
-        h.foundMinor = foundMinor
+        h.foundTag = foundTag
         hunters[id] = h
         if let sample = RangingOutput.sample(s) {
             for event in engine.ingest(sample) { ranging(event) }
         }
-        // A hunter that found this treasure (its announcement names our minor) is greeted.
-        if foundMinor == setup.treasure.minor, greeted[id].map({ t - $0 >= Self.greetAgainAfter }) ?? true {
+        // A hunter that found this treasure (its announcement carries our tag) is greeted.
+        if foundTag == TreasureSignals.tag(of: setup.treasure.beacon), greeted[id].map({ t - $0 >= Self.greetAgainAfter }) ?? true {
             greeted[id] = t
             greet(id, at: t)
         }
@@ -238,7 +254,10 @@ final class TreasureBox {
         guard !setup.kiosk else { return }
         let reward = setup.treasure.reward.map { "; reward: \($0)" } ?? "; no reward configured"
         log(info: "ahoy, hunter \(id)! ye found the treasure\(reward)")
-        if !qrLines.isEmpty {
+        // The QR code is many lines: at most one every 10 s (a stream of made-up hunter ids
+        // must not flood the journal).
+        if !qrLines.isEmpty, t - lastQRLogged >= 10 {
+            lastQRLogged = t
             log(info: "reward QR code for hunter \(id):")
             for row in qrLines { log(info: row) }
         }
@@ -248,7 +267,8 @@ final class TreasureBox {
         let adapter = session?.transport?.name ?? "controller"
         let status: KioskState.Advertising
         switch state {
-        case let .ready(family): status = .advertising(adapter: adapter, family: family.rawValue)
+        case let .ready(family):
+            status = refusal.map { .waiting("the controller refuses to advertise: \($0)") } ?? .advertising(adapter: adapter, family: family.rawValue)
         case .lost, .connecting, .configuring:
             // One steady state for a whole outage (its first reason), not one per retry.
             status = .waiting(lostReason.map { "controller unavailable (\($0)), retrying" } ?? "connecting to \(setup.transport.description)")
@@ -276,7 +296,9 @@ final class TreasureBox {
             }
         } else {
             // The greeting and an outage have their own lines (with the QR code, with a warning).
-            for line in KioskLog.changes(from: logged, to: state) where !line.hasPrefix("greeted") && !(lostReason != nil && line.hasPrefix("waiting:")) {
+            let outage = lostReason != nil || refusal != nil
+            let ownLine = { (line: String) in line.hasPrefix("greeted") || outage && line.hasPrefix("waiting:") }
+            for line in KioskLog.changes(from: logged, to: state) where !ownLine(line) {
                 log(info: line)
             }
         }
@@ -336,10 +358,13 @@ final class TreasureBox {
         guard !stopped else { return }
         stopped = true
         exitCode = code
+        let connected = session?.transport != nil && session?.family != nil
         if let failure = session?.stop(timeout: 0.5) {
             log(warning: "switching advertising off: \(failure)")
-        } else if session?.family != nil {
+        } else if connected {
             log(info: "advertising off")
+        } else if session != nil {
+            log(warning: "no controller to switch advertising off on (it was unavailable)")
         }
         do {
             try recorder?.close()

@@ -35,7 +35,7 @@ enum TreasureCommand {
         let world = DemoWorld(origin: origin)
         do {
             let controller = try SimulatedController(family: .extended, address: DemoWorld.boxAddress, startTime: origin)
-            controller.add(world.visitingHunter(treasureMinor: setup.treasure.minor))
+            controller.add(world.visitingHunter(treasure: setup.treasure.beacon))
             return try TreasureBox(setup: setup, simulator: controller).run()
         } catch {
             throw CLIError(.software, "treasure: simulator: \(error)")

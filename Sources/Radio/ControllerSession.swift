@@ -33,6 +33,8 @@ public final class ControllerSession {
         /// program may have stopped it without us seeing its command).
         public var reportWatchdog = 30.0
         public var commandTimeout = 2.0
+        /// A refused advertisement is tried again after this long (s).
+        public var advertisingRetry = 10.0
         public init() {}
     }
 
@@ -62,6 +64,8 @@ public final class ControllerSession {
     public var onStateChange: (ControllerState) -> Void = { _ in }
     /// Settings were applied (after connecting, or after `apply`).
     public var onApplied: (ControllerSettings) -> Void = { _ in }
+    /// The controller refused an advertising command (scanning goes on; retried later).
+    public var onAdvertisingRefused: (CommandFailure) -> Void = { _ in }
     /// A failure no retry will mend (permission, no Bluetooth in this kernel).
     public var onFatal: (TransportError) -> Void = { _ in }
     /// The loop's clock: timers and procedure deadlines must share one.
@@ -159,8 +163,35 @@ public final class ControllerSession {
             set(.ready(family ?? .legacy))
             armWatchdog()
         case let .failed(failure):
+            let family = procedure?.family
+            if let supported = procedure?.supported { support = supported }
             procedure = nil
+            // The controller answered, refusing an advertising command: that is not a lost
+            // adapter. Scanning (done first) goes on; advertising is tried again later.
+            if failure.status != nil, failure.opcode.isAdvertising, let done = target, let family {
+                refused(failure, scanning: done.scanning, family: family)
+                return
+            }
             fail(failure.description)
+        }
+    }
+
+    /// After an advertising refusal: advertising is off (its disable came first, or the set
+    /// was never enabled); scanning stands; `onAdvertisingRefused` says why; the advertisement
+    /// is tried again after `options.advertisingRetry` while it is still wanted.
+    private func refused(_ failure: CommandFailure, scanning: ControllerSettings.Scanning?, family: CommandFamily) {
+        if let timerID { loop.cancel(timerID) }
+        timerID = nil
+        self.family = family
+        applied = ControllerSettings(scanning: scanning, advertisement: nil)
+        onAdvertisingRefused(failure)
+        set(.ready(family))
+        armWatchdog()
+        timerID = loop.schedule(after: options.advertisingRetry) { [weak self] in
+            guard let self else { return }
+            timerID = nil
+            guard procedure == nil, transport != nil, case .ready = state, let applied, applied != settings else { return }
+            run(from: applied)
         }
     }
 
@@ -230,8 +261,14 @@ public final class ControllerSession {
         switch command.opcode {
         case .leSetScanEnable, .leSetExtendedScanEnable:
             if settings.scanning != nil { rearm(scanning: true, advertising: false) }
-        case .leSetAdvertisingEnable, .leSetExtendedAdvertisingEnable:
+        case .leSetAdvertisingEnable:
             if settings.advertisement != nil { rearm(scanning: false, advertising: true) }
+        case .leSetExtendedAdvertisingEnable:
+            // Enable 0, number of sets (0: all), then per set its handle and 3 more bytes.
+            let p = Array(command.parameters)
+            let count = p.count > 1 ? Int(p[1]) : 0
+            let ours = count == 0 || (0..<count).contains { 2 + $0 * 4 < p.count && p[2 + $0 * 4] == ControllerProcedure.advertisingHandle }
+            if ours, settings.advertisement != nil { rearm(scanning: false, advertising: true) }
         default:
             break
         }

@@ -86,8 +86,15 @@ private func succeed(extended: Bool) -> (HCICommand) -> HCIEvent? {
             return
         }
         let hunter = try #require(TreasureSignals.hunter(in: b))
-        #expect(hunter.id == 4242 && hunter.treasureMinor == 7)
+        #expect(hunter.id == 4242 && hunter.treasureTag == TreasureSignals.tag(of: treasure))
         #expect(TreasureSignals.hunter(in: treasure) == nil)
+        // Treasures that differ in any id have different tags (these do, and FNV-1a is fixed).
+        var other = treasure
+        other.major += 1
+        #expect(TreasureSignals.tag(of: other) != TreasureSignals.tag(of: treasure))
+        other = treasure
+        other.minor += 1
+        #expect(TreasureSignals.tag(of: other) != TreasureSignals.tag(of: treasure))
     }
 }
 
@@ -128,8 +135,9 @@ private func succeed(extended: Bool) -> (HCICommand) -> HCIEvent? {
         let (sent, outcome) = drive(&p, answer: succeed(extended: true))
         #expect(outcome == .finished)
         #expect(p.family == .extended)
-        #expect(Array(sent.suffix(5)) == [
+        #expect(Array(sent.suffix(6)) == [
             .leSetExtendedAdvertisingEnable(false, handle: 0),
+            .leRemoveAdvertisingSet(handle: 0),
             .leSetExtendedAdvertisingParameters(handle: 0, type: .scannableUndirected, intervalMin: 0xA0, intervalMax: 0xA0, ownAddress: .public, txPower: nil),
             .leSetExtendedAdvertisingData(handle: 0, treasure.advertisingData),
             .leSetExtendedScanResponseData(handle: 0, try TreasureSignals.scanResponse(reward: "ARRR-GOLD")),
@@ -155,7 +163,7 @@ private func succeed(extended: Bool) -> (HCICommand) -> HCIEvent? {
         let (_, outcome) = drive(&p) { c in
             switch c {
             case .readLocalSupportedCommands: return supportedReply(extended: extended)
-            case .leSetAdvertisingEnable(false), .leSetExtendedAdvertisingEnable(false, _): return complete(c.opcode, status)
+            case .leSetAdvertisingEnable(false), .leSetExtendedAdvertisingEnable(false, _), .leRemoveAdvertisingSet: return complete(c.opcode, status)
             default: return complete(c.opcode)
             }
         }

@@ -26,11 +26,29 @@ import Testing
     @Test func aSecondFindDuringTheHandoffIsIgnoredAndAfterItStartsAgain() {
         var h = RewardHandoff(configuration: .init(rewardTimeout: 5, announceSeconds: 30))
         _ = h.found(at: 0)
-        #expect(h.found(at: 3) == [])
+        #expect(h.found(at: 3) == [], "still listening")
         _ = h.heard("X", at: 4)
-        #expect(h.found(at: 20) == [], "still announcing")
-        _ = h.tick(at: 30)
-        #expect(h.found(at: 40) == [.scanActively(true), .announce(true)])
+        #expect(h.found(at: 20) == [], "the reward was read 16 s ago: not again")
+        #expect(h.tick(at: 30) == [.announce(false)])
+        #expect(h.found(at: 40) == [.scanActively(true), .announce(true)], "a new find, 36 s after the reward")
+    }
+
+    @Test func aFindAfterNoRewardListensAgainAndAnnouncesLonger() {
+        var h = RewardHandoff(configuration: .init(rewardTimeout: 5, announceSeconds: 30))
+        _ = h.found(at: 0)
+        #expect(h.tick(at: 5) == [.scanActively(false), .noReward])
+        #expect(h.found(at: 12) == [.scanActively(true)], "already announcing: only listening again")
+        #expect(h.tick(at: 30) == [.scanActively(false), .noReward], "second timeout at 17, seen at the next tick")
+        #expect(h.tick(at: 41.9) == [])
+        #expect(h.tick(at: 42) == [.announce(false)], "the announcement runs 30 s from the latest find")
+    }
+
+    @Test func withoutAnnouncementsARewardIsNotRepeatedWithinAMinute() {
+        var h = RewardHandoff(configuration: .init(rewardTimeout: 5, announceSeconds: 0))
+        _ = h.found(at: 0)
+        _ = h.heard("X", at: 1)
+        #expect(h.found(at: 30) == [])
+        #expect(h.found(at: 61) == [.scanActively(true)])
     }
 }
 
@@ -51,5 +69,21 @@ import Testing
     @Test func aRewardHeardInSilenceIsSaidAtOnce() {
         var d = director()
         #expect(d.handle(.rewardHeard, at: 1) == [.say(.reward, interrupt: false)])
+    }
+
+    @Test func aRepeatedFindDoesNotCutTheRewardShort() {
+        var d = director()
+        _ = d.feed(.regionEnter(time: 0, region: region))
+        _ = d.handle(.speechFinished, at: 1)
+        _ = d.feed(.proximity(time: 2, key: key, from: .near, to: .immediate))
+        _ = d.handle(.speechFinished, at: 3)
+        _ = d.tick(at: 5)
+        _ = d.handle(.speechFinished, at: 8)
+        #expect(d.handle(.rewardHeard, at: 8.5) == [.say(.reward, interrupt: false)])
+        // The child steps back and forth: near, then immediate held again while the reward plays.
+        _ = d.feed(.proximity(time: 9, key: key, from: .immediate, to: .near))
+        _ = d.feed(.proximity(time: 9.5, key: key, from: .near, to: .immediate))
+        #expect(d.tick(at: 13) == [])
+        #expect(d.handle(.speechFinished, at: 15) == [])
     }
 }

@@ -350,6 +350,8 @@ private let repository = URL(fileURLWithPath: #filePath).deletingLastPathCompone
          "hunter.json: treasure.reward: is 33 bytes long; allowed: \(Limits.rewardAllowed)"),
         (#"{"treasure": {"reward": "bad\u0007bell"}}"#,
          "hunter.json: treasure.reward: holds a control character; allowed: \(Limits.rewardAllowed)"),
+        (#"{"treasure": {"reward": "two  spaces"}}"#,
+         "hunter.json: treasure.reward: holds something a hunter would not print (a private-use character, or a leading, trailing or double space); allowed: \(Limits.rewardAllowed)"),
         (#"[1, 2]"#, "hunter.json: top level: must be a JSON object; allowed: an object with keys \(HunterConfiguration.keys.joined(separator: ", "))"),
     ]
 

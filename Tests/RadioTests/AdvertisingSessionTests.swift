@@ -100,20 +100,33 @@ private func spin(_ loop: EventLoop, _ air: SimulatedAir, for seconds: Double, u
         session.stop()
     }
 
-    @Test func aRefusedAdvertisingCommandIsReportedAndRetried() throws {
+    /// A refusal is the controller answering, not the adapter gone: scanning stays up, the
+    /// refusal is reported once per attempt, and the advertisement is tried again later.
+    @Test func aRefusedAdvertisementKeepsScanningAndIsRetried() throws {
         let loop = try EventLoop()
-        let sim = try SimulatedController(startTime: monotonicSeconds())
-        sim.refusals[.leSetAdvertisingParameters] = .invalidParameters
-        let session = advertisingSession(loop, try box()) { sim }
-        var reasons: [String] = []
-        session.onStateChange = { if case let .lost(r) = $0 { reasons.append(r) } }
+        let sim = try SimulatedController(beacons: [try treasureBeacon()], startTime: monotonicSeconds())
+        sim.refusals[.leSetAdvertisingParameters] = .commandDisallowed
+        var options = ControllerSession.Options()
+        options.advertises = true
+        options.advertisingRetry = 0.5
+        let session = ControllerSession(loop: loop, settings: try box(), options: options) { sim }
+        var refusals: [String] = []
+        var states: [ControllerState] = []
+        var sightings = 0
+        session.onAdvertisingRefused = { refusals.append($0.description) }
+        session.onStateChange = { states.append($0) }
+        session.onSighting = { _ in sightings += 1 }
         session.start()
-        try spin(loop, sim, for: 0.3)
-        #expect(reasons.first?.hasPrefix("LE Set Advertising Parameters (0x2006) failed: invalid HCI command parameters (0x12)") == true)
-        #expect(!sim.advertising)
+        try spin(loop, sim, for: 1.2)
+        #expect(refusals.first?.hasPrefix("LE Set Advertising Parameters (0x2006) failed: command disallowed (0x0c)") == true)
+        #expect(refusals.count >= 2, "tried again after advertisingRetry")
+        #expect(session.state == .ready(.legacy) && sim.scanning && !sim.advertising)
+        #expect(sightings > 0, "the scan goes on")
+        #expect(!states.contains { if case .lost = $0 { return true } else { return false } }, "not an adapter loss")
         sim.refusals = [:]
-        try spin(loop, sim, for: 3) { sim.advertising }
+        try spin(loop, sim, for: 2) { session.applied == (try? box()) }
         #expect(sim.advertising)
+        #expect(session.applied == (try? box()))
         session.stop()
     }
 

@@ -231,9 +231,11 @@ echo "-- advertising enabled $(since $t0) s after the treasure started (process 
 wait_until 5 grep -q 'advertising on hci1' "$VM_OUT/treasure-extended.err"
 sed 's/^/-- treasure stderr: /' "$VM_OUT/treasure-extended.err"
 grep -E '^(CMD|CC)' "$CMDS" | sed 's/^/-- hci1: /'
-seq_got=$(adv_sequence "$CMDS" 0x2036 0x2037 0x2038 0x2039 0x2006 0x2008 0x2009 0x200a | tr '\n' ' ')
+seq_got=$(adv_sequence "$CMDS" 0x203c 0x2036 0x2037 0x2038 0x2039 0x2006 0x2008 0x2009 0x200a | tr '\n' ' ')
 echo "-- advertising commands in order: $seq_got"
-[[ "$seq_got" == *"0x2036 0x2037 0x2038 0x2039 " ]] || fail "not parameters, data, scan response, enable in that order: $seq_got"
+[[ "$seq_got" == *"0x203c 0x2036 0x2037 0x2038 0x2039 " ]] || fail "not remove set, parameters, data, scan response, enable in that order: $seq_got"
+[ "$(hci_last_cmd "$CMDS" 0x203c)" = 00 ] || fail "LE Remove Advertising Set is not for set 0: $(hci_last_cmd "$CMDS" 0x203c)"
+case "$(cc_status "$CMDS" 0x203c)" in 0x00|0x42) ;; *) fail "LE Remove Advertising Set answered $(cc_status "$CMDS" 0x203c)" ;; esac
 [[ "$seq_got" != *0x200* ]] || fail "legacy advertising commands mixed in: $seq_got"
 # set 0, properties 0x0012, min, max (24 bits), channels 07, own public, peer type, peer
 # address, no filter, tx power 7f (no preference), primary 1M, skip 0, secondary 1M, SID 0, no notification
@@ -247,7 +249,7 @@ want_params="001200${INTERVAL_LE}00${INTERVAL_LE}00070000$(zeros 12)007f01000100
 for op in 0x2036 0x2037 0x2038 0x2039; do
     [ "$(cc_status "$CMDS" $op)" = 0x00 ] || fail "$op answered $(cc_status "$CMDS" $op)"
 done
-pass "extended: parameters (set 0, legacy scannable 0x0012, interval 0x000190), data, scan response = 0xFFFF '$REWARD', enable; all 0x00, in order"
+pass "extended: set 0 removed afresh ($(cc_status "$CMDS" 0x203c)), parameters (legacy scannable 0x0012, interval 0x000190), data, scan response = 0xFFFF '$REWARD', enable; all 0x00, in order"
 check_scan extended $MAJOR $MINOR $POWER "$REWARD" "$SR"
 grep -q "^ADV dev=hci0 sub=0D " "$VM_OUT/oracle-extended.txt" || fail "hci0 did not get extended reports (0x0D)"
 pass "scan --active (extended) on hci0: exactly one identity ($UUID $MAJOR/$MINOR power $POWER from $ADDR1) and the reward '$REWARD'"
