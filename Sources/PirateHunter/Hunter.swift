@@ -55,6 +55,9 @@ final class Hunter {
     /// address only, and the announcement names it.
     private var foundTreasure: (address: BDAddress, beacon: IBeacon)?
     private var reward: String?
+    /// The reward read out slowly, synthesized on the engine's thread and passed back here.
+    private var rewardSpeech: PCMBuffer?
+    private let rewardSpeechMailbox: Mailbox<PCMBuffer>
     private var announcementRefused = false
     private var engine: RangingEngine
     private var director: HuntDirector?
@@ -78,6 +81,7 @@ final class Hunter {
         do {
             signals = try SignalSource()
             loop = try EventLoop()
+            rewardSpeechMailbox = try Mailbox()
         } catch {
             throw CLIError(.software, "event loop: \(error)")
         }
@@ -133,6 +137,12 @@ final class Hunter {
     func run() throws(CLIError) -> ExitCode {
         loop.watch(signals.fd) { [unowned self] in
             for signal in signals.drain() { self.signal(signal) }
+        }
+        loop.watch(rewardSpeechMailbox.fd) { [unowned self] in
+            for audio in rewardSpeechMailbox.drain() {
+                rewardSpeech = audio
+                say(.rewardHeard)
+            }
         }
         let factory: ControllerSession.TransportFactory
         if let simulator {
@@ -268,7 +278,12 @@ final class Hunter {
             case let .reward(text):
                 reward = text
                 showReward(text)
-                say(.rewardHeard)
+                // Synthesized off the loop; said once it is back (and the found line is over).
+                let mailbox = rewardSpeechMailbox
+                let rate = voice?.synthesizer.sampleRate ?? 22050
+                voice?.speak(untrusted: text, rateFactor: 0.7) { result in
+                    mailbox.post((try? result.get()) ?? PCMBuffer(sampleRate: rate))
+                }
             case .noReward:
                 Log.warning("no reward heard from the treasure (it may have none)")
             }
@@ -356,9 +371,8 @@ final class Hunter {
             case let .say(event, _):
                 guard let voice else { continue }
                 var spoken = voice.line(event)
-                if event == .reward, let reward {
+                if event == .reward, let reward, let text = rewardSpeech {
                     // The pack's lead-in, a breath, then the reward itself, slowly, as plain text.
-                    let text = (try? voice.speak(untrusted: reward, rateFactor: 0.7)) ?? PCMBuffer(sampleRate: spoken.audio.sampleRate)
                     var audio = spoken.audio
                     audio.samples += [Int16](repeating: 0, count: audio.sampleRate * audio.channels * 4 / 10)
                     audio.samples += text.channels == audio.channels ? text.samples : []

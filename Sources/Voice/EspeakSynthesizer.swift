@@ -187,6 +187,26 @@ public final class EspeakSynthesizer: Sendable {
         return PCMBuffer(sampleRate: rate, channels: 1, samples: try result.get())
     }
 
+    /// As `synthesize`, without waiting: the job queues behind any other on the engine's own
+    /// thread, and `completion` runs there when it is done (post it to your own thread).
+    public func synthesize(
+        _ text: String, voice: VoiceChoice, parameters: SpeechParameters = SpeechParameters(),
+        completion: @escaping @Sendable (Result<PCMBuffer, VoiceError>) -> Void
+    ) {
+        let rate = sampleRate
+        jobs.withLock {
+            $0.append {
+                do throws(VoiceError) {
+                    try EngineState.apply(voice: voice, parameters: try parameters.validated())
+                    completion(.success(PCMBuffer(sampleRate: rate, channels: 1, samples: EngineState.run(text))))
+                } catch {
+                    completion(.failure(error))
+                }
+            }
+        }
+        wake.post()
+    }
+
     /// The voice eSpeak NG reports after `voice` is set (identifier, e.g. `gmw/en` or the file path).
     public func currentVoiceIdentifier(after voice: VoiceChoice) throws(VoiceError) -> String {
         try perform { () -> Result<String, VoiceError> in

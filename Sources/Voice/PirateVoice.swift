@@ -198,9 +198,28 @@ public final class PirateVoice: Sendable {
     public func speak(untrusted text: String, maxCharacters: Int = SpeechText.defaultLimit, rateFactor: Double = 1) throws(VoiceError) -> PCMBuffer {
         let clean = SpeechText.sanitize(text, maxCharacters: maxCharacters)
         guard !clean.isEmpty else { return PCMBuffer(sampleRate: synthesizer.sampleRate) }
+        return try synthesizer.synthesize(clean, voice: pack.voice, parameters: slowed(rateFactor))
+    }
+
+    /// As `speak(untrusted:)`, without blocking the caller: `completion` runs on the engine's
+    /// thread (the event loop passes it on through a mailbox).
+    public func speak(
+        untrusted text: String, maxCharacters: Int = SpeechText.defaultLimit, rateFactor: Double = 1,
+        completion: @escaping @Sendable (Result<PCMBuffer, VoiceError>) -> Void
+    ) {
+        let clean = SpeechText.sanitize(text, maxCharacters: maxCharacters)
+        guard !clean.isEmpty else {
+            completion(.success(PCMBuffer(sampleRate: synthesizer.sampleRate)))
+            return
+        }
+        synthesizer.synthesize(clean, voice: pack.voice, parameters: slowed(rateFactor), completion: completion)
+    }
+
+    /// The voice's parameters at `rateFactor` of its rate (never faster, never below 80 wpm).
+    private func slowed(_ rateFactor: Double) -> SpeechParameters {
         var p = parameters
         p.rate = max(80, min(p.rate, Int((Double(p.rate) * rateFactor).rounded())))
-        return try synthesizer.synthesize(clean, voice: pack.voice, parameters: p)
+        return p
     }
 
     /// `arrr.wav` of a voices directory, as the mixer wants it.

@@ -1,3 +1,4 @@
+import Synchronization
 import Audio
 import Hunt
 import FoundationEssentials
@@ -315,6 +316,29 @@ let sampleLines = [
         #expect(pcm.samples.isEmpty)
         let reward = try voice.speak(untrusted: "たからもの", maxCharacters: 10)
         #expect(reward.durationSeconds > 0.3)
+    }
+
+    /// The reward read out: slower than the lines, as long whether the caller waits or gets
+    /// it back on the engine's thread.
+    @Test func aRewardIsReadSlowlyAndTheSameWithoutWaiting() throws {
+        let voice = try PirateVoice.load(VoiceConfiguration(voicesDirectory: voicesDirectory))
+        let normal = try voice.speak(untrusted: "ARRR GOLD twenty twenty six")
+        let slow = try voice.speak(untrusted: "ARRR GOLD twenty twenty six", rateFactor: 0.7)
+        #expect(slow.durationSeconds > normal.durationSeconds * 1.2, "\(slow.durationSeconds) s vs \(normal.durationSeconds) s")
+        let got = Mutex<Result<PCMBuffer, VoiceError>?>(nil)
+        let done = WakeSignal()
+        voice.speak(untrusted: "ARRR GOLD twenty twenty six", rateFactor: 0.7) { result in
+            got.withLock { $0 = result }
+            done.post()
+        }
+        #expect(done.wait(timeout: .seconds(30)))
+        let asynchronous = try #require(got.withLock { $0 })
+        // eSpeak NG keeps some state between calls (two synchronous calls differ in their
+        // first samples too), so the same speech is judged by its length.
+        let asyncPCM = try asynchronous.get()
+        #expect(asyncPCM.sampleRate == slow.sampleRate)
+        #expect(abs(asyncPCM.durationSeconds - slow.durationSeconds) < 0.05 * slow.durationSeconds,
+                "\(asyncPCM.durationSeconds) s vs \(slow.durationSeconds) s")
     }
 
     @Test func theArrrLoadsForTheMixer() throws {
