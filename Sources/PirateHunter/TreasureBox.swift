@@ -320,9 +320,28 @@ final class TreasureBox {
         out.flush()
     }
 
-    private func log(info message: String) { Log.info(setup.logPrefix + message) }
-    private func log(warning message: String) { Log.warning(setup.logPrefix + message) }
-    private func log(error message: String) { Log.error(setup.logPrefix + message) }
+    /// With the kiosk on the same terminal as stderr, log lines would scroll the full-screen
+    /// frame: the screen shows the state instead, and warnings and errors are kept for when
+    /// the screen is left (the journal, a different stderr, gets every line as usual).
+    private lazy var logsShareTheScreen = setup.kiosk && isatty(2) == 1
+    private var heldLog: [String] = []
+
+    private func log(info message: String) {
+        guard !logsShareTheScreen else { return }
+        Log.info(setup.logPrefix + message)
+    }
+    private func log(warning message: String) {
+        guard !logsShareTheScreen else { return hold(message) }
+        Log.warning(setup.logPrefix + message)
+    }
+    private func log(error message: String) {
+        guard !logsShareTheScreen else { return hold(message) }
+        Log.error(setup.logPrefix + message)
+    }
+    private func hold(_ message: String) {
+        heldLog.append(message)
+        if heldLog.count > 20 { heldLog.removeFirst() }
+    }
 
     private func signal(_ signal: Int32) {
         switch signal {
@@ -359,7 +378,15 @@ final class TreasureBox {
         stopped = true
         exitCode = code
         let connected = session?.transport != nil && session?.family != nil
-        if let failure = session?.stop(timeout: 0.5) {
+        let failure = session?.stop(timeout: 0.5)
+        // Off the full screen first, so that what follows (and what was held) is seen.
+        if setup.kiosk {
+            writeOut(KioskScreen.leaveFullScreen)
+            for message in heldLog { Log.warning(setup.logPrefix + message) }
+            heldLog = []
+            logsShareTheScreen = false
+        }
+        if let failure {
             log(warning: "switching advertising off: \(failure)")
         } else if connected {
             log(info: "advertising off")
@@ -371,7 +398,6 @@ final class TreasureBox {
         } catch {
             log(error: "recording: \(error)")
         }
-        if setup.kiosk { writeOut(KioskScreen.leaveFullScreen) }
         out.flush()
         if ownsLoop { loop.stop() }
     }
