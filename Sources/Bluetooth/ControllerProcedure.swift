@@ -301,13 +301,6 @@ extension ControllerProcedure {
         }
     }
 
-    /// Scanning for the hunter (see `configure`). Passive unless `active` (scan responses wanted).
-    public static func startScanning(active: Bool, interval: UInt16 = 0x0010, timeout: Double = 2.0, knownSupport: SupportedCommands? = nil) -> ControllerProcedure {
-        configure(
-            from: nil, to: ControllerSettings(scanning: active ? .active : .passive), advertises: false, scanInterval: interval,
-            timeout: timeout, knownSupport: knownSupport)
-    }
-
     /// Scanning and advertising off, as on exit (each tolerating "already off").
     public static func stopAll(scanning: Bool = true, advertising: Bool, family: CommandFamily, timeout: Double = 1.0) -> ControllerProcedure {
         ControllerProcedure(timeout: timeout, knownSupport: SupportedCommands(octets: [])) { _ in
@@ -316,10 +309,5 @@ extension ControllerProcedure {
             if scanning { steps += scanningSteps(nil, family: family, interval: 0x0010) }
             return (family, steps)
         }
-    }
-
-    /// Scanning off, as on exit (tolerating "already off").
-    public static func stopScanning(family: CommandFamily, timeout: Double = 1.0) -> ControllerProcedure {
-        stopAll(advertising: false, family: family, timeout: timeout)
     }
 }

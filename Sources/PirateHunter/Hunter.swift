@@ -54,7 +54,6 @@ final class Hunter {
     /// The treasure that was found (the nearest when it was): its reward is read from its
     /// address only, and the announcement names it.
     private var foundTreasure: (address: BDAddress, beacon: IBeacon)?
-    private var reward: String?
     /// The reward read out slowly, synthesized on the engine's thread and passed back here.
     private var rewardSpeech: PCMBuffer?
     private let rewardSpeechMailbox: Mailbox<PCMBuffer>
@@ -276,7 +275,6 @@ final class Hunter {
                 }
                 session?.apply(settings)
             case let .reward(text):
-                reward = text
                 showReward(text)
                 // Synthesized off the loop; said once it is back (and the found line is over).
                 let mailbox = rewardSpeechMailbox
@@ -371,7 +369,7 @@ final class Hunter {
             case let .say(event, _):
                 guard let voice else { continue }
                 var spoken = voice.line(event)
-                if event == .reward, let reward, let text = rewardSpeech {
+                if event == .reward, let reward = handoff?.reward, let text = rewardSpeech {
                     // The pack's lead-in, a breath, then the reward itself, slowly, as plain text.
                     var audio = spoken.audio
                     audio.samples += [Int16](repeating: 0, count: audio.sampleRate * audio.channels * 4 / 10)

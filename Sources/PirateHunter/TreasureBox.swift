@@ -47,7 +47,6 @@ final class TreasureBox {
         var id: UInt16
         /// The tag of the treasure it says it found.
         var foundTag: UInt16
-        var firstSeen: Double
         var lastSeen: Double
         var proximity: Proximity = .unknown
         var distance: Double?
@@ -218,7 +217,7 @@ final class TreasureBox {
         var s = sighting
         s.time = sighting.time - start
         let t = s.time
-        var h = hunters[id] ?? HunterSeen(id: id, foundTag: foundTag, firstSeen: t, lastSeen: t)
+        var h = hunters[id] ?? HunterSeen(id: id, foundTag: foundTag, lastSeen: t)
         h.lastSeen = t
         h.foundTag = foundTag
         hunters[id] = h

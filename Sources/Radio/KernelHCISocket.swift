@@ -219,13 +219,6 @@ public final class KernelHCISocket: HCITransport {
         return (try? Self.info(fd: fd, id: deviceID)) != nil
     }
 
-    /// Whether the adapter is up right now.
-    public func isUp() -> Bool {
-        guard let fd = try? Self.controlSocket() else { return false }
-        defer { Glibc.close(fd) }
-        return (try? Self.info(fd: fd, id: deviceID))?.isUp ?? false
-    }
-
     public func send(_ packet: HCIPacket) throws(TransportError) {
         let bytes = packet.h4Bytes
         while true {

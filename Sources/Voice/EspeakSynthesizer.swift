@@ -175,16 +175,17 @@ public final class EspeakSynthesizer: Sendable {
     public func synthesize(
         _ text: String, voice: VoiceChoice, parameters: SpeechParameters = SpeechParameters()
     ) throws(VoiceError) -> PCMBuffer {
-        let rate = sampleRate
-        let result = perform { () -> Result<[Int16], VoiceError> in
-            do throws(VoiceError) {
-                try EngineState.apply(voice: voice, parameters: try parameters.validated())
-                return .success(EngineState.run(text))
-            } catch {
-                return .failure(error)
-            }
+        try perform { Self.render(text, voice: voice, parameters: parameters, rate: self.sampleRate) }.get()
+    }
+
+    /// One synthesis, on the owner thread.
+    private static func render(_ text: String, voice: VoiceChoice, parameters: SpeechParameters, rate: Int) -> Result<PCMBuffer, VoiceError> {
+        do throws(VoiceError) {
+            try EngineState.apply(voice: voice, parameters: try parameters.validated())
+            return .success(PCMBuffer(sampleRate: rate, channels: 1, samples: EngineState.run(text)))
+        } catch {
+            return .failure(error)
         }
-        return PCMBuffer(sampleRate: rate, channels: 1, samples: try result.get())
     }
 
     /// As `synthesize`, without waiting: the job queues behind any other on the engine's own
@@ -194,16 +195,7 @@ public final class EspeakSynthesizer: Sendable {
         completion: @escaping @Sendable (Result<PCMBuffer, VoiceError>) -> Void
     ) {
         let rate = sampleRate
-        jobs.withLock {
-            $0.append {
-                do throws(VoiceError) {
-                    try EngineState.apply(voice: voice, parameters: try parameters.validated())
-                    completion(.success(PCMBuffer(sampleRate: rate, channels: 1, samples: EngineState.run(text))))
-                } catch {
-                    completion(.failure(error))
-                }
-            }
-        }
+        jobs.withLock { $0.append { completion(Self.render(text, voice: voice, parameters: parameters, rate: rate)) } }
         wake.post()
     }
 

@@ -14,6 +14,13 @@ func supportedReply(extended: Bool) -> HCIEvent {
     return complete(.readLocalSupportedCommands, .success, octets)
 }
 
+extension ControllerProcedure {
+    /// Scanning alone, as a hunter that never advertises asks for it.
+    static func startScanning(active: Bool, timeout: Double = 2.0) -> ControllerProcedure {
+        configure(from: nil, to: ControllerSettings(scanning: active ? .active : .passive), advertises: false, timeout: timeout)
+    }
+}
+
 /// Drives a procedure against scripted answers; returns the commands sent and the outcome.
 func drive(_ procedure: inout ControllerProcedure, answer: (HCICommand) -> HCIEvent?) -> ([HCICommand], ProcedureStep) {
     var sent: [HCICommand] = []
@@ -105,7 +112,7 @@ func drive(_ procedure: inout ControllerProcedure, answer: (HCICommand) -> HCIEv
     }
 
     @Test func stopScanningIsOneToleratedDisable() {
-        var p = ControllerProcedure.stopScanning(family: .extended)
+        var p = ControllerProcedure.stopAll(advertising: false, family: .extended)
         let (sent, outcome) = drive(&p) { c in complete(c.opcode, .commandDisallowed) }
         #expect(sent == [.leSetExtendedScanEnable(false, filterDuplicates: false)])
         #expect(outcome == .finished)

@@ -18,13 +18,8 @@ private func advertisingSession(_ loop: EventLoop, _ settings: ControllerSetting
     return ControllerSession(loop: loop, settings: settings, options: options, transport: factory)
 }
 
-/// Runs the loop for `seconds`, the air following the monotonic clock.
 private func spin(_ loop: EventLoop, _ air: SimulatedAir, for seconds: Double, until done: () -> Bool = { false }) throws {
-    let end = monotonicSeconds() + seconds
-    while monotonicSeconds() < end && !done() {
-        air.advance(to: monotonicSeconds())
-        try loop.runOnce(timeout: 10)
-    }
+    try spin(loop, advancing: { air.advance(to: $0) }, for: seconds, until: done)
 }
 
 @Suite struct AdvertisingSessionTests {

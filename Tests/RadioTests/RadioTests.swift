@@ -10,13 +10,17 @@ func treasureBeacon(major: UInt16 = 1, rssi: Int8 = -60) throws -> VirtualBeacon
     ) { _, _ in rssi }
 }
 
-/// Runs the loop for `seconds` of real time, the simulator following the monotonic clock.
-func spin(_ loop: EventLoop, _ sim: SimulatedController?, for seconds: Double, until done: () -> Bool = { false }) throws {
+/// Runs the loop for `seconds` of real time, the simulated world following the monotonic clock.
+func spin(_ loop: EventLoop, advancing world: (Double) -> Void, for seconds: Double, until done: () -> Bool = { false }) throws {
     let end = monotonicSeconds() + seconds
     while monotonicSeconds() < end && !done() {
-        sim?.advance(to: monotonicSeconds())
+        world(monotonicSeconds())
         try loop.runOnce(timeout: 10)
     }
+}
+
+func spin(_ loop: EventLoop, _ sim: SimulatedController?, for seconds: Double, until done: () -> Bool = { false }) throws {
+    try spin(loop, advancing: { sim?.advance(to: $0) }, for: seconds, until: done)
 }
 
 @Suite struct EventLoopTests {
