@@ -410,12 +410,11 @@ extension TransportError {
 }
 
 extension EventLoop {
-    /// Moves a simulated world with the monotonic clock, every 20 ms, for as long as the loop runs.
+    /// Moves a simulated world with the loop's clock, every 20 ms, for as long as the loop runs.
     func drive(_ world: @escaping (Double) -> Void) {
-        func tick() {
-            world(monotonicSeconds())
-            schedule(after: 0.02) { tick() }
+        repeatEvery(0.02) { t in
+            world(t)
+            return true
         }
-        tick()
     }
 }

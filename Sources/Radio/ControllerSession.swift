@@ -69,7 +69,7 @@ public final class ControllerSession {
     /// A failure no retry will mend (permission, no Bluetooth in this kernel).
     public var onFatal: (TransportError) -> Void = { _ in }
     /// The loop's clock: timers and procedure deadlines must share one.
-    private func now() -> Double { monotonicSeconds() }
+    private func now() -> Double { loop.now }
 
     public init(
         loop: EventLoop, settings: ControllerSettings = ControllerSettings(scanning: .passive), options: Options = Options(),
@@ -272,12 +272,6 @@ public final class ControllerSession {
         default:
             break
         }
-    }
-
-    /// What the kernel socket shows when another program sends a command (tests use it
-    /// with transports that do not echo other programs' commands).
-    public func handleForeignCommandForTesting(_ command: HCICommand) throws {
-        foreign(try HCICommandPacket(decoding: try command.encoded()[...]))
     }
 
     private func handle(_ event: HCIEvent, at time: Double) {

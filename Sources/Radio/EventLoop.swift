@@ -19,9 +19,18 @@ public func wallClockMicroseconds() -> Int64 {
     return Int64(ts.tv_sec) * 1_000_000 + Int64(ts.tv_nsec) / 1000
 }
 
+/// Where the loop's time comes from. `monotonic`: the kernel's clock, timers on a timerfd,
+/// an idle loop blocked in poll(). `virtual`: time stands still while anything is ready
+/// (an fd, a due timer, work another thread was asked for) and jumps to the next deadline
+/// when nothing is: a simulated hour runs as fast as it computes, the same every run.
+public enum LoopClock: Sendable, Equatable {
+    case monotonic
+    case virtual(start: Double)
+}
+
 /// The one thread's loop: poll() over watched fds and a timerfd. Idle means blocked in poll:
 /// no busy polling. Not Sendable: it belongs to the thread that runs it; other threads reach
-/// it only through a `Mailbox`.
+/// it only through a `Mailbox`. Everything on the loop reads time from `now`.
 public final class EventLoop {
     public typealias Handler = () -> Void
 
@@ -43,14 +52,32 @@ public final class EventLoop {
     private let timerFD: Int32
     private var armedDeadline: Double?
     private var stopped = false
+    public let clock: LoopClock
+    private var virtualNow: Double
+    /// Answers other threads still owe the loop (virtual time waits for them).
+    private var outstanding = 0
+    /// Called with the new time whenever virtual time moves (the audio thread's pace).
+    public var onVirtualAdvance: (Double) -> Void = { _ in }
 
-    public init() throws(SystemError) {
+    public init(clock: LoopClock = .monotonic) throws(SystemError) {
         let fd = timerfd_create(CLOCK_MONOTONIC, Int32(TFD_CLOEXEC | TFD_NONBLOCK))
         guard fd >= 0 else { throw SystemError("timerfd_create", errno: errno) }
         timerFD = fd
+        self.clock = clock
+        if case let .virtual(start) = clock { virtualNow = start } else { virtualNow = 0 }
     }
 
     deinit { Glibc.close(timerFD) }
+
+    public var isVirtual: Bool { clock != .monotonic }
+
+    /// The loop's time, seconds (monotonic, or virtual).
+    public var now: Double { isVirtual ? virtualNow : monotonicSeconds() }
+
+    /// Another thread was asked for something it will post back (a synthesized line): on
+    /// virtual time the clock waits for it. Balance with `expectationMet()` when it arrives.
+    public func expectAnswer() { outstanding += 1 }
+    public func expectationMet() { outstanding = max(0, outstanding - 1) }
 
     /// Calls `handler` on this thread whenever `fd` is readable (or has hung up).
     @discardableResult
@@ -65,7 +92,7 @@ public final class EventLoop {
         watches.removeAll { $0.id == id }
     }
 
-    /// Runs `action` once at `deadline` (monotonic seconds).
+    /// Runs `action` once at `deadline` (seconds on this loop's clock).
     @discardableResult
     public func schedule(at deadline: Double, _ action: @escaping Handler) -> Int {
         let id = nextID
@@ -77,7 +104,17 @@ public final class EventLoop {
 
     @discardableResult
     public func schedule(after seconds: Double, _ action: @escaping Handler) -> Int {
-        schedule(at: monotonicSeconds() + seconds, action)
+        schedule(at: now + seconds, action)
+    }
+
+    /// Calls `action(now)` every `interval` seconds, for as long as it returns true (a
+    /// simulated world moved with the loop's clock).
+    public func repeatEvery(_ interval: Double, _ action: @escaping (Double) -> Bool) {
+        func tick() {
+            guard action(now) else { return }
+            schedule(after: interval) { tick() }
+        }
+        tick()
     }
 
     public func cancel(_ id: Int) {
@@ -100,13 +137,9 @@ public final class EventLoop {
         timerfd_settime(timerFD, Int32(TFD_TIMER_ABSTIME), &spec, nil)
     }
 
-    private func runDueTimers() {
-        var expirations: UInt64 = 0
-        _ = Glibc.read(timerFD, &expirations, 8)
-        armedDeadline = nil
-        // Run what is due now; timers scheduled by these actions wait for the next round,
-        // so an action that reschedules itself cannot spin here.
-        let now = monotonicSeconds()
+    /// Run what is due now; timers scheduled by these actions wait for the next round, so
+    /// an action that reschedules itself cannot spin here.
+    private func runDueTimers(at now: Double) {
         let due = timers.prefix { $0.deadline <= now }
         timers.removeFirst(due.count)
         for timer in due { timer.action() }
@@ -119,19 +152,42 @@ public final class EventLoop {
         }
     }
 
-    /// One poll round; `timeout` in ms (-1 blocks until something happens).
+    /// One poll round; `timeout` in ms (-1 blocks until something happens). On virtual time
+    /// a round that finds nothing ready moves the clock to the next deadline instead.
     public func runOnce(timeout: Int32) throws(SystemError) {
-        armTimer()
-        var fds = [pollfd(fd: timerFD, events: Int16(POLLIN), revents: 0)]
+        var fds: [pollfd] = []
+        if !isVirtual {
+            armTimer()
+            fds.append(pollfd(fd: timerFD, events: Int16(POLLIN), revents: 0))
+        }
+        let base = fds.count
         for w in watches { fds.append(pollfd(fd: w.fd, events: Int16(POLLIN), revents: 0)) }
         let snapshot = watches
-        let n = poll(&fds, nfds_t(fds.count), timeout)
+        // Virtual: only look (0 ms), unless another thread's answer is awaited, or there is
+        // nothing at all to move the clock to.
+        let wait: Int32 = isVirtual ? (outstanding > 0 || timers.isEmpty ? (timeout < 0 ? 50 : timeout) : 0) : timeout
+        let n = poll(&fds, nfds_t(fds.count), wait)
         if n < 0 {
             if errno == EINTR { return }
             throw SystemError("poll", errno: errno)
         }
-        if fds[0].revents != 0 { runDueTimers() }
-        for (index, w) in snapshot.enumerated() where fds[index + 1].revents != 0 {
+        if isVirtual {
+            let dueNow = timers.first.map { $0.deadline <= virtualNow } ?? false
+            if dueNow {
+                runDueTimers(at: virtualNow)
+            } else if n == 0, outstanding == 0, let next = timers.first?.deadline {
+                virtualNow = next
+                onVirtualAdvance(next)
+                runDueTimers(at: virtualNow)
+                return
+            }
+        } else if fds[0].revents != 0 {
+            var expirations: UInt64 = 0
+            _ = Glibc.read(timerFD, &expirations, 8)
+            armedDeadline = nil
+            runDueTimers(at: monotonicSeconds())
+        }
+        for (index, w) in snapshot.enumerated() where fds[index + base].revents != 0 {
             // A handler may have unwatched a later one in this round.
             guard watches.contains(where: { $0.id == w.id }) else { continue }
             w.handler()

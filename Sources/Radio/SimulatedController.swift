@@ -103,6 +103,26 @@ public final class SimulatedController: HCITransport {
         enqueue(HCIPacket(type: .event, bytes: [HCIEvent.commandCompleteCode, UInt8(parameters.count)] + parameters))
     }
 
+    /// Another program on the same adapter (bluetoothd) sends `command`: the controller does
+    /// it, and the transport shows it to us as the kernel's raw socket does (commands are in
+    /// its filter).
+    public func runForeignCommand(_ command: HCICommand) throws(TransportError) {
+        let bytes: [UInt8]
+        do {
+            bytes = try command.encoded()
+        } catch {
+            throw .system(SystemError("encode \(command.opcode)", errno: 22))
+        }
+        guard let decoded = try? HCICommandPacket(decoding: bytes[...]) else { return }
+        let off = decoded.parameters.first == 0
+        switch decoded.opcode {
+        case .leSetScanEnable, .leSetExtendedScanEnable: if off { scanning = false }
+        case .leSetAdvertisingEnable, .leSetExtendedAdvertisingEnable: if off { advertising = false }
+        default: break
+        }
+        enqueue(HCIPacket(type: .command, bytes: bytes))
+    }
+
     public func send(_ packet: HCIPacket) throws(TransportError) {
         if unplugged { throw .adapterGone(name) }
         guard packet.type == .command, let command = try? HCICommandPacket(decoding: packet.bytes[...]) else { return }

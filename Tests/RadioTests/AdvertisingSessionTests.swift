@@ -25,8 +25,8 @@ private func spin(_ loop: EventLoop, _ air: SimulatedAir, for seconds: Double, u
 @Suite struct AdvertisingSessionTests {
     @Test(arguments: [CommandFamily.legacy, .extended])
     func advertisesTheTreasureAndSwitchesItOffOnStop(_ family: CommandFamily) throws {
-        let loop = try EventLoop()
-        let sim = try SimulatedController(family: family, startTime: monotonicSeconds())
+        let loop = try virtualLoop()
+        let sim = try SimulatedController(family: family, startTime: 0)
         let settings = try box()
         let session = advertisingSession(loop, settings) { sim }
         session.start()
@@ -41,8 +41,8 @@ private func spin(_ loop: EventLoop, _ air: SimulatedAir, for seconds: Double, u
     }
 
     @Test func aNewRewardIsAdvertisedWithoutTouchingScanning() throws {
-        let loop = try EventLoop()
-        let sim = try SimulatedController(startTime: monotonicSeconds())
+        let loop = try virtualLoop()
+        let sim = try SimulatedController(startTime: 0)
         let session = advertisingSession(loop, try box()) { sim }
         session.start()
         try spin(loop, sim, for: 2) { session.state == .ready(.legacy) }
@@ -56,8 +56,8 @@ private func spin(_ loop: EventLoop, _ air: SimulatedAir, for seconds: Double, u
     }
 
     @Test func readvertisesAfterTheAdapterComesBack() throws {
-        let loop = try EventLoop()
-        let sim = try SimulatedController(startTime: monotonicSeconds())
+        let loop = try virtualLoop()
+        let sim = try SimulatedController(startTime: 0)
         var present = true
         let session = advertisingSession(loop, try box()) { () throws(TransportError) -> HCITransport in
             guard present else { throw .adapterDown("hci1") }
@@ -82,14 +82,13 @@ private func spin(_ loop: EventLoop, _ air: SimulatedAir, for seconds: Double, u
     }
 
     @Test func anotherProgramSwitchingAdvertisingOffIsUndone() throws {
-        let loop = try EventLoop()
-        let sim = try SimulatedController(startTime: monotonicSeconds())
+        let loop = try virtualLoop()
+        let sim = try SimulatedController(startTime: 0)
         let session = advertisingSession(loop, try box()) { sim }
         session.start()
         try spin(loop, sim, for: 2) { session.state == .ready(.legacy) }
-        try sim.send(HCIPacket(type: .command, bytes: try HCICommand.leSetAdvertisingEnable(false).encoded()))
-        _ = try sim.receive()
-        try session.handleForeignCommandForTesting(.leSetAdvertisingEnable(false))
+        try sim.runForeignCommand(.leSetAdvertisingEnable(false))
+        #expect(!sim.advertising)
         try spin(loop, sim, for: 1) { sim.advertising }
         #expect(sim.advertising)
         session.stop()
@@ -98,8 +97,8 @@ private func spin(_ loop: EventLoop, _ air: SimulatedAir, for seconds: Double, u
     /// A refusal is the controller answering, not the adapter gone: scanning stays up, the
     /// refusal is reported once per attempt, and the advertisement is tried again later.
     @Test func aRefusedAdvertisementKeepsScanningAndIsRetried() throws {
-        let loop = try EventLoop()
-        let sim = try SimulatedController(beacons: [try treasureBeacon()], startTime: monotonicSeconds())
+        let loop = try virtualLoop()
+        let sim = try SimulatedController(beacons: [try treasureBeacon()], startTime: 0)
         sim.refusals[.leSetAdvertisingParameters] = .commandDisallowed
         var options = ControllerSession.Options()
         options.advertises = true
@@ -126,14 +125,14 @@ private func spin(_ loop: EventLoop, _ air: SimulatedAir, for seconds: Double, u
     }
 
     @Test func anActiveScannerHearsTheRewardAndAPassiveOneDoesNot() throws {
-        let start = monotonicSeconds()
+        let start = 0.0
         let air = SimulatedAir(startTime: start) { _, _, _, _ in -55 }
         let boxAddress = try #require(BDAddress("C0:FF:EE:15:60:1D"))
         let boxController = try SimulatedController(family: .extended, address: boxAddress, startTime: start)
         let hunterController = try SimulatedController(family: .legacy, address: try #require(BDAddress("C0:A7:7E:00:00:07")), startTime: start)
         air.join(boxController)
         air.join(hunterController)
-        let loop = try EventLoop()
+        let loop = try virtualLoop()
         let boxSession = advertisingSession(loop, try box()) { boxController }
         let hunterSession = advertisingSession(loop, ControllerSettings(scanning: .passive)) { hunterController }
         var rewards: [String] = []

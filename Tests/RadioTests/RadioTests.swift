@@ -10,11 +10,17 @@ func treasureBeacon(major: UInt16 = 1, rssi: Int8 = -60) throws -> VirtualBeacon
     ) { _, _ in rssi }
 }
 
-/// Runs the loop for `seconds` of real time, the simulated world following the monotonic clock.
-func spin(_ loop: EventLoop, advancing world: (Double) -> Void, for seconds: Double, until done: () -> Bool = { false }) throws {
-    let end = monotonicSeconds() + seconds
-    while monotonicSeconds() < end && !done() {
-        world(monotonicSeconds())
+/// Runs the loop for `seconds` on its own clock, the simulated world moving with it: on
+/// virtual time as fast as it computes, on the monotonic clock in real time.
+func spin(_ loop: EventLoop, advancing world: @escaping (Double) -> Void, for seconds: Double, until done: () -> Bool = { false }) throws {
+    let end = loop.now + seconds
+    var running = true
+    loop.repeatEvery(0.02) { t in
+        if running { world(t) }
+        return running
+    }
+    defer { running = false }
+    while loop.now < end && !done() {
         try loop.runOnce(timeout: 10)
     }
 }
@@ -22,6 +28,9 @@ func spin(_ loop: EventLoop, advancing world: (Double) -> Void, for seconds: Dou
 func spin(_ loop: EventLoop, _ sim: SimulatedController?, for seconds: Double, until done: () -> Bool = { false }) throws {
     try spin(loop, advancing: { sim?.advance(to: $0) }, for: seconds, until: done)
 }
+
+/// A loop on virtual time starting at 0 (deterministic; a simulated minute takes milliseconds).
+func virtualLoop() throws -> EventLoop { try EventLoop(clock: .virtual(start: 0)) }
 
 @Suite struct EventLoopTests {
     @Test func timersRunInDeadlineOrder() throws {
@@ -64,6 +73,41 @@ func spin(_ loop: EventLoop, _ sim: SimulatedController?, for seconds: Double, u
         #expect(got == [SIGUSR1])
     }
 
+    @Test func virtualTimeJumpsToTheNextDeadline() throws {
+        let loop = try virtualLoop()
+        var fired: [Double] = []
+        loop.schedule(after: 3600) { fired.append(loop.now) }
+        loop.schedule(after: 1) { fired.append(loop.now) }
+        let started = monotonicSeconds()
+        while fired.count < 2 { try loop.runOnce(timeout: -1) }
+        #expect(fired == [1, 3600])
+        #expect(monotonicSeconds() - started < 1, "an hour of virtual time is not waited for")
+    }
+
+    @Test func virtualTimeWaitsForAnAnswerAnotherThreadOwes() throws {
+        let loop = try virtualLoop()
+        let mailbox = try Mailbox<Int>()
+        var got: [(Int, Double)] = []
+        loop.watch(mailbox.fd) {
+            for m in mailbox.drain() {
+                got.append((m, loop.now))
+                loop.expectationMet()
+            }
+        }
+        var timerAt: Double?
+        loop.schedule(after: 0.5) { timerAt = loop.now }
+        loop.expectAnswer()
+        let thread = Thread {
+            usleep(100_000)
+            mailbox.post(7)
+        }
+        thread.start()
+        while timerAt == nil { try loop.runOnce(timeout: -1) }
+        #expect(got.map(\.0) == [7])
+        #expect(got.first?.1 == 0, "the clock stood still until the answer came")
+        #expect(timerAt == 0.5)
+    }
+
     @Test func idleLoopBlocksInsteadOfSpinning() throws {
         let loop = try EventLoop()
         var fired = false
@@ -78,10 +122,27 @@ func spin(_ loop: EventLoop, _ sim: SimulatedController?, for seconds: Double, u
 }
 
 @Suite struct ControllerSessionTests {
+    /// The one real-time run of the simulator transport: the monotonic clock, a timerfd, poll.
+    @Test func realTimeSmoke() throws {
+        let loop = try EventLoop()
+        let sim = try SimulatedController(beacons: [try treasureBeacon()], startTime: monotonicSeconds())
+        let session = ControllerSession(loop: loop) { sim }
+        var sightings = 0
+        session.onSighting = { _ in sightings += 1 }
+        let started = monotonicSeconds()
+        session.start()
+        try spin(loop, sim, for: 1.0)
+        let elapsed = monotonicSeconds() - started
+        #expect(session.state == .ready(.legacy))
+        #expect(sightings >= 5)
+        #expect(elapsed >= 0.99, "real time passes on the monotonic clock")
+        session.stop()
+    }
+
     @Test(arguments: [CommandFamily.legacy, .extended])
     func scansAndDeliversSightings(_ family: CommandFamily) throws {
-        let loop = try EventLoop()
-        let sim = try SimulatedController(family: family, beacons: [try treasureBeacon()], startTime: monotonicSeconds())
+        let loop = try virtualLoop()
+        let sim = try SimulatedController(family: family, beacons: [try treasureBeacon()], startTime: 0)
         let session = ControllerSession(loop: loop) { sim }
         var sightings: [BeaconSighting] = []
         session.onSighting = { sightings.append($0) }
@@ -99,8 +160,8 @@ func spin(_ loop: EventLoop, _ sim: SimulatedController?, for seconds: Double, u
     }
 
     @Test func adapterLostAndBackResumesWithinTwoSeconds() throws {
-        let loop = try EventLoop()
-        let sim = try SimulatedController(beacons: [try treasureBeacon()], startTime: monotonicSeconds())
+        let loop = try virtualLoop()
+        let sim = try SimulatedController(beacons: [try treasureBeacon()], startTime: 0)
         var present = true
         let session = ControllerSession(loop: loop) { () throws(TransportError) -> HCITransport in
             guard present else { throw .notFound("hci0") }
@@ -120,7 +181,7 @@ func spin(_ loop: EventLoop, _ sim: SimulatedController?, for seconds: Double, u
         #expect({ if case .lost = session.state { return true } else { return false } }())
         sim.unplugged = false
         present = true
-        let backAt = monotonicSeconds()
+        let backAt = loop.now
         try spin(loop, sim, for: 3) { lastSighting > backAt }
         #expect(lastSighting > backAt)
         #expect(lastSighting - backAt <= 2.0, "resumes within 2 s of the adapter returning")
@@ -129,8 +190,8 @@ func spin(_ loop: EventLoop, _ sim: SimulatedController?, for seconds: Double, u
     }
 
     @Test func refusedCommandIsReportedAndRetried() throws {
-        let loop = try EventLoop()
-        let sim = try SimulatedController(beacons: [try treasureBeacon()], startTime: monotonicSeconds())
+        let loop = try virtualLoop()
+        let sim = try SimulatedController(beacons: [try treasureBeacon()], startTime: 0)
         sim.refusals[.leSetScanParameters] = .invalidParameters
         let session = ControllerSession(loop: loop) { sim }
         var reasons: [String] = []
@@ -145,19 +206,15 @@ func spin(_ loop: EventLoop, _ sim: SimulatedController?, for seconds: Double, u
     }
 
     @Test func anotherProgramStoppingScanIsUndone() throws {
-        let loop = try EventLoop()
-        let sim = try SimulatedController(beacons: [try treasureBeacon()], startTime: monotonicSeconds())
+        let loop = try virtualLoop()
+        let sim = try SimulatedController(beacons: [try treasureBeacon()], startTime: 0)
         let session = ControllerSession(loop: loop) { sim }
         session.start()
         try spin(loop, sim, for: 0.5)
         #expect(sim.scanning)
-        // bluetoothd switches scanning off; its answer goes to it, not to us.
-        try sim.send(HCIPacket(type: .command, bytes: try HCICommand.leSetScanEnable(false, filterDuplicates: false).encoded()))
-        _ = try sim.receive()
-        #expect(!sim.scanning)
         let log = sim.commandLog.count
         // The kernel socket's filter shows us the other program's command going by.
-        try session.handleForeignCommandForTesting(try HCICommand.leSetScanEnable(false, filterDuplicates: false))
+        try sim.runForeignCommand(try HCICommand.leSetScanEnable(false, filterDuplicates: false))
         try spin(loop, sim, for: 0.5) { sim.scanning }
         #expect(sim.scanning)
         #expect(sim.commandLog.count > log)
