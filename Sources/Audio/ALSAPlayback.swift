@@ -4,18 +4,6 @@ import Synchronization
 import Glibc
 #endif
 
-/// Where sounds go. The hunt layer talks to this, so it can be tested with a fake;
-/// `ALSAPlayback` is the real one. Every call returns at once.
-public protocol AudioSink: Sendable {
-    /// Starts `sound` in `slot`, replacing (with a short fade) what plays there.
-    /// Returns a tag that identifies this request in playback events.
-    @discardableResult func play(_ sound: PCMBuffer, slot: MixerSlot) -> UInt64
-    /// Fades out the slot.
-    func stop(_ slot: MixerSlot)
-    /// Master volume in dB.
-    func setVolume(dB: Double)
-}
-
 /// What the playback thread reports (for logs, tests and the benchmark).
 public enum PlaybackEvent: Sendable {
     case deviceOpened(String)
@@ -43,6 +31,10 @@ public struct PlaybackConfiguration: Sendable {
     public var tailMilliseconds: Int = 300
     /// For devices without a clock (`null`, `file:`): pace writes to real time, as a card does.
     public var emulateClock: Bool = false
+    /// Virtual time: the caller says how far the clock has moved (`advance(toSeconds:)`) and
+    /// exactly that much is mixed and written, silence included, as fast as the device takes
+    /// it (a `file:` device then holds what a card would have played, at the same moments).
+    public var pacedByCaller: Bool = false
     /// One line per notable thing (device missing once, device back, device lost, each
     /// recovered write failure such as an underrun).
     public var log: @Sendable (String) -> Void = { line in
@@ -56,12 +48,14 @@ public struct PlaybackConfiguration: Sendable {
 
 /// ALSA playback on its own thread: one PCM opened once, blocking writes of one period at a
 /// time, the `Mixer` in front of it. Callers post to a Mutex-guarded mailbox and never block.
-public final class ALSAPlayback: AudioSink {
+public final class ALSAPlayback: Sendable {
     enum Command: Sendable {
         case play(PCMBuffer, MixerSlot, UInt64, ContinuousClock.Instant)
         case stop(MixerSlot)
         case volume(Double)
         case interrupt
+        /// Paced by the caller: mix and write up to this frame.
+        case advance(Int)
     }
 
     struct Mailbox {
@@ -132,6 +126,12 @@ public final class ALSAPlayback: AudioSink {
     }
 
     public func stop(_ slot: MixerSlot) { post(.stop(slot)) }
+
+    /// Paced by the caller (`pacedByCaller`): the clock is now `seconds` after the first
+    /// frame; everything up to there is mixed and written.
+    public func advance(toSeconds seconds: Double) {
+        post(.advance(Int((seconds * Double(configuration.sampleRate)).rounded(.down))))
+    }
     public func setVolume(dB: Double) { post(.volume(dB)) }
 
     /// Stops the PCM under the playback thread as an underrun would (see `PCMDevice.interruptStream`).
@@ -191,6 +191,10 @@ public final class ALSAPlayback: AudioSink {
         }
 
         mutating func run() {
+            if config.pacedByCaller {
+                runPacedByCaller()
+                return
+            }
             var unavailableLogged = false
             var nextAttempt = ContinuousClock.now
             var streaming = false
@@ -217,6 +221,7 @@ public final class ALSAPlayback: AudioSink {
                     case .stop(let slot): mixer.stop(slot)
                     case .volume(let dB): mixer.setVolume(dB: dB)
                     case .interrupt: device?.interruptStream()
+                    case .advance: break
                     }
                 }
                 if !commands.isEmpty { owner.idle.store(false, ordering: .releasing) }
@@ -317,6 +322,66 @@ public final class ALSAPlayback: AudioSink {
                         sleepFor(due - ContinuousClock.now)
                     }
                 }
+            }
+            device?.close()
+            device = nil
+            owner.open.store(false, ordering: .releasing)
+        }
+
+        /// Virtual time: commands in order, each `.advance` mixing and writing up to its frame.
+        /// Idle means every command so far is done (nothing waits for a clock here).
+        mutating func runPacedByCaller() {
+            if device == nil {
+                do {
+                    device = try PCMDevice(name: config.device, sampleRate: config.sampleRate, latencyMicroseconds: config.latencyMicroseconds)
+                    owner.open.store(true, ordering: .releasing)
+                } catch {
+                    config.log(error.message)
+                    config.observer?(.deviceUnavailable(error.message))
+                }
+            }
+            if let device { config.observer?(.deviceOpened(device.name)) }
+            var frame = 0
+            var chunk: [Int16] = []
+            while true {
+                let (commands, submitted, quit) = owner.mailbox.withLock { box in
+                    defer { box.commands.removeAll(keepingCapacity: true) }
+                    return (box.commands, box.submitted, box.quit)
+                }
+                for command in commands {
+                    switch command {
+                    case .play(let sound, let slot, let tag, _): mixer.play(sound, slot: slot, tag: tag)
+                    case .stop(let slot): mixer.stop(slot)
+                    case .volume(let dB): mixer.setVolume(dB: dB)
+                    case .interrupt: break
+                    case .advance(let target):
+                        while frame < target {
+                            guard let pcm = device else {
+                                frame = target
+                                break
+                            }
+                            let n = min(pcm.periodFrames, target - frame)
+                            if chunk.count != n * pcm.channels { chunk = [Int16](repeating: 0, count: n * pcm.channels) }
+                            _ = mixer.takeStarted()
+                            mixer.render(into: &chunk)
+                            do {
+                                _ = try chunk.withUnsafeBufferPointer { buffer throws(AudioError) in try pcm.write(buffer) }
+                                owner.written.add(n, ordering: .releasing)
+                            } catch {
+                                config.log("\(error.message); nothing more is written")
+                                config.observer?(.deviceLost(error.message))
+                                pcm.close()
+                                device = nil
+                                owner.open.store(false, ordering: .releasing)
+                            }
+                            frame += n
+                        }
+                    }
+                }
+                owner.idleAfter.store(submitted, ordering: .releasing)
+                owner.idle.store(true, ordering: .releasing)
+                if quit { break }
+                owner.wake.wait()
             }
             device?.close()
             device = nil

@@ -48,7 +48,6 @@ public struct Mixer: Sendable {
     }
 
     public var isIdle: Bool { active.allSatisfy { $0 == nil } && fading.isEmpty }
-    public func isPlaying(_ slot: MixerSlot) -> Bool { active[slot.rawValue] != nil }
 
     /// Master volume in dB (0 = unchanged, negative = quieter).
     public mutating func setVolume(dB: Double) { masterGain = linearGain(dB: dB) }

@@ -58,6 +58,19 @@ final class DemoWorld {
         return (air, hunter, box)
     }
 
+    /// For `hunt --hci simulator` and `scan --hci simulator`: `beacon` advertised from the
+    /// box's address, 10 times a second, along the demo's walk (again every `length` seconds).
+    func walkingTreasure(_ beacon: IBeacon) -> VirtualBeacon {
+        VirtualBeacon(address: Self.boxAddress, advertisingData: beacon.advertisingData, interval: 0.1) { [self] t, ch in
+            rssi(atDistance: path.distance(at: (t - origin).truncatingRemainder(dividingBy: Self.length)), channel: ch)
+        }
+    }
+
+    /// A beacon standing `distance` metres away, once a second (`scan --hci simulator`).
+    func standingBeacon(_ data: [UInt8], address: BDAddress, distance: Double) -> VirtualBeacon {
+        VirtualBeacon(address: address, advertisingData: data, interval: 1.0) { [self] _, ch in rssi(atDistance: distance, channel: ch) }
+    }
+
     /// For `treasure --hci simulator`: hunter 7, who found this treasure, walks up to the box
     /// every minute, lingers and leaves (announcing itself all the while).
     func visitingHunter(treasure: IBeacon) -> VirtualBeacon {

@@ -2,6 +2,7 @@
 import Glibc
 #endif
 import Audio
+import Bluetooth
 import FoundationEssentials
 import Hunt
 import Radio
@@ -11,44 +12,60 @@ import Voice
 /// `pirate-hunter hunt`: the appliance. `pirate-hunter demo`: the same pipeline on a
 /// simulated hunt, heard through the default ALSA device or written to demo.wav.
 enum HuntCommand {
-    /// The shared configuration flags plus `--quiet` (range and print, say nothing).
-    static func configuration(_ cursor: inout ArgumentCursor, command: String) throws(CLIError) -> (ConfigurationFlags, quiet: Bool) {
+    /// The shared configuration flags plus `--quiet` (range and print, say nothing) and, for
+    /// the demo, `--virtual-time` (as fast as it computes, for tests).
+    static func configuration(_ cursor: inout ArgumentCursor, command: String) throws(CLIError) -> (ConfigurationFlags, quiet: Bool, virtualTime: Bool) {
         var flags = ConfigurationFlags()
         var quiet = false
+        var virtualTime = false
         while let argument = cursor.next() {
             if try flags.consume(argument, from: &cursor) { continue }
             switch argument {
             case "--quiet": quiet = true
             case "--reward-svg": flags.rewardSVG = try cursor.value(for: argument)
+            case "--virtual-time" where command == "demo": virtualTime = true
             default: throw CLIError(.usage, "\(command): unknown option '\(argument)'")
             }
         }
-        return (flags, quiet)
+        return (flags, quiet, virtualTime)
     }
 
     static func run(_ cursor: inout ArgumentCursor) throws(CLIError) -> ExitCode {
-        let (flags, quiet) = try configuration(&cursor, command: "hunt")
+        let (flags, quiet, _) = try configuration(&cursor, command: "hunt")
         let load = { () throws(CLIError) -> HunterSetup in
-            let setup = try HunterConfiguration.load(flags: flags).hunterSetup(quiet: quiet)
-            if setup.transport == .simulator { throw CLIError(.usage, "hunt: the simulator is for 'demo'") }
-            return setup
+            try HunterConfiguration.load(flags: flags).hunterSetup(quiet: quiet)
         }
         var setup = try load()
         setup.rewardSVG = flags.rewardSVG
         // SIGHUP re-reads the file; the flags still win.
         setup.reload = load
-        return try Hunter(setup: setup).run()
+        let runtime = try ApplianceRuntime(RuntimeOptions(record: setup.record, duration: setup.duration))
+        let hunter = try Hunter(setup: setup, runtime: runtime)
+        if setup.transport == .simulator {
+            // The demo's walk, to the first hunted region's beacon (major 1, minor 1).
+            let world = DemoWorld(origin: runtime.loop.now)
+            let treasure = IBeacon(uuid: setup.regions.first?.uuid ?? DemoWorld.treasureUUID, major: 1, minor: 1, measuredPower: -59)
+            do {
+                let controller = try SimulatedController(family: .legacy, address: DemoWorld.hunterAddress, startTime: runtime.loop.now)
+                controller.add(world.walkingTreasure(treasure))
+                hunter.start(on: .inProcess(controller, world: { controller.advance(to: $0) }))
+            } catch {
+                throw CLIError(.software, "simulator: \(error)")
+            }
+        } else {
+            hunter.start(on: .spec(setup.transport))
+        }
+        return try runtime.run()
     }
 
     static func demo(_ cursor: inout ArgumentCursor) throws(CLIError) -> ExitCode {
-        let (flags, quiet) = try configuration(&cursor, command: "demo")
+        let (flags, quiet, virtualTime) = try configuration(&cursor, command: "demo")
         let configuration = try HunterConfiguration.load(flags: flags)
         var setup = configuration.hunterSetup(quiet: quiet)
         setup.rewardSVG = flags.rewardSVG
         // The demo hunts its own virtual treasure, whatever the configured regions.
         setup.regions = [DemoWorld.region]
         setup.hunt?.region = DemoWorld.region.name
-        setup.duration = DemoWorld.length + 20
         // Time for the found line, the reward read out and the box's greeting.
         setup.stopAfterFound = 14
         // The default device, or demo.wav when there is none.
@@ -58,19 +75,22 @@ enum HuntCommand {
             } catch {
                 let path = currentDirectory() + "/demo.wav"
                 playback.device = "file:FILE=\(path),FORMAT=wav"
-                printError("demo: no audio device (\(error.message)); writing what is said to \(path)")
+                Log.info("no audio device (\(error.message)); writing what is said to \(path)")
                 setup.playback = playback
             }
         }
-        let world = DemoWorld(origin: monotonicSeconds())
+        var options = RuntimeOptions(record: setup.record, duration: DemoWorld.length + 20)
+        if virtualTime { options.clock = .virtual(start: 0) }
+        let runtime = try ApplianceRuntime(options)
+        let world = DemoWorld(origin: runtime.loop.now)
         let radio: (air: SimulatedAir, hunter: SimulatedController, box: SimulatedController)
         do {
             radio = try world.air()
         } catch {
             throw CLIError(.software, "demo: \(error)")
         }
-        let hunter = try Hunter(setup: setup, simulator: radio.hunter, air: radio.air)
-        // The treasure box, in the same process and on the same loop: its log lines are
+        let hunter = try Hunter(setup: setup, runtime: runtime)
+        // The treasure box, in the same process and on the same runtime: its log lines are
         // prefixed, and it greets the hunter with the reward's QR code.
         var box = configuration.treasureSetup()
         box.treasure = HunterConfiguration.Treasure()
@@ -80,12 +100,13 @@ enum HuntCommand {
         box.treasure.power = DemoWorld.treasure.measuredPower
         box.treasure.reward = configuration.treasure.reward ?? DemoWorld.reward
         box.json = false
-        box.record = nil
         box.logPrefix = "treasure box: "
-        let treasureBox = try TreasureBox(setup: box, loop: hunter.loop, simulator: radio.box)
-        hunter.onShutdown = { treasureBox.stop() }
-        treasureBox.begin()
-        return try hunter.run()
+        box.ownsSignals = false
+        let treasureBox = try TreasureBox(setup: box, runtime: runtime)
+        // The air moves both controllers; the hunter's session is the one recorded.
+        hunter.start(on: .inProcess(radio.hunter, world: { radio.air.advance(to: $0) }))
+        treasureBox.start(on: .inProcess(radio.box, world: nil), recorded: false)
+        return try runtime.run()
     }
 
     static func currentDirectory() -> String {

@@ -7,6 +7,7 @@ import Hunt
 import QRCode
 import Radio
 import Ranging
+import Simulation
 import Voice
 
 /// What the hunter runs with, once configuration and flags are resolved.
@@ -31,19 +32,14 @@ struct HunterSetup {
     var reload: (() throws(CLIError) -> HunterSetup)?
 }
 
-/// The appliance: one thread runs the loop (controller, timers, signals); the PCM has its own.
-/// radio -> sightings -> ranging -> hunt rules -> voice and sound.
+/// The hunter: radio -> sightings -> ranging -> hunt rules -> voice and sound, on an
+/// `ApplianceRuntime` (its loop's thread; the PCM has its own).
 final class Hunter {
     private var setup: HunterSetup
-    /// Shared with a simulated treasure box in the demo.
-    let loop: EventLoop
-    private let signals: SignalSource
+    private let runtime: ApplianceRuntime
+    private var loop: EventLoop { runtime.loop }
     private var session: ControllerSession?
-    private var simulator: SimulatedController?
-    /// Moves the simulated world (the simulator alone, or the air it shares with a box).
-    private var world: ((Double) -> Void)?
-    /// Called once when the hunter stops (the demo stops its treasure box with it).
-    var onShutdown: () -> Void = {}
+    private var controllerLog = ControllerLog(doing: "scanning")
     private var handoff: RewardHandoff?
     private var wasFound = false
     /// Every beacon of the hunted region heard: where it advertises from, what it advertises.
@@ -63,53 +59,40 @@ final class Hunter {
     private var voice: PirateVoice?
     private var arrr: PCMBuffer?
     private var audio: ALSAPlayback?
-    private var recorder: CaptureFileWriter?
-    private var out = StandardOutput()
-    /// t = 0 of the JSON and of the ranging clock: when the process set out (before the
-    /// voice loaded), so times line up with anything that watched the process start.
-    private let start: Double
     private var speechTimer: Int?
-    private var exitCode: ExitCode = .ok
-    private var adapterWasLost = false
     private var foundAt: Double?
-    private var firstScanCommandAt: Double?
 
-    /// Signals must be blocked before any other thread (the PCM's) starts.
-    init(setup: HunterSetup, simulator: SimulatedController? = nil, air: SimulatedAir? = nil) throws(CLIError) {
+    /// The runtime is made first: it blocks signals before the PCM's thread starts here.
+    init(setup: HunterSetup, runtime: ApplianceRuntime) throws(CLIError) {
         self.setup = setup
+        self.runtime = runtime
         do {
-            signals = try SignalSource()
-            loop = try EventLoop()
             rewardSpeechMailbox = try Mailbox()
         } catch {
             throw CLIError(.software, "event loop: \(error)")
-        }
-        self.simulator = simulator
-        if let air {
-            world = { air.advance(to: $0) }
-        } else if let simulator {
-            world = { simulator.advance(to: $0) }
         }
         handoff = setup.announce.map {
             RewardHandoff(configuration: RewardHandoff.Configuration(rewardTimeout: $0.rewardTimeout, announceSeconds: $0.seconds))
         }
         engine = RangingEngine(configuration: setup.ranging, regions: setup.regions)
         director = setup.hunt.map(HuntDirector.init(configuration:))
-        start = monotonicSeconds()
         try loadVoice(setup)
         if let playback = setup.playback {
             var configuration = playback
             configuration.sampleRate = voice?.synthesizer.sampleRate ?? configuration.sampleRate
             configuration.log = { Log.warning("audio: " + $0) }
-            // Devices without a clock of their own are paced as a card would be.
-            if configuration.device.hasPrefix("file:") || configuration.device == "null" { configuration.emulateClock = true }
-            audio = ALSAPlayback(configuration: configuration)
-        }
-        if let path = setup.record {
-            do {
-                recorder = try CaptureFileWriter(path: path)
-            } catch {
-                throw CLIError(error.errno == EACCES ? .noPermission : .ioError, "--record \(path): \(error)")
+            if runtime.loop.isVirtual {
+                // Virtual time: the loop says how far the clock moved, the PCM writes that much.
+                configuration.pacedByCaller = true
+            } else if configuration.device.hasPrefix("file:") || configuration.device == "null" {
+                // Devices without a clock of their own are paced as a card would be.
+                configuration.emulateClock = true
+            }
+            let audio = ALSAPlayback(configuration: configuration)
+            self.audio = audio
+            if runtime.loop.isVirtual {
+                let start = runtime.start
+                runtime.loop.onVirtualAdvance = { audio.advance(toSeconds: $0 - start) }
             }
         }
     }
@@ -117,7 +100,12 @@ final class Hunter {
     private func loadVoice(_ setup: HunterSetup) throws(CLIError) {
         guard let configuration = setup.voice else { return }
         do {
-            voice = try PirateVoice.load(configuration)
+            // On virtual time every run is the same run: the lines too are picked from a seed.
+            if runtime.loop.isVirtual {
+                voice = try PirateVoice.load(configuration, random: SplitMix64(seed: 0x50_49_52_41_54_45))
+            } else {
+                voice = try PirateVoice.load(configuration)
+            }
             arrr = try PirateVoice.loadArrr(voicesDirectory: configuration.voicesDirectory, sampleRate: voice?.synthesizer.sampleRate ?? 22050)
         } catch {
             switch error.kind {
@@ -131,30 +119,22 @@ final class Hunter {
         }
     }
 
-    private var now: Double { monotonicSeconds() - start }
+    private var now: Double { runtime.now }
 
-    func run() throws(CLIError) -> ExitCode {
-        loop.watch(signals.fd) { [unowned self] in
-            for signal in signals.drain() { self.signal(signal) }
-        }
+    /// Joins the runtime: the controller session on `source`, the hunt's timers, SIGHUP.
+    func start(on source: ControllerSource) {
         loop.watch(rewardSpeechMailbox.fd) { [unowned self] in
             for audio in rewardSpeechMailbox.drain() {
+                loop.expectationMet()
                 rewardSpeech = audio
                 say(.rewardHeard)
             }
         }
-        let factory: ControllerSession.TransportFactory
-        if let simulator {
-            let recorded: HCITransport = recorder.map { RecordingTransport(simulator, writer: $0) } ?? simulator
-            factory = { () throws(TransportError) -> HCITransport in recorded }
-            // The virtual world moves with the clock.
-            if let world { loop.drive(world) }
-        } else {
-            factory = setup.transport.factory(recorder: recorder)
-        }
         var options = ControllerSession.Options()
         options.advertises = (setup.announce?.seconds ?? 0) > 0
-        let session = ControllerSession(loop: loop, options: options, transport: factory)
+        let session = runtime.session(source, settings: ControllerSettings(scanning: .passive), options: options) { report in
+            if let failure = report.failure { Log.warning("stopping the controller: \(failure)") }
+        }
         self.session = session
         session.onSighting = { [unowned self] sighting in self.sighting(sighting) }
         session.onReport = { [unowned self] report, _ in self.report(report) }
@@ -164,24 +144,19 @@ final class Hunter {
             Log.warning("the controller refuses the announcement (\(failure)); the hunt goes on, trying again every \(Int(options.advertisingRetry)) s")
         }
         session.onStateChange = { [unowned self] state in self.scanner(state) }
-        session.onFatal = { [unowned self] error in self.fatal(error) }
-
+        runtime.onSignal = { [unowned self] signal in if signal == SIGHUP { reload() } }
+        runtime.onStop { [unowned self] in
+            if let audio {
+                _ = audio.waitUntilIdle(timeout: .milliseconds(500))
+                audio.shutdown()
+            }
+        }
         if let director {
             var d = director
             perform(d.handle(.started, at: now))
             self.director = d
         }
-        session.start()
         schedulePeriodic()
-        if let duration = setup.duration {
-            loop.schedule(after: duration) { [unowned self] in self.shutdown(.ok) }
-        }
-        do {
-            try loop.run()
-        } catch {
-            throw CLIError(.software, "event loop: \(error)")
-        }
-        return exitCode
     }
 
     private func schedulePeriodic() {
@@ -207,7 +182,7 @@ final class Hunter {
                 perform(actions)
             }
             if let after = setup.stopAfterFound, let foundAt, t - foundAt >= after {
-                shutdown(.ok)
+                runtime.stop(.ok)
                 return
             }
             schedulePeriodic()
@@ -223,14 +198,14 @@ final class Hunter {
             }
         }
         var s = sighting
-        s.time = sighting.time - start
+        s.time = sighting.time - runtime.start
         guard let sample = RangingOutput.sample(s) else { return }
         emit(engine.ingest(sample), at: s.time)
     }
 
     private func emit(_ events: [RangingEvent], at time: Double) {
         for event in events {
-            if setup.json { out.line(RangingOutput.json(event)) }
+            if setup.json { runtime.out.line(RangingOutput.json(event)) }
             if var d = director {
                 perform(d.handle(.ranging(event), at: time))
                 director = d
@@ -243,7 +218,7 @@ final class Hunter {
             default: break
             }
         }
-        if setup.json { out.flush() }
+        if setup.json { runtime.out.flush() }
     }
 
     /// A scan response from the treasure while listening for its reward.
@@ -279,7 +254,10 @@ final class Hunter {
                 // Synthesized off the loop; said once it is back (and the found line is over).
                 let mailbox = rewardSpeechMailbox
                 let rate = voice?.synthesizer.sampleRate ?? 22050
-                voice?.speak(untrusted: text, rateFactor: 0.7) { result in
+                guard let voice else { continue }
+                // On virtual time the clock waits for the answer.
+                loop.expectAnswer()
+                voice.speak(untrusted: text, rateFactor: 0.7) { result in
                     mailbox.post((try? result.get()) ?? PCMBuffer(sampleRate: rate))
                 }
             case .noReward:
@@ -299,14 +277,14 @@ final class Hunter {
             line.add("event", "reward")
             if let address = foundTreasure?.address { line.add("address", address.description) }
             line.add("reward", text)
-            out.line(line.line)
+            runtime.out.line(line.line)
         } else {
-            out.line("reward: \(text)")
+            runtime.out.line("reward: \(text)")
             if isatty(1) == 1, let code {
-                for row in code.terminalLines(inverted: true) { out.line(row) }
+                for row in code.terminalLines(inverted: true) { runtime.out.line(row) }
             }
         }
-        out.flush()
+        runtime.out.flush()
         if let path = setup.rewardSVG {
             guard let code else {
                 Log.error("--reward-svg \(path): the reward does not fit a QR code")
@@ -322,24 +300,10 @@ final class Hunter {
     }
 
     private func scanner(_ state: ControllerState) {
-        switch state {
-        case let .ready(family):
-            // Once per connection: not again for each change of scanning mode or announcement.
-            guard firstScanCommandAt == nil || adapterWasLost else { break }
-            if firstScanCommandAt == nil { firstScanCommandAt = now }
-            Log.info("scanning on \(session?.transport?.name ?? "?") (\(family.rawValue) commands)")
-            if adapterWasLost {
-                adapterWasLost = false
-                say(.adapterBack)
-            }
-        case let .lost(reason):
-            if !adapterWasLost {
-                Log.warning("controller unavailable (\(reason)); retrying")
-                adapterWasLost = true
-                say(.adapterMissing)
-            }
-        case .connecting, .configuring:
-            break
+        switch controllerLog.update(state, transport: session?.transport?.name ?? "?") {
+        case .ready(afterOutage: true): say(.adapterBack)
+        case .lost: say(.adapterMissing)
+        case .ready(afterOutage: false), .none: break
         }
     }
 
@@ -347,11 +311,6 @@ final class Hunter {
         guard var d = director else { return }
         perform(d.handle(input, at: now))
         director = d
-    }
-
-    private func fatal(_ error: TransportError) {
-        Log.error("\(error)")
-        if case .permission = error { shutdown(.noPermission) } else { shutdown(.unavailable) }
     }
 
     private func perform(_ actions: [HuntAction]) {
@@ -363,7 +322,7 @@ final class Hunter {
                     line.add("t", now)
                     line.add("event", "sound")
                     line.add("name", name)
-                    out.line(line.line)
+                    runtime.out.line(line.line)
                 }
                 if let arrr, name == "arrr" { audio?.play(arrr, slot: .effect) }
             case let .say(event, _):
@@ -382,7 +341,7 @@ final class Hunter {
                     line.add("event", "say")
                     line.add("event_name", event.rawValue)
                     line.add("text", spoken.text)
-                    out.line(line.line)
+                    runtime.out.line(line.line)
                 }
                 Log.info("say [\(event.rawValue)] \(spoken.text)")
                 audio?.play(spoken.audio, slot: .speech)
@@ -394,45 +353,21 @@ final class Hunter {
                 }
             }
         }
-        if setup.json { out.flush() }
+        if setup.json { runtime.out.flush() }
     }
 
-    private func signal(_ signal: Int32) {
-        switch signal {
-        case SIGHUP:
-            guard let reload = setup.reload else { return }
-            do {
-                var next = try reload()
-                next.reload = reload
-                try loadVoice(next)
-                setup.voice = next.voice
-                if let volume = next.playback?.volumeDB { audio?.setVolume(dB: volume) }
-                Log.info("configuration reloaded (ranging state kept)")
-            } catch {
-                Log.error("reload refused, keeping the running configuration: \(error.message)")
-            }
-        default:
-            Log.info("signal \(signal): stopping")
-            shutdown(.ok)
-        }
-    }
-
-    /// Scanning off on the controller, audio drained within 0.5 s, the recording closed.
-    private func shutdown(_ code: ExitCode) {
-        exitCode = code
-        if let failure = session?.stop(timeout: 0.5) { Log.warning("stopping the controller: \(failure)") }
-        onShutdown()
-        onShutdown = {}
-        if let audio {
-            _ = audio.waitUntilIdle(timeout: .milliseconds(500))
-            audio.shutdown()
-        }
+    /// SIGHUP: the file again (the flags still win): line packs, voice and volume.
+    private func reload() {
+        guard let reload = setup.reload else { return }
         do {
-            try recorder?.close()
+            var next = try reload()
+            next.reload = reload
+            try loadVoice(next)
+            setup.voice = next.voice
+            if let volume = next.playback?.volumeDB { audio?.setVolume(dB: volume) }
+            Log.info("configuration reloaded (ranging state kept)")
         } catch {
-            Log.error("recording: \(error)")
+            Log.error("reload refused, keeping the running configuration: \(error.message)")
         }
-        out.flush()
-        loop.stop()
     }
 }

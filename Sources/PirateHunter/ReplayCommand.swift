@@ -1,6 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import Audio
 import Bluetooth
 import Radio
 import Ranging
@@ -13,15 +14,26 @@ enum ReplayCommand {
         var path: String
         var json = false
         var regions: [Region] = []
+        /// `--hunt`: the whole hunt on the capture's clock (what the hunter would have said).
+        var hunt = false
+        var config: String?
+        /// `--out F.wav` (with `--hunt`): what would have been heard.
+        var out: String?
     }
 
     static func parse(_ cursor: inout ArgumentCursor) throws(CLIError) -> Options {
         var path: String?
         var json = false
         var regions: [Region] = []
+        var hunt = false
+        var config: String?
+        var out: String?
         while let argument = cursor.next() {
             switch argument {
             case "--json": json = true
+            case "--hunt": hunt = true
+            case "--config": config = try cursor.value(for: argument)
+            case "--out": out = try cursor.value(for: argument)
             case "--region":
                 let text = try cursor.value(for: "--region")
                 guard let region = RangingOutput.region(text) else {
@@ -36,23 +48,32 @@ enum ReplayCommand {
             }
         }
         guard let path else { throw CLIError(.usage, "replay: no capture file given (replay FILE [--json])") }
+        if !hunt, config != nil || out != nil { throw CLIError(.usage, "replay: --config and --out go with --hunt") }
         var options = Options(path: path)
         options.json = json
         options.regions = regions
+        options.hunt = hunt
+        options.config = config
+        options.out = out
         return options
+    }
+
+    static func openError(_ path: String, _ error: SystemError) -> CLIError {
+        switch error.errno {
+        case ENOENT, ENOTDIR: return CLIError(.noInput, "replay: \(path): no such file")
+        case EACCES, EPERM: return CLIError(.noPermission, "replay: \(path): permission denied")
+        default: return CLIError(.noInput, "replay: \(path): \(error)")
+        }
     }
 
     static func run(_ cursor: inout ArgumentCursor) throws(CLIError) -> ExitCode {
         let options = try parse(&cursor)
+        if options.hunt { return try hunt(options) }
         var reader: CaptureFileReader
         do {
             reader = try CaptureFileReader(path: options.path)
         } catch {
-            switch error.errno {
-            case ENOENT, ENOTDIR: throw CLIError(.noInput, "replay: \(options.path): no such file")
-            case EACCES, EPERM: throw CLIError(.noPermission, "replay: \(options.path): permission denied")
-            default: throw CLIError(.noInput, "replay: \(options.path): \(error)")
-            }
+            throw openError(options.path, error)
         }
         defer { reader.close() }
 
@@ -115,6 +136,52 @@ enum ReplayCommand {
         }
         if let failure { throw failure }
         return .ok
+    }
+}
+
+extension ReplayCommand {
+    /// `replay FILE --hunt`: the capture as the controller of a hunter on virtual time: the
+    /// same ranging, hunt rules, lines (rendered, so their lengths are real) and output as
+    /// `hunt --json`, as fast as it decodes; no sound unless `--out F.wav`.
+    static func hunt(_ options: Options) throws(CLIError) -> ExitCode {
+        var flags = ConfigurationFlags()
+        flags.configPath = options.config
+        flags.regions = options.regions
+        flags.json = options.json
+        let configuration = try HunterConfiguration.load(flags: flags)
+        var setup = configuration.hunterSetup()
+        setup.record = nil
+        if let out = options.out {
+            guard !out.contains(",") else { throw CLIError(.usage, "replay: --out '\(out)': a file name without commas") }
+            setup.playback = PlaybackConfiguration(device: "file:FILE=\(out),FORMAT=wav")
+            setup.playback?.volumeDB = configuration.audio.volumeDB
+        } else {
+            setup.playback = nil
+        }
+        var runtimeOptions = RuntimeOptions(clock: .virtual(start: 0))
+        runtimeOptions.signals = []
+        let runtime = try ApplianceRuntime(runtimeOptions)
+        let capture: CaptureReplayTransport
+        do {
+            capture = try CaptureReplayTransport(path: options.path, startTime: runtime.loop.now)
+        } catch {
+            throw openError(options.path, error)
+        }
+        let hunter = try Hunter(setup: setup, runtime: runtime)
+        var ending = false
+        hunter.start(on: .inProcess(capture, world: { t in
+            capture.advance(to: t)
+            // The capture is over: what it delivered is handled, then the hunt ends there.
+            guard capture.finished, !ending else { return }
+            ending = true
+            runtime.loop.schedule(after: 0.05) { runtime.stop(.ok) }
+        }))
+        let code = try runtime.run()
+        if capture.malformed > 0 { printError("replay: skipped \(capture.malformed) malformed HCI packet(s)") }
+        if let failure = capture.failure {
+            throw CLIError(.dataError, "replay: \(options.path): \(failure) (the hunt up to there was printed)")
+        }
+        return code
     }
 }
 

@@ -15,17 +15,13 @@ enum ScanCommand {
     }
 
     static func run(_ cursor: inout ArgumentCursor) throws(CLIError) -> ExitCode {
-        var transportText = "auto"
+        var flags = ConfigurationFlags()
         var active = false
-        var json = false
         var duration: Double?
-        var record: String?
         while let argument = cursor.next() {
+            if try flags.consume(argument, from: &cursor) { continue }
             switch argument {
-            case "--hci": transportText = try cursor.value(for: argument)
             case "--active": active = true
-            case "--json": json = true
-            case "--record": record = try cursor.value(for: argument)
             case "--duration":
                 let text = try cursor.value(for: argument)
                 guard let d = Double(text), d > 0 else { throw CLIError(.usage, "scan: --duration '\(text)' is not a positive number of seconds") }
@@ -33,136 +29,130 @@ enum ScanCommand {
             default: throw CLIError(.usage, "scan: unknown option '\(argument)'")
             }
         }
-        guard let spec = TransportSpec(transportText), spec != .simulator else {
-            throw CLIError(.usage, "scan: --hci '\(transportText)': expected \(TransportSpec.help)")
+        // The hunter's file: its ranging section is what the parent tunes with scan.
+        let configuration = try HunterConfiguration.load(flags: flags)
+        let runtime = try ApplianceRuntime(RuntimeOptions(record: configuration.record, duration: duration))
+        let scanner = Scanner(runtime: runtime, ranging: configuration.ranging, json: configuration.json, active: active)
+        if configuration.transport == .simulator {
+            // The demo's treasure walking by, and two beacons standing still.
+            let world = DemoWorld(origin: runtime.loop.now)
+            do {
+                let controller = try SimulatedController(family: .legacy, startTime: runtime.loop.now)
+                controller.add(world.walkingTreasure(DemoWorld.treasure))
+                let standing = IBeacon(uuid: HunterConfiguration.defaultUUID, major: 1, minor: 2, measuredPower: -59)
+                controller.add(world.standingBeacon(standing.advertisingData, address: DemoWorld.hunterAddress, distance: 2))
+                scanner.start(on: .inProcess(controller, world: { controller.advance(to: $0) }), transport: configuration.transport)
+            } catch {
+                throw CLIError(.software, "simulator: \(error)")
+            }
+        } else {
+            scanner.start(on: .spec(configuration.transport), transport: configuration.transport)
         }
-        let signals: SignalSource
-        let loop: EventLoop
-        do {
-            signals = try SignalSource()
-            loop = try EventLoop()
-        } catch {
-            throw CLIError(.software, "event loop: \(error)")
-        }
-        var recorder: CaptureFileWriter?
-        if let record {
-            do { recorder = try CaptureFileWriter(path: record) } catch { throw CLIError(.ioError, "--record \(record): \(error)") }
-        }
-        let session = ControllerSession(
-            loop: loop, settings: ControllerSettings(scanning: active ? .active : .passive), transport: spec.factory(recorder: recorder))
-        let start = monotonicSeconds()
-        var engine = RangingEngine(configuration: .default, regions: [])
-        var out = StandardOutput()
-        var printer = SightingPrinter(json: true)
-        var rows: [String: Row] = [:]
-        var names: [BDAddress: String] = [:]
-        var rewards: [BDAddress: String] = [:]
-        var exitCode = ExitCode.ok
-        let terminal = isatty(1) == 1 && !json
+        return try runtime.run()
+    }
 
-        func stop(_ code: ExitCode) {
-            exitCode = code
-            session.stop(timeout: 0.5)
-            try? recorder?.close()
-            out.flush()
-            loop.stop()
+    /// What `scan` keeps and shows: a row per beacon, names and rewards per address.
+    final class Scanner {
+        private let runtime: ApplianceRuntime
+        private let json: Bool
+        private let active: Bool
+        private var engine: RangingEngine
+        private var printer = SightingPrinter(json: true)
+        private var rows: [String: Row] = [:]
+        /// The row of each ranged iBeacon/AltBeacon (range events come by key).
+        private var rowOfKey: [BeaconKey: String] = [:]
+        private var names: [BDAddress: String] = [:]
+        private var rewards: [BDAddress: String] = [:]
+        private var session: ControllerSession?
+        private var controllerLog: ControllerLog
+        private let terminal: Bool
+
+        init(runtime: ApplianceRuntime, ranging: RangingConfiguration, json: Bool, active: Bool) {
+            self.runtime = runtime
+            self.json = json
+            self.active = active
+            engine = RangingEngine(configuration: ranging, regions: [])
+            controllerLog = ControllerLog(doing: active ? "scanning actively" : "scanning")
+            terminal = isatty(1) == 1 && !json
         }
-        session.onReport = { report, time in
+
+        func start(on source: ControllerSource, transport: TransportSpec) {
+            let session = runtime.session(source, settings: ControllerSettings(scanning: active ? .active : .passive)) { report in
+                if let failure = report.failure { Log.warning("switching scanning off: \(failure)") }
+            }
+            self.session = session
+            session.onReport = { [unowned self] report, time in self.report(report, at: time - runtime.start) }
+            session.onSighting = { [unowned self] sighting in self.sighting(sighting) }
+            session.onStateChange = { [unowned self] state in
+                _ = controllerLog.update(state, transport: session.transport?.name ?? transport.description)
+            }
+            if !json { runtime.loop.schedule(after: 0.5) { [unowned self] in redraw() } }
+            runtime.loop.schedule(after: 1) { [unowned self] in advance() }
+        }
+
+        private func report(_ report: AdvertisingReport, at time: Double) {
             if let name = AdvertisingData(parsing: report.data).localName, !name.isEmpty {
                 names[report.address] = String(name.unicodeScalars.filter { $0.value >= 0x20 && $0.value != 0x7F }.prefix(32))
             }
             // A treasure's reward (scan response): printed once per address and text.
-            if report.isScanResponse, let reward = TreasureSignals.reward(inScanResponse: report.data), rewards[report.address] != reward {
-                rewards[report.address] = reward
-                if json {
-                    var line = JSONLine()
-                    line.add("t", time - start)
-                    line.add("event", "reward")
-                    line.add("address", report.address.description)
-                    line.add("reward", reward)
-                    out.line(line.line)
-                    out.flush()
-                }
-            }
+            guard report.isScanResponse, let reward = TreasureSignals.reward(inScanResponse: report.data), rewards[report.address] != reward else { return }
+            rewards[report.address] = reward
+            guard json else { return }
+            var line = JSONLine()
+            line.add("t", time)
+            line.add("event", "reward")
+            line.add("address", report.address.description)
+            line.add("reward", reward)
+            runtime.out.line(line.line)
+            runtime.out.flush()
         }
-        session.onSighting = { sighting in
+
+        private func sighting(_ sighting: BeaconSighting) {
             var s = sighting
-            s.time -= start
-            let key = s.beacon.kind + " " + Self.identity(s.beacon)
+            s.time -= runtime.start
+            let key = s.beacon.kind + " " + ScanCommand.identity(s.beacon)
             rows[key, default: Row(sighting: s)].sighting = s
-            if json, let line = printer.line(for: s) { out.line(line) }
+            if json, let line = printer.line(for: s) { runtime.out.line(line) }
             if let sample = RangingOutput.sample(s) {
-                for event in engine.ingest(sample) {
-                    if case let .range(r) = event {
-                        rows[key]?.range = r
-                        if json { out.line(RangingOutput.json(event)) }
-                    }
-                }
+                rowOfKey[sample.key] = key
+                emit(engine.ingest(sample))
             }
-            if json { out.flush() }
+            if json { runtime.out.flush() }
         }
-        var lost = false
-        session.onStateChange = { state in
-            switch state {
-            case let .ready(family):
-                lost = false
-                Log.info("scanning on \(session.transport?.name ?? "?") (\(family.rawValue)\(active ? ", active" : ""))")
-            case let .lost(reason):
-                if !lost { Log.warning("controller unavailable (\(reason)); retrying") }
-                lost = true
-            default: break
+
+        private func emit(_ events: [RangingEvent]) {
+            for event in events {
+                guard case let .range(r) = event else { continue }
+                if let key = rowOfKey[r.key] { rows[key]?.range = r }
+                if json { runtime.out.line(RangingOutput.json(event)) }
             }
         }
-        session.onFatal = { error in
-            Log.error("\(error)")
-            if case .permission = error { stop(.noPermission) } else { stop(.unavailable) }
+
+        private func advance() {
+            emit(engine.advance(to: runtime.now))
+            if json { runtime.out.flush() }
+            runtime.loop.schedule(after: 0.5) { [unowned self] in advance() }
         }
-        loop.watch(signals.fd) {
-            if signals.drain().contains(where: { $0 != SIGHUP }) { stop(.ok) }
-        }
-        if !json {
-            func redraw() {
-                let now = monotonicSeconds() - start
-                var text = terminal ? "\u{1B}[H\u{1B}[2J" : "\n"
-                text += "pirate-hunter scan  \(session.transport?.name ?? "no adapter")  \(rows.count) beacon(s)   (Ctrl-C to stop)\n"
-                text += SightingPrinter.pad("kind", 15) + SightingPrinter.pad("id", 58) + SightingPrinter.pad("rssi", 6)
-                    + SightingPrinter.pad("distance", 18) + SightingPrinter.pad("proximity", 11) + SightingPrinter.pad("age", 7) + "name / reward\n"
-                for row in rows.sorted(by: { $0.key < $1.key }).map(\.value) {
-                    let s = row.sighting
-                    let d = row.range?.distance.map { "\(fixed($0.meters, decimals: 1)) ± \(fixed($0.sigma, decimals: 1)) m" } ?? "-"
-                    text += SightingPrinter.pad(s.beacon.kind, 15) + SightingPrinter.pad(Self.identity(s.beacon), 58)
-                        + SightingPrinter.pad(s.rssi.map { String($0) } ?? "n/a", 6) + SightingPrinter.pad(d, 18)
-                        + SightingPrinter.pad(row.range?.proximity.rawValue ?? "unknown", 11)
-                        + SightingPrinter.pad(fixed(now - s.time, decimals: 1) + "s", 7)
-                        + [names[s.address], rewards[s.address].map { "reward: \($0)" }].compactMap { $0 }.joined(separator: " ") + "\n"
-                }
-                out.line(text)
-                out.flush()
-                loop.schedule(after: terminal ? 0.5 : 2) { redraw() }
+
+        private func redraw() {
+            let now = runtime.now
+            var text = terminal ? "\u{1B}[H\u{1B}[2J" : "\n"
+            text += "pirate-hunter scan  \(session?.transport?.name ?? "no adapter")  \(rows.count) beacon(s)   (Ctrl-C to stop)\n"
+            text += SightingPrinter.pad("kind", 15) + SightingPrinter.pad("id", 58) + SightingPrinter.pad("rssi", 6)
+                + SightingPrinter.pad("distance", 18) + SightingPrinter.pad("proximity", 11) + SightingPrinter.pad("age", 7) + "name / reward\n"
+            for row in rows.sorted(by: { $0.key < $1.key }).map(\.value) {
+                let s = row.sighting
+                let d = row.range?.distance.map { "\(fixed($0.meters, decimals: 1)) ± \(fixed($0.sigma, decimals: 1)) m" } ?? "-"
+                text += SightingPrinter.pad(s.beacon.kind, 15) + SightingPrinter.pad(ScanCommand.identity(s.beacon), 58)
+                    + SightingPrinter.pad(s.rssi.map { String($0) } ?? "n/a", 6) + SightingPrinter.pad(d, 18)
+                    + SightingPrinter.pad(row.range?.proximity.rawValue ?? "unknown", 11)
+                    + SightingPrinter.pad(fixed(now - s.time, decimals: 1) + "s", 7)
+                    + [names[s.address], rewards[s.address].map { "reward: \($0)" }].compactMap { $0 }.joined(separator: " ") + "\n"
             }
-            loop.schedule(after: 0.5) { redraw() }
+            runtime.out.line(text)
+            runtime.out.flush()
+            runtime.loop.schedule(after: terminal ? 0.5 : 2) { [unowned self] in redraw() }
         }
-        loop.schedule(after: 1) {
-            func advance() {
-                let t = monotonicSeconds() - start
-                for event in engine.advance(to: t) {
-                    if case let .range(r) = event {
-                        for (key, row) in rows where RangingOutput.sample(row.sighting)?.key == r.key { rows[key]?.range = r }
-                        if json { out.line(RangingOutput.json(event)) }
-                    }
-                }
-                loop.schedule(after: 0.5) { advance() }
-            }
-            advance()
-        }
-        if let duration { loop.schedule(after: duration) { stop(.ok) } }
-        session.start()
-        do {
-            try loop.run()
-        } catch {
-            throw CLIError(.software, "event loop: \(error)")
-        }
-        return exitCode
     }
 
     static func identity(_ beacon: Beacon) -> String {

@@ -48,24 +48,14 @@ enum TransportSpec: Equatable, CustomStringConvertible {
         }
     }
 
-    /// Opens a fresh transport each time it is called (the session reconnects through it),
-    /// recording every packet to `recorder` when given.
-    func factory(recorder: CaptureFileWriter?) -> ControllerSession.TransportFactory {
-        let spec = self
-        return { () throws(TransportError) -> HCITransport in
-            let transport: HCITransport
-            switch spec {
-            case let .kernel(adapter):
-                transport = try KernelHCISocket(adapter: adapter)
-            case let .serial(path, baud):
-                transport = try H4StreamTransport.serial(path: path, baud: baud)
-            case let .unix(path):
-                transport = try H4StreamTransport.unixSocket(path: path)
-            case .simulator:
-                throw .unsupported("the simulator transport is made by its command")
-            }
-            guard let recorder else { return transport }
-            return RecordingTransport(transport, writer: recorder)
+    /// A fresh transport (the session calls this again to reconnect). The simulator is made
+    /// by its command, in process (`ControllerSource.inProcess`).
+    func open() throws(TransportError) -> HCITransport {
+        switch self {
+        case let .kernel(adapter): return try KernelHCISocket(adapter: adapter)
+        case let .serial(path, baud): return try H4StreamTransport.serial(path: path, baud: baud)
+        case let .unix(path): return try H4StreamTransport.unixSocket(path: path)
+        case .simulator: throw .unsupported("the simulator transport is made by its command")
         }
     }
 }

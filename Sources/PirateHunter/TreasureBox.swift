@@ -19,6 +19,8 @@ struct TreasureSetup {
     var kiosk = false
     /// Prefix of log lines (the demo runs a hunter and a box in one process).
     var logPrefix = ""
+    /// SIGHUP reloads the box, SIGWINCH redraws it (false in the demo: the hunter's).
+    var ownsSignals = true
     /// Stop by itself after this many seconds; nil runs until a signal.
     var duration: Double?
     /// Reloads what SIGHUP reloads (ids, reward: advertised again); nil ignores SIGHUP.
@@ -53,13 +55,10 @@ final class TreasureBox {
     }
 
     private var setup: TreasureSetup
-    let loop: EventLoop
-    private let ownsLoop: Bool
-    private var signals: SignalSource?
+    private let runtime: ApplianceRuntime
+    private var loop: EventLoop { runtime.loop }
     private var session: ControllerSession?
-    private let simulator: SimulatedController?
-    private let air: SimulatedAir?
-    private var recorder: CaptureFileWriter?
+    private var controllerLog: ControllerLog
     private var engine: RangingEngine
     private var advertisement: Advertisement
     private var hunters: [UInt16: HunterSeen] = [:]
@@ -70,11 +69,7 @@ final class TreasureBox {
     private var state: ControllerState = .connecting
     private var logged: KioskState?
     private var shown: String?
-    private var out = StandardOutput()
-    private let start: Double
-    private var exitCode: ExitCode = .ok
     private var stopped = false
-    private var lostReason: String?
     /// The controller's last refusal of our advertisement, until it advertises again.
     private var refusal: CommandFailure?
 
@@ -85,80 +80,35 @@ final class TreasureBox {
     /// A hunter is greeted again only after this long.
     static let greetAgainAfter = 600.0
 
-    /// `loop`: share a loop (the demo's); nil makes one and handles signals (`run`).
-    init(setup: TreasureSetup, loop shared: EventLoop? = nil, simulator: SimulatedController? = nil, air: SimulatedAir? = nil) throws(CLIError) {
+    init(setup: TreasureSetup, runtime: ApplianceRuntime) throws(CLIError) {
         self.setup = setup
+        self.runtime = runtime
         advertisement = try setup.advertisement()
-        do {
-            if let shared {
-                loop = shared
-                ownsLoop = false
-            } else {
-                signals = try SignalSource([SIGINT, SIGTERM, SIGHUP, SIGWINCH])
-                loop = try EventLoop()
-                ownsLoop = true
-            }
-        } catch {
-            throw CLIError(.software, "event loop: \(error)")
-        }
-        self.simulator = simulator
-        self.air = air
+        controllerLog = ControllerLog(doing: nil, prefix: setup.logPrefix)
         engine = RangingEngine(configuration: setup.ranging, regions: [Region(name: "hunters", uuid: TreasureSignals.hunterUUID)])
-        start = monotonicSeconds()
         qrLines = Self.qrLines(setup.treasure.reward)
-        if let path = setup.record {
-            do {
-                recorder = try CaptureFileWriter(path: path)
-            } catch {
-                throw CLIError(error.errno == EACCES ? .noPermission : .ioError, "--record \(path): \(error)")
-            }
-        }
     }
 
-    private var now: Double { monotonicSeconds() - start }
+    private var now: Double { runtime.now }
 
     static func qrLines(_ reward: String?) -> [String] {
         guard let reward, let code = try? QRCode(encoding: reward) else { return [] }
         return code.terminalLines(inverted: true)
     }
 
-    /// Standalone: runs until SIGINT/SIGTERM (or `duration`), advertising off on the way out.
-    func run() throws(CLIError) -> ExitCode {
-        if let signals {
-            loop.watch(signals.fd) { [unowned self] in
-                for signal in signals.drain() { self.signal(signal) }
-            }
-        }
+    /// Joins the runtime: advertising and scanning on `source`, the kiosk or the log, SIGHUP
+    /// (reload) and SIGWINCH (redraw). `recorded: false` keeps a second session (the demo's
+    /// box) out of the hunter's recording.
+    func start(on source: ControllerSource, recorded: Bool = true) {
         if setup.kiosk { writeOut(KioskScreen.enterFullScreen) }
-        begin()
-        if let duration = setup.duration {
-            loop.schedule(after: duration) { [unowned self] in self.stop(.ok) }
-        }
-        do {
-            try loop.run()
-        } catch {
-            throw CLIError(.software, "event loop: \(error)")
-        }
-        return exitCode
-    }
-
-    /// Starts advertising and scanning on the loop (the demo calls this; `run` does too).
-    func begin() {
-        let factory: ControllerSession.TransportFactory
-        if let simulator {
-            let recorded: HCITransport = recorder.map { RecordingTransport(simulator, writer: $0) } ?? simulator
-            factory = { () throws(TransportError) -> HCITransport in recorded }
-            // A shared loop (the demo) is driven by its owner.
-            if ownsLoop { loop.drive(air.map { air in { air.advance(to: $0) } } ?? { simulator.advance(to: $0) }) }
-        } else {
-            factory = setup.transport.factory(recorder: recorder)
-        }
         var options = ControllerSession.Options()
         options.advertises = true
         // Hunters only announce after a find: long silences are normal, not a stuck scan.
         options.reportWatchdog = 120
-        let session = ControllerSession(
-            loop: loop, settings: ControllerSettings(scanning: .passive, advertisement: advertisement), options: options, transport: factory)
+        let settings = ControllerSettings(scanning: .passive, advertisement: advertisement)
+        let session = runtime.session(source, settings: settings, options: options, recorded: recorded) { [unowned self] report in
+            controllerStopped(report)
+        }
         self.session = session
         session.onSighting = { [unowned self] sighting in self.sighting(sighting) }
         session.onStateChange = { [unowned self] state in self.controller(state) }
@@ -173,11 +123,9 @@ final class TreasureBox {
                 refresh()
             }
         }
-        session.onFatal = { [unowned self] error in
-            log(error: "\(error)")
-            self.stop(error.isPermission ? .noPermission : .unavailable)
+        if setup.ownsSignals {
+            runtime.onSignal = { [unowned self] signal in self.signal(signal) }
         }
-        session.start()
         periodic()
         refresh()
     }
@@ -197,25 +145,16 @@ final class TreasureBox {
 
     private func controller(_ new: ControllerState) {
         state = new
-        switch new {
-        case let .lost(reason):
-            // Logged once per outage: retries must not fill the journal.
-            if lostReason == nil {
-                log(warning: "controller unavailable (\(reason)); advertising again when it is back")
-                lostReason = reason
-            }
-        case .ready:
-            lostReason = nil
-        default:
-            break
-        }
+        // Logged once per outage (retries must not fill the journal), and not on the kiosk's
+        // own terminal, which shows it.
+        _ = controllerLog.update(new, transport: session?.transport?.name ?? "?", log: !logsShareTheScreen)
         refresh()
     }
 
     private func sighting(_ sighting: BeaconSighting) {
         guard case let .iBeacon(beacon) = sighting.beacon, let (id, foundTag) = TreasureSignals.hunter(in: beacon) else { return }
         var s = sighting
-        s.time = sighting.time - start
+        s.time = sighting.time - runtime.start
         let t = s.time
         var h = hunters[id] ?? HunterSeen(id: id, foundTag: foundTag, lastSeen: t)
         h.lastSeen = t
@@ -247,8 +186,8 @@ final class TreasureBox {
             line.add("event", "greet")
             line.add("hunter", Int(id))
             if let reward = setup.treasure.reward { line.add("reward", reward) }
-            out.line(line.line)
-            out.flush()
+            runtime.out.line(line.line)
+            runtime.out.flush()
         }
         guard !setup.kiosk else { return }
         let reward = setup.treasure.reward.map { "; reward: \($0)" } ?? "; no reward configured"
@@ -270,7 +209,7 @@ final class TreasureBox {
             status = refusal.map { .waiting("the controller refuses to advertise: \($0)") } ?? .advertising(adapter: adapter, family: family.rawValue)
         case .lost, .connecting, .configuring:
             // One steady state for a whole outage (its first reason), not one per retry.
-            status = .waiting(lostReason.map { "controller unavailable (\($0)), retrying" } ?? "connecting to \(setup.transport.description)")
+            status = .waiting(controllerLog.outage.map { "controller unavailable (\($0)), retrying" } ?? "connecting to \(setup.transport.description)")
         }
         let nearby = hunters.values.sorted { $0.id < $1.id }.map {
             KioskState.Hunter(id: $0.id, proximity: $0.proximity, distance: $0.distance, greeted: greeted[$0.id] != nil, lastSeen: $0.lastSeen)
@@ -295,7 +234,7 @@ final class TreasureBox {
             }
         } else {
             // The greeting and an outage have their own lines (with the QR code, with a warning).
-            let outage = lostReason != nil || refusal != nil
+            let outage = controllerLog.outage != nil || refusal != nil
             let ownLine = { (line: String) in line.hasPrefix("greeted") || outage && line.hasPrefix("waiting:") }
             for line in KioskLog.changes(from: logged, to: state) where !ownLine(line) {
                 log(info: line)
@@ -315,8 +254,8 @@ final class TreasureBox {
     }
 
     private func writeOut(_ text: String) {
-        out.text(text)
-        out.flush()
+        runtime.out.text(text)
+        runtime.out.flush()
     }
 
     /// With the kiosk on the same terminal as stderr, log lines would scroll the full-screen
@@ -366,39 +305,27 @@ final class TreasureBox {
                 log(error: "reload refused, keeping the running configuration: \(error.message)")
             }
         default:
-            log(info: "signal \(signal): stopping")
-            stop(.ok)
+            break
         }
     }
 
-    /// Advertising and scanning off on the controller, the recording closed.
-    func stop(_ code: ExitCode = .ok) {
-        guard !stopped else { return }
+    /// After the runtime switched the controller off: the full screen left first, so that
+    /// what follows (and what was held) is seen.
+    private func controllerStopped(_ report: ApplianceRuntime.StopReport) {
         stopped = true
-        exitCode = code
-        let connected = session?.transport != nil && session?.family != nil
-        let failure = session?.stop(timeout: 0.5)
-        // Off the full screen first, so that what follows (and what was held) is seen.
         if setup.kiosk {
             writeOut(KioskScreen.leaveFullScreen)
             for message in heldLog { Log.warning(setup.logPrefix + message) }
             heldLog = []
             logsShareTheScreen = false
         }
-        if let failure {
+        if let failure = report.failure {
             log(warning: "switching advertising off: \(failure)")
-        } else if connected {
+        } else if report.wasConnected {
             log(info: "advertising off")
-        } else if session != nil {
+        } else {
             log(warning: "no controller to switch advertising off on (it was unavailable)")
         }
-        do {
-            try recorder?.close()
-        } catch {
-            log(error: "recording: \(error)")
-        }
-        out.flush()
-        if ownsLoop { loop.stop() }
     }
 }
 
@@ -409,12 +336,3 @@ extension TransportError {
     }
 }
 
-extension EventLoop {
-    /// Moves a simulated world with the loop's clock, every 20 ms, for as long as the loop runs.
-    func drive(_ world: @escaping (Double) -> Void) {
-        repeatEvery(0.02) { t in
-            world(t)
-            return true
-        }
-    }
-}

@@ -29,16 +29,23 @@ enum TreasureCommand {
         setup.reload = load
         setup.duration = duration
         setup.kiosk = !plain && !setup.json && isatty(1) == 1
-        guard setup.transport == .simulator else { return try TreasureBox(setup: setup).run() }
-        // The simulator: the box's own virtual controller, and a hunter who keeps coming by.
-        let origin = monotonicSeconds()
-        let world = DemoWorld(origin: origin)
-        do {
-            let controller = try SimulatedController(family: .extended, address: DemoWorld.boxAddress, startTime: origin)
-            controller.add(world.visitingHunter(treasure: setup.treasure.beacon))
-            return try TreasureBox(setup: setup, simulator: controller).run()
-        } catch {
-            throw CLIError(.software, "treasure: simulator: \(error)")
+        var options = RuntimeOptions(record: setup.record, duration: duration)
+        options.signals = [SIGINT, SIGTERM, SIGHUP, SIGWINCH]
+        let runtime = try ApplianceRuntime(options)
+        let box = try TreasureBox(setup: setup, runtime: runtime)
+        if setup.transport == .simulator {
+            // The box's own virtual controller, and a hunter who keeps coming by.
+            let world = DemoWorld(origin: runtime.loop.now)
+            do {
+                let controller = try SimulatedController(family: .extended, address: DemoWorld.boxAddress, startTime: runtime.loop.now)
+                controller.add(world.visitingHunter(treasure: setup.treasure.beacon))
+                box.start(on: .inProcess(controller, world: { controller.advance(to: $0) }))
+            } catch {
+                throw CLIError(.software, "simulator: \(error)")
+            }
+        } else {
+            box.start(on: .spec(setup.transport))
         }
+        return try runtime.run()
     }
 }

@@ -66,11 +66,15 @@ extension HCITransport {
 public final class RecordingTransport: HCITransport {
     private let inner: HCITransport
     private let writer: CaptureFileWriter
+    private let clock: () -> Int64
     public private(set) var writeError: SystemError?
 
-    public init(_ inner: HCITransport, writer: CaptureFileWriter) {
+    /// `clock`: each record's timestamp, microseconds since the Unix epoch (the wall clock;
+    /// on virtual time, the virtual clock from a wall-clock origin).
+    public init(_ inner: HCITransport, writer: CaptureFileWriter, clock: @escaping () -> Int64 = wallClockMicroseconds) {
         self.inner = inner
         self.writer = writer
+        self.clock = clock
     }
 
     public var fileDescriptor: Int32 { inner.fileDescriptor }
@@ -79,7 +83,7 @@ public final class RecordingTransport: HCITransport {
     private func record(_ packet: HCIPacket, received: Bool) {
         guard writeError == nil else { return }
         do {
-            try writer.write(packet, received: received, unixMicroseconds: wallClockMicroseconds())
+            try writer.write(packet, received: received, unixMicroseconds: clock())
         } catch {
             writeError = error
         }

@@ -5,7 +5,8 @@ import Testing
 /// The whole appliance on the simulator: a scripted walk through the real pipeline, its
 /// voice heard through ALSA's file: device, ending at the treasure box (same process,
 /// simulated air between the two controllers) that hands over its reward and greets the
-/// hunter. One run (about 75 s) serves every check.
+/// hunter. On virtual time: the 90 s walk runs in about a second, the same every run, and
+/// the WAV ALSA's file: device was handed holds each sound at the moment it was played.
 @Suite(.serialized) struct DemoEndToEndTests {
     struct Run {
         var result: CommandResult
@@ -13,6 +14,7 @@ import Testing
         var wav: [Int16]
         var rate: Int
         var svg: String?
+        var capture: [UInt8]
     }
 
     static func runDemo() throws -> Run {
@@ -21,17 +23,20 @@ import Testing
         defer { try? FileManager.default.removeItem(at: directory) }
         let wav = directory.appendingPathComponent("heard.wav").path
         let svg = directory.appendingPathComponent("reward.svg").path
+        let capture = directory.appendingPathComponent("demo.btsnoop").path
         let result = try PirateHunterBinary.run(
-            ["demo", "--json", "--device", "file:FILE=\(wav),FORMAT=wav", "--cache-dir", directory.appendingPathComponent("cache").path,
-             "--reward-svg", svg],
-            timeout: 180)
+            ["demo", "--virtual-time", "--json", "--device", "file:FILE=\(wav),FORMAT=wav", "--cache-dir", directory.appendingPathComponent("cache").path,
+             "--reward-svg", svg, "--record", capture],
+            timeout: 60)
         let events = try jsonObjects(result)
         let data = try Data(contentsOf: URL(fileURLWithPath: wav))
         // 44-byte canonical header from alsa-lib's file plugin, then S16_LE mono.
         #expect(data.count > 44)
         let rate = data.count > 28 ? Int(data[24]) | Int(data[25]) << 8 | Int(data[26]) << 16 : 0
         let samples = data.dropFirst(44).withUnsafeBytes { Array($0.bindMemory(to: Int16.self)) }
-        return Run(result: result, events: events, wav: samples, rate: rate, svg: try? String(contentsOfFile: svg, encoding: .utf8))
+        return Run(
+            result: result, events: events, wav: samples, rate: rate, svg: try? String(contentsOfFile: svg, encoding: .utf8),
+            capture: [UInt8]((try? Data(contentsOf: URL(fileURLWithPath: capture))) ?? Data()))
     }
 
     @Test func scriptedWalkIsHeardInOrderAndEndsWithTheReward() throws {
@@ -94,6 +99,13 @@ import Testing
             }
         }
         #expect(bursts >= 8, "lines separated by silence: \(bursts)")
+        // Each line is in the WAV where the JSON says it was said: sound within 100 ms of it.
+        for e in run.events where e["event"] as? String == "say" {
+            let t = try #require(e["t"] as? Double)
+            let from = Int(t * Double(run.rate)), to = min(run.wav.count, from + run.rate / 2)
+            let loudest = run.wav[min(from, run.wav.count)..<to].map { abs(Int($0)) }.max() ?? 0
+            #expect(loudest > 1000, "\(e["event_name"] ?? "?") at \(t) s is heard then")
+        }
 
         // The reward: read from the box's scan response after the find, printed (a JSON
         // line), said after the found line (its lead-in, then the code), its QR code written.
@@ -119,5 +131,44 @@ import Testing
         let announced = try #require(log.firstIndex { $0.hasPrefix("pirate-hunter: announcing hunter 1") })
         #expect(announced < greeting)
         #expect(log.contains("pirate-hunter: treasure box: advertising off"))
+    }
+
+    @Test func theSameRunTwiceIsTheSameRun() throws {
+        let (a, b) = (try Self.runDemo(), try Self.runDemo())
+        #expect(a.result.status == 0 && b.result.status == 0)
+        #expect(a.result.stdout == b.result.stdout, "virtual time and seeded line choice: byte for byte")
+        #expect(a.wav == b.wav)
+    }
+
+    /// A parent's `--record` turned back into what the hunter said: the demo's capture,
+    /// replayed with `--hunt`, says the same lines in the same order at the same moments.
+    @Test func replayingTheDemosRecordingSaysWhatTheDemoSaid() throws {
+        let run = try Self.runDemo()
+        #expect(run.result.status == 0)
+        #expect(run.capture.count > 10_000)
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("demo-\(UUID().uuidString).btsnoop").path
+        try Data(run.capture).write(to: URL(fileURLWithPath: path))
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        let replay = try PirateHunterBinary.run(["replay", path, "--hunt", "--json", "--region", "50697261-7465-4875-6E74-547265617375"], timeout: 60)
+        #expect(replay.status == 0, "\(replay.stderr)")
+        func spoken(_ events: [[String: Any]]) -> [String] {
+            events.compactMap { e -> String? in
+                switch e["event"] as? String {
+                case "say": return "say:" + (e["event_name"] as? String ?? "")
+                case "sound": return "sound:" + (e["name"] as? String ?? "")
+                case "reward": return "reward:" + (e["reward"] as? String ?? "")
+                default: return nil
+                }
+            }
+        }
+        let live = spoken(run.events)
+        let replayed = spoken(try jsonObjects(replay))
+        #expect(live.count >= 14)
+        #expect(replayed == live)
+        // At the same moments (the capture's clock starts at the first packet, the demo's at start).
+        let liveTimes = run.events.filter { $0["event"] as? String == "say" }.compactMap { $0["t"] as? Double }
+        let replayTimes = try jsonObjects(replay).filter { $0["event"] as? String == "say" }.compactMap { $0["t"] as? Double }
+        #expect(liveTimes.count == replayTimes.count)
+        for (l, r) in zip(liveTimes.dropFirst(), replayTimes.dropFirst()) { #expect(abs(l - r) < 1.0, "\(l) vs \(r)") }
     }
 }

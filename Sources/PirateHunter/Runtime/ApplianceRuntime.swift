@@ -1,0 +1,251 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import Bluetooth
+import Radio
+
+/// Where a command's controller comes from: the transport the user named (kernel socket,
+/// H4 over a UART or a unix socket), or one made in this process (the simulator, a capture
+/// being replayed) with the world that moves it on the loop's clock.
+enum ControllerSource {
+    case spec(TransportSpec)
+    case inProcess(HCITransport, world: ((Double) -> Void)?)
+}
+
+/// How a command runs: its clock, the signals it takes, what it records, how long.
+struct RuntimeOptions {
+    var clock: LoopClock = .monotonic
+    /// Handled on the loop: SIGINT and SIGTERM stop, SIGHUP (reload) and others go to
+    /// `ApplianceRuntime.onSignal`. Empty: the command takes no signals (a replay).
+    var signals: [Int32] = [SIGINT, SIGTERM, SIGHUP]
+    /// `--record FILE.btsnoop`: every packet of every session, both ways.
+    var record: String?
+    /// `--duration S`: stop by itself.
+    var duration: Double?
+}
+
+/// The one runtime every controller command runs on: the event loop and its clock, signals,
+/// the recorder, the controller sessions, stdout, and shutdown (controller off, then each
+/// part's own stop, then the recording closed) with one exit code. `hunt`, `treasure`,
+/// `scan`, `demo` and `replay --hunt` are configurations of it.
+final class ApplianceRuntime {
+    struct StopReport {
+        /// The controller refused or did not answer the switch-off.
+        var failure: CommandFailure?
+        /// A controller was there to switch off.
+        var wasConnected: Bool
+    }
+
+    private struct ManagedSession {
+        var session: ControllerSession
+        var onStopped: (StopReport) -> Void
+    }
+
+    let loop: EventLoop
+    private let signals: SignalSource?
+    private let recorder: CaptureFileWriter?
+    private var recordings: [RecordingTransport] = []
+    private var sessions: [ManagedSession] = []
+    private var stopHandlers: [() -> Void] = []
+    /// t = 0 of every command's output and of the ranging clock.
+    let start: Double
+    /// Capture timestamps on virtual time start from the wall clock at start.
+    private let wallOrigin: Int64
+    var out = StandardOutput()
+    private(set) var exitCode: ExitCode = .ok
+    private(set) var stopping = false
+    /// A signal other than SIGINT/SIGTERM (SIGHUP: reload; SIGWINCH: redraw).
+    var onSignal: (Int32) -> Void = { _ in }
+    private var driving = false
+
+    /// Signals are blocked here, before any other thread (the PCM's, eSpeak's) starts.
+    init(_ options: RuntimeOptions) throws(CLIError) {
+        do {
+            signals = options.signals.isEmpty ? nil : try SignalSource(options.signals)
+            loop = try EventLoop(clock: options.clock)
+        } catch {
+            throw CLIError(.software, "event loop: \(error)")
+        }
+        start = loop.now
+        wallOrigin = wallClockMicroseconds()
+        if let path = options.record {
+            do {
+                recorder = try CaptureFileWriter(path: path)
+            } catch {
+                throw Self.fileError("--record \(path)", error)
+            }
+        } else {
+            recorder = nil
+        }
+        if let signals {
+            loop.watch(signals.fd) { [unowned self] in
+                for signal in signals.drain() {
+                    if signal == SIGINT || signal == SIGTERM {
+                        Log.info("signal \(signal): stopping")
+                        stop(.ok)
+                    } else {
+                        onSignal(signal)
+                    }
+                }
+            }
+        }
+        if let duration = options.duration {
+            loop.schedule(after: duration) { [unowned self] in stop(.ok) }
+        }
+    }
+
+    /// Seconds since start, on the loop's clock.
+    var now: Double { loop.now - start }
+
+    /// A controller session on `source`, recorded when asked, with the fatal failures
+    /// (permission, no Bluetooth) mapped to the exit code once. `onStopped` hears how the
+    /// switch-off at shutdown went.
+    func session(
+        _ source: ControllerSource, settings: ControllerSettings, options: ControllerSession.Options = .init(),
+        recorded wanted: Bool = true, onStopped: @escaping (StopReport) -> Void = { _ in }
+    ) -> ControllerSession {
+        let factory: ControllerSession.TransportFactory
+        let record: (HCITransport) -> HCITransport = wanted ? { [unowned self] in recorded($0) } : { $0 }
+        switch source {
+        case let .spec(spec):
+            factory = { () throws(TransportError) -> HCITransport in record(try spec.open()) }
+        case let .inProcess(transport, world):
+            let recordedTransport = record(transport)
+            factory = { () throws(TransportError) -> HCITransport in recordedTransport }
+            if let world { drive(world) }
+        }
+        let session = ControllerSession(loop: loop, settings: settings, options: options, transport: factory)
+        session.onFatal = { [unowned self] error in
+            Log.error("\(error)")
+            stop(Self.exitCode(for: error))
+        }
+        sessions.append(ManagedSession(session: session, onStopped: onStopped))
+        return session
+    }
+
+    private func recorded(_ transport: HCITransport) -> HCITransport {
+        guard let recorder else { return transport }
+        let clock: () -> Int64
+        if loop.isVirtual {
+            let origin = wallOrigin
+            clock = { [unowned self] in origin + Int64((now * 1_000_000).rounded()) }
+        } else {
+            clock = wallClockMicroseconds
+        }
+        let recording = RecordingTransport(transport, writer: recorder, clock: clock)
+        recordings.append(recording)
+        return recording
+    }
+
+    /// Moves a simulated world with the loop's clock, every 20 ms.
+    func drive(_ world: @escaping (Double) -> Void) {
+        loop.repeatEvery(0.02) { [unowned self] t in
+            world(t)
+            return !stopping
+        }
+    }
+
+    /// Called on the way out, after the controllers are off, in the order added.
+    func onStop(_ handler: @escaping () -> Void) { stopHandlers.append(handler) }
+
+    func run() throws(CLIError) -> ExitCode {
+        for managed in sessions { managed.session.start() }
+        do {
+            try loop.run()
+        } catch {
+            throw CLIError(.software, "event loop: \(error)")
+        }
+        return exitCode
+    }
+
+    /// Controllers off (scanning and advertising, 0.5 s for their answers), each part's own
+    /// stop, the recording closed at its last whole record, stdout flushed; once.
+    func stop(_ code: ExitCode) {
+        guard !stopping else { return }
+        stopping = true
+        exitCode = code
+        for managed in sessions {
+            let wasConnected = managed.session.transport != nil && managed.session.family != nil
+            let failure = managed.session.stop(timeout: 0.5)
+            managed.onStopped(StopReport(failure: failure, wasConnected: wasConnected))
+        }
+        for handler in stopHandlers { handler() }
+        stopHandlers = []
+        if let recorder {
+            if let failure = recordings.compactMap(\.writeError).first {
+                Log.error("--record \(recorder.path): \(failure)")
+                if exitCode == .ok { exitCode = .ioError }
+            }
+            do {
+                try recorder.close()
+            } catch {
+                Log.error("--record \(recorder.path): \(error)")
+                if exitCode == .ok { exitCode = .ioError }
+            }
+        }
+        out.flush()
+        loop.stop()
+    }
+
+    // MARK: One exit code per cause
+
+    static func exitCode(for error: TransportError) -> ExitCode {
+        switch error {
+        case .permission: return .noPermission
+        case .unsupported, .adapterDown, .adapterGone, .notFound, .system: return .unavailable
+        }
+    }
+
+    /// A file the user named could not be opened or written: 77 for permission, 66 for a
+    /// missing directory, 74 otherwise; the message names the flag and the cause.
+    static func fileError(_ what: String, _ error: SystemError) -> CLIError {
+        switch error.errno {
+        case EACCES, EPERM, EROFS: return CLIError(.noPermission, "\(what): \(error)")
+        case ENOENT, ENOTDIR: return CLIError(.noInput, "\(what): \(error)")
+        default: return CLIError(.ioError, "\(what): \(error)")
+        }
+    }
+}
+
+/// Logs a controller's outages once each and its first readiness, the same way for every
+/// command: "scanning on hci0 (legacy commands)", "controller unavailable (...); retrying".
+struct ControllerLog {
+    /// "scanning": logged when ready; nil when the caller says it another way (the kiosk's log).
+    let doing: String?
+    var prefix = ""
+    private(set) var outage: String?
+    private(set) var everReady = false
+
+    init(doing: String?, prefix: String = "") {
+        self.doing = doing
+        self.prefix = prefix
+    }
+
+    enum Change: Equatable {
+        /// Ready for the first time, or again after an outage.
+        case ready(afterOutage: Bool)
+        /// The start of an outage (not each retry).
+        case lost(String)
+        case none
+    }
+
+    /// What changed, logged (`log` false: only told, the caller shows it another way).
+    mutating func update(_ state: ControllerState, transport: String, log: Bool = true) -> Change {
+        switch state {
+        case let .ready(family):
+            guard !everReady || outage != nil else { return .none }
+            let afterOutage = outage != nil
+            everReady = true
+            outage = nil
+            if log, let doing { Log.info("\(prefix)\(doing) on \(transport) (\(family.rawValue) commands)") }
+            return .ready(afterOutage: afterOutage)
+        case let .lost(reason):
+            guard outage == nil else { return .none }
+            outage = reason
+            if log { Log.warning("\(prefix)controller unavailable (\(reason)); retrying") }
+            return .lost(reason)
+        case .connecting, .configuring:
+            return .none
+        }
+    }
+}

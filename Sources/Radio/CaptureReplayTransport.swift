@@ -1,0 +1,131 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import Bluetooth
+import CLinux
+
+/// A btsnoop capture as a controller (`replay --hunt`): what the controller reported then
+/// (advertising reports, hardware errors) arrives again at the capture's own pace on the
+/// loop's clock, the first record at `startTime`; our commands are answered with success,
+/// as by a controller that does as it is told (legacy commands). What the capture's own
+/// commands and their answers were is not replayed: the session sends its own.
+public final class CaptureReplayTransport: HCITransport {
+    public let fileDescriptor: Int32
+    public let name: String
+    private var reader: CaptureFileReader
+    private let startTime: Double
+    private var firstTimestamp: Int64?
+    /// The next record to deliver, read ahead: (its time on the loop's clock, the packet).
+    private var next: (time: Double, packet: HCIPacket)?
+    private var queue: [HCIPacket] = []
+    /// The capture is used up (or cut off): nothing more will arrive.
+    public private(set) var finished = false
+    /// Why the capture ended early (a torn or malformed record), nil at a clean end.
+    public private(set) var failure: String?
+    /// Records whose HCI packet did not decode (skipped).
+    public private(set) var malformed = 0
+    /// Loop time of the last record delivered.
+    public private(set) var lastTime: Double
+
+    public init(path: String, startTime: Double) throws(SystemError) {
+        reader = try CaptureFileReader(path: path)
+        let fd = eventfd(0, Int32(EFD_CLOEXEC | EFD_NONBLOCK))
+        guard fd >= 0 else {
+            reader.close()
+            throw SystemError("eventfd", errno: errno)
+        }
+        fileDescriptor = fd
+        name = "capture:" + path
+        self.startTime = startTime
+        lastTime = startTime
+        readAhead()
+    }
+
+    deinit {
+        reader.close()
+        Glibc.close(fileDescriptor)
+    }
+
+    /// Reads records until the next one the controller sent (an event worth replaying).
+    private func readAhead() {
+        next = nil
+        while !finished {
+            let record: BTSnoopRecord
+            do {
+                guard let r = try reader.next() else {
+                    finished = true
+                    return
+                }
+                record = r
+            } catch {
+                failure = "\(error)"
+                finished = true
+                return
+            }
+            let first = firstTimestamp ?? record.timestamp
+            firstTimestamp = first
+            guard record.flags & 1 == 1, let datalink = reader.datalink else { continue }
+            let packet: HCIPacket
+            do {
+                guard let p = try record.packet(datalink: datalink) else { continue }
+                packet = p
+            } catch {
+                malformed += 1
+                continue
+            }
+            guard packet.type == .event else { continue }
+            guard let event = try? HCIEvent(decoding: packet.bytes[...]) else {
+                malformed += 1
+                continue
+            }
+            switch event {
+            case .advertisingReports, .hardwareError:
+                next = (startTime + Double(record.timestamp &- first) / 1_000_000, packet)
+                return
+            default:
+                continue  // answers to the commands of the recorded session
+            }
+        }
+    }
+
+    /// Delivers every record due by `time` (the loop's clock).
+    public func advance(to time: Double) {
+        var woke = false
+        while let (t, packet) = next, t <= time {
+            queue.append(packet)
+            lastTime = t
+            woke = true
+            readAhead()
+        }
+        if woke { wake() }
+    }
+
+    private func wake() {
+        var one: UInt64 = 1
+        _ = Glibc.write(fileDescriptor, &one, 8)
+    }
+
+    public func send(_ packet: HCIPacket) throws(TransportError) {
+        guard packet.type == .command, let command = try? HCICommandPacket(decoding: packet.bytes[...]) else { return }
+        var extra: [UInt8] = []
+        switch command.opcode {
+        case .readLocalSupportedCommands: extra = [UInt8](repeating: 0, count: 64)
+        case .readBDAddress: extra = [UInt8](repeating: 0, count: 6)
+        case .leSetExtendedAdvertisingParameters: extra = [0]
+        default: break
+        }
+        let opcode = command.opcode.rawValue
+        let parameters: [UInt8] = [1, UInt8(opcode & 0xFF), UInt8(opcode >> 8), HCIStatus.success.rawValue] + extra
+        queue.append(HCIPacket(type: .event, bytes: [HCIEvent.commandCompleteCode, UInt8(parameters.count)] + parameters))
+        wake()
+    }
+
+    public func receive() throws(TransportError) -> [HCIPacket] {
+        var counter: UInt64 = 0
+        _ = Glibc.read(fileDescriptor, &counter, 8)
+        defer { queue.removeAll(keepingCapacity: true) }
+        return queue
+    }
+
+    public func close() {}
+}
