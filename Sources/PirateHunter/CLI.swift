@@ -10,6 +10,8 @@ enum ExitCode: Int32 {
     case noInput = 66
     case unavailable = 69
     case software = 70
+    /// An output file the user named cannot be created (no such directory, not a file).
+    case cantCreate = 73
     case ioError = 74
     case noPermission = 77
     case config = 78
@@ -22,6 +24,28 @@ struct CLIError: Error {
     init(_ code: ExitCode, _ message: String) {
         self.code = code
         self.message = message
+    }
+
+    /// User-given text safe to echo in a message: control characters (C0, DEL, C1) and
+    /// bidirectional overrides escaped, at most `limit` characters.
+    static func printable(_ text: String, limit: Int = 80) -> String {
+        var out = ""
+        var count = 0
+        for scalar in text.unicodeScalars {
+            if count == limit {
+                out += "..."
+                break
+            }
+            count += 1
+            let v = scalar.value
+            if v < 0x20 || (0x7F...0x9F).contains(v) || (0x202A...0x202E).contains(v) || (0x2066...0x2069).contains(v) {
+                let hex = String(v, radix: 16, uppercase: true)
+                out += "\\u{" + String(repeating: "0", count: max(0, 4 - hex.count)) + hex + "}"
+            } else {
+                out.unicodeScalars.append(scalar)
+            }
+        }
+        return out
     }
 }
 

@@ -12,26 +12,10 @@ import Voice
 /// `pirate-hunter hunt`: the appliance. `pirate-hunter demo`: the same pipeline on a
 /// simulated hunt, heard through the default ALSA device or written to demo.wav.
 enum HuntCommand {
-    /// The shared configuration flags plus `--quiet` (range and print, say nothing) and, for
-    /// the demo, `--virtual-time` (as fast as it computes, for tests).
-    static func configuration(_ cursor: inout ArgumentCursor, command: String) throws(CLIError) -> (ConfigurationFlags, quiet: Bool, virtualTime: Bool) {
-        var flags = ConfigurationFlags()
-        var quiet = false
-        var virtualTime = false
-        while let argument = cursor.next() {
-            if try flags.consume(argument, from: &cursor) { continue }
-            switch argument {
-            case "--quiet": quiet = true
-            case "--reward-svg": flags.rewardSVG = try cursor.value(for: argument)
-            case "--virtual-time" where command == "demo": virtualTime = true
-            default: throw CLIError(.usage, "\(command): unknown option '\(argument)'")
-            }
-        }
-        return (flags, quiet, virtualTime)
-    }
-
-    static func run(_ cursor: inout ArgumentCursor) throws(CLIError) -> ExitCode {
-        let (flags, quiet, _) = try configuration(&cursor, command: "hunt")
+    static func run(_ arguments: ParsedArguments) throws(CLIError) -> ExitCode {
+        let flags = try arguments.configurationFlags()
+        let quiet = arguments.has(Flags.quiet)
+        let duration = try arguments.duration()
         let load = { () throws(CLIError) -> HunterSetup in
             try HunterConfiguration.load(flags: flags).hunterSetup(quiet: quiet)
         }
@@ -39,7 +23,7 @@ enum HuntCommand {
         setup.rewardSVG = flags.rewardSVG
         // SIGHUP re-reads the file; the flags still win.
         setup.reload = load
-        let runtime = try ApplianceRuntime(RuntimeOptions(record: setup.record, duration: setup.duration))
+        let runtime = try ApplianceRuntime(RuntimeOptions(record: setup.record, duration: duration))
         let hunter = try Hunter(setup: setup, runtime: runtime)
         if setup.transport == .simulator {
             // The demo's walk, to the first hunted region's beacon (major 1, minor 1).
@@ -58,8 +42,10 @@ enum HuntCommand {
         return try runtime.run()
     }
 
-    static func demo(_ cursor: inout ArgumentCursor) throws(CLIError) -> ExitCode {
-        let (flags, quiet, virtualTime) = try configuration(&cursor, command: "demo")
+    static func demo(_ arguments: ParsedArguments) throws(CLIError) -> ExitCode {
+        let flags = try arguments.configurationFlags()
+        let quiet = arguments.has(Flags.quiet)
+        let virtualTime = arguments.has(Flags.virtualTime)
         let configuration = try HunterConfiguration.load(flags: flags)
         var setup = configuration.hunterSetup(quiet: quiet)
         setup.rewardSVG = flags.rewardSVG
@@ -79,7 +65,7 @@ enum HuntCommand {
                 setup.playback = playback
             }
         }
-        var options = RuntimeOptions(record: setup.record, duration: DemoWorld.length + 20)
+        var options = RuntimeOptions(record: setup.record, duration: try arguments.duration() ?? DemoWorld.length + 20)
         if virtualTime { options.clock = .virtual(start: 0) }
         let runtime = try ApplianceRuntime(options)
         let world = DemoWorld(origin: runtime.loop.now)
@@ -87,7 +73,7 @@ enum HuntCommand {
         do {
             radio = try world.air()
         } catch {
-            throw CLIError(.software, "demo: \(error)")
+            throw CLIError(.software, "simulator: \(error)")
         }
         let hunter = try Hunter(setup: setup, runtime: runtime)
         // The treasure box, in the same process and on the same runtime: its log lines are

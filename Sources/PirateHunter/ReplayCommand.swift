@@ -21,53 +21,27 @@ enum ReplayCommand {
         var out: String?
     }
 
-    static func parse(_ cursor: inout ArgumentCursor) throws(CLIError) -> Options {
-        var path: String?
-        var json = false
-        var regions: [Region] = []
-        var hunt = false
-        var config: String?
-        var out: String?
-        while let argument = cursor.next() {
-            switch argument {
-            case "--json": json = true
-            case "--hunt": hunt = true
-            case "--config": config = try cursor.value(for: argument)
-            case "--out": out = try cursor.value(for: argument)
-            case "--region":
-                let text = try cursor.value(for: "--region")
-                guard let region = RangingOutput.region(text) else {
-                    throw CLIError(.usage, "replay: --region '\(text)' is not UUID[:MAJOR[:MINOR]] (major and minor 0-65535)")
-                }
-                regions.append(region)
-            case _ where argument.hasPrefix("-"):
-                throw CLIError(.usage, "replay: unknown option '\(argument)'")
-            default:
-                guard path == nil else { throw CLIError(.usage, "replay: more than one capture file given") }
-                path = argument
-            }
-        }
-        guard let path else { throw CLIError(.usage, "replay: no capture file given (replay FILE [--json])") }
-        if !hunt, config != nil || out != nil { throw CLIError(.usage, "replay: --config and --out go with --hunt") }
-        var options = Options(path: path)
-        options.json = json
-        options.regions = regions
-        options.hunt = hunt
-        options.config = config
-        options.out = out
+    static func parse(_ arguments: ParsedArguments) throws(CLIError) -> Options {
+        var options = Options(path: arguments.operand ?? "")
+        options.json = arguments.has(Flags.json)
+        options.regions = try arguments.configurationFlags().regions
+        options.hunt = arguments.has(Flags.hunt)
+        options.config = arguments.value(Flags.config)
+        options.out = arguments.value(Flags.out)
+        if !options.hunt, options.config != nil || options.out != nil { throw CLIError(.usage, "--config and --out go with --hunt") }
         return options
     }
 
     static func openError(_ path: String, _ error: SystemError) -> CLIError {
         switch error.errno {
-        case ENOENT, ENOTDIR: return CLIError(.noInput, "replay: \(path): no such file")
-        case EACCES, EPERM: return CLIError(.noPermission, "replay: \(path): permission denied")
-        default: return CLIError(.noInput, "replay: \(path): \(error)")
+        case ENOENT, ENOTDIR: return CLIError(.noInput, "\(path): no such file")
+        case EACCES, EPERM: return CLIError(.noPermission, "\(path): permission denied")
+        default: return CLIError(.noInput, "\(path): \(error)")
         }
     }
 
-    static func run(_ cursor: inout ArgumentCursor) throws(CLIError) -> ExitCode {
-        let options = try parse(&cursor)
+    static func run(_ arguments: ParsedArguments) throws(CLIError) -> ExitCode {
+        let options = try parse(arguments)
         if options.hunt { return try hunt(options) }
         var reader: CaptureFileReader
         do {
@@ -101,13 +75,13 @@ enum ReplayCommand {
                 }
             } catch let error as BTSnoopError {
                 if case .notBTSnoop = error {
-                    failure = CLIError(.dataError, "replay: \(options.path): \(error)")
+                    failure = CLIError(.dataError, "\(options.path): \(error)")
                 } else {
-                    failure = CLIError(.dataError, "replay: \(options.path): \(error) (the \(printer.count) sightings before it were printed)")
+                    failure = CLIError(.dataError, "\(options.path): \(error) (the \(printer.count) sightings before it were printed)")
                 }
                 break
             } catch {
-                failure = CLIError(.ioError, "replay: \(options.path): \(error)")
+                failure = CLIError(.ioError, "\(options.path): \(error)")
                 break
             }
             let start = firstTimestamp ?? record.timestamp
@@ -132,7 +106,7 @@ enum ReplayCommand {
         }
         out.flush()
         if malformed > 0, let firstMalformed {
-            printError("replay: skipped \(malformed) malformed HCI packet(s); first: \(firstMalformed)")
+            Log.warning("skipped \(malformed) malformed HCI packet(s); first: \(firstMalformed)")
         }
         if let failure { throw failure }
         return .ok
@@ -152,7 +126,7 @@ extension ReplayCommand {
         var setup = configuration.hunterSetup()
         setup.record = nil
         if let out = options.out {
-            guard !out.contains(",") else { throw CLIError(.usage, "replay: --out '\(out)': a file name without commas") }
+            guard !out.contains(",") else { throw CLIError(.usage, "--out '\(out)': a file name without commas") }
             setup.playback = PlaybackConfiguration(device: "file:FILE=\(out),FORMAT=wav")
             setup.playback?.volumeDB = configuration.audio.volumeDB
         } else {
@@ -177,9 +151,9 @@ extension ReplayCommand {
             runtime.loop.schedule(after: 0.05) { runtime.stop(.ok) }
         }))
         let code = try runtime.run()
-        if capture.malformed > 0 { printError("replay: skipped \(capture.malformed) malformed HCI packet(s)") }
+        if capture.malformed > 0 { Log.warning("skipped \(capture.malformed) malformed HCI packet(s)") }
         if let failure = capture.failure {
-            throw CLIError(.dataError, "replay: \(options.path): \(failure) (the hunt up to there was printed)")
+            throw CLIError(.dataError, "\(options.path): \(failure) (the hunt up to there was printed)")
         }
         return code
     }

@@ -8,36 +8,23 @@ import Voice
 /// Speaks TEXT (or a random line of EVENT) with the pack's voice, then the "arrr" with
 /// `--sound`; `--out` writes a WAV instead of playing.
 enum SayCommand {
-    static func run(_ cursor: inout ArgumentCursor) throws(CLIError) -> ExitCode {
-        var text: String?
+    static func run(_ arguments: ParsedArguments) throws(CLIError) -> ExitCode {
+        let text = arguments.operand
         var event: LineEvent?
-        var device = "default"
-        var output: String?
-        var sound = false
-        var voiceDirectory: String?
-        var language = "en-pirate"
-        while let argument = cursor.next() {
-            switch argument {
-            case "--line":
-                let name = try cursor.value(for: argument)
-                guard let parsed = LineEvent(rawValue: name) else {
-                    let known = LineEvent.allCases.map(\.rawValue).joined(separator: ", ")
-                    throw CLIError(.usage, "--line: unknown event '\(name)' (one of: \(known))")
-                }
-                event = parsed
-            case "--device": device = try cursor.value(for: argument)
-            case "--out": output = try cursor.value(for: argument)
-            case "--sound": sound = true
-            case "--voice-dir": voiceDirectory = try cursor.value(for: argument)
-            case "--lang": language = try cursor.value(for: argument)
-            default:
-                if argument.hasPrefix("--") { throw CLIError(.usage, "say: unknown option '\(argument)'") }
-                guard text == nil else { throw CLIError(.usage, "say: give one TEXT (quote it)") }
-                text = argument
+        if let name = arguments.value(Flags.line) {
+            guard let parsed = LineEvent(rawValue: name) else {
+                let known = LineEvent.allCases.map(\.rawValue).joined(separator: ", ")
+                throw CLIError(.usage, "--line: unknown event '\(CLIError.printable(name))' (one of: \(known))")
             }
+            event = parsed
         }
-        if text == nil && event == nil { throw CLIError(.usage, "say needs TEXT or --line EVENT") }
-        if text != nil && event != nil { throw CLIError(.usage, "say: give TEXT or --line EVENT, not both") }
+        let device = arguments.value(Flags.device) ?? "default"
+        let output = arguments.value(Flags.out)
+        let sound = arguments.has(Flags.sound)
+        let voiceDirectory = arguments.value(Flags.voiceDirectory)
+        let language = arguments.value(Flags.language) ?? "en-pirate"
+        if text == nil && event == nil { throw CLIError(.usage, "give TEXT or --line EVENT (see 'pirate-hunter say --help')") }
+        if text != nil && event != nil { throw CLIError(.usage, "give TEXT or --line EVENT, not both") }
 
         let voices = VoiceLocations.resolve(explicit: voiceDirectory)
         let pack: LinePack
@@ -69,7 +56,7 @@ enum SayCommand {
             var random = SystemRandomNumberGenerator()
             let lines = pack.lines(for: event)
             spoken = lines[picker.pick(event, count: lines.count, using: &random)]
-            printError("say: \(spoken)")
+            Log.info("say: \(spoken)")
         } else {
             spoken = SpeechText.sanitize(text ?? "", maxCharacters: 1000)
         }

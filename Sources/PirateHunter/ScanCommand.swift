@@ -14,21 +14,10 @@ enum ScanCommand {
         var range: RangeReport?
     }
 
-    static func run(_ cursor: inout ArgumentCursor) throws(CLIError) -> ExitCode {
-        var flags = ConfigurationFlags()
-        var active = false
-        var duration: Double?
-        while let argument = cursor.next() {
-            if try flags.consume(argument, from: &cursor) { continue }
-            switch argument {
-            case "--active": active = true
-            case "--duration":
-                let text = try cursor.value(for: argument)
-                guard let d = Double(text), d > 0 else { throw CLIError(.usage, "scan: --duration '\(text)' is not a positive number of seconds") }
-                duration = d
-            default: throw CLIError(.usage, "scan: unknown option '\(argument)'")
-            }
-        }
+    static func run(_ arguments: ParsedArguments) throws(CLIError) -> ExitCode {
+        let flags = try arguments.configurationFlags()
+        let active = arguments.has(Flags.active)
+        let duration = try arguments.duration()
         // The hunter's file: its ranging section is what the parent tunes with scan.
         let configuration = try HunterConfiguration.load(flags: flags)
         let runtime = try ApplianceRuntime(RuntimeOptions(record: configuration.record, duration: duration))

@@ -8,7 +8,7 @@ enum TransportSpec: Equatable, CustomStringConvertible {
     case unix(path: String)
     case simulator
 
-    static let help = "auto, hciN, serial:/dev/ttyXXX[@BAUD], unix:/path or simulator"
+    static let help = "auto, hciN, serial:/dev/ttyXXX[@BAUD], unix:/path (under 108 bytes) or simulator"
 
     init?(_ text: String) {
         switch text {
@@ -31,7 +31,8 @@ enum TransportSpec: Equatable, CustomStringConvertible {
             self = .serial(path: String(path), baud: baud)
         case _ where text.hasPrefix("unix:"):
             let path = String(text.dropFirst(5))
-            guard path.hasPrefix("/") else { return nil }
+            // sun_path holds 108 bytes with its terminating NUL.
+            guard path.hasPrefix("/"), path.utf8.count < 108 else { return nil }
             self = .unix(path: path)
         default:
             return nil

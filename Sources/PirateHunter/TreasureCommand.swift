@@ -7,21 +7,10 @@ import Radio
 /// reward in the scan response), greets hunters that announce they found it; a kiosk screen
 /// when stdout is a terminal, log lines otherwise (systemd).
 enum TreasureCommand {
-    static func run(_ cursor: inout ArgumentCursor) throws(CLIError) -> ExitCode {
-        var flags = ConfigurationFlags()
-        var duration: Double?
-        var plain = false
-        while let argument = cursor.next() {
-            if try flags.consume(argument, from: &cursor) { continue }
-            switch argument {
-            case "--duration":
-                let text = try cursor.value(for: argument)
-                guard let d = Double(text), d > 0 else { throw CLIError(.usage, "treasure: --duration '\(text)' is not a positive number of seconds") }
-                duration = d
-            case "--no-kiosk": plain = true
-            default: throw CLIError(.usage, "treasure: unknown option '\(argument)'")
-            }
-        }
+    static func run(_ arguments: ParsedArguments) throws(CLIError) -> ExitCode {
+        let flags = try arguments.configurationFlags()
+        let duration = try arguments.duration()
+        let plain = arguments.has(Flags.noKiosk)
         let load = { () throws(CLIError) -> TreasureSetup in
             try HunterConfiguration.load(flags: flags, defaultPath: HunterConfiguration.treasurePath).treasureSetup()
         }

@@ -109,7 +109,7 @@ func jsonObjects(_ result: CommandResult) throws -> [[String: Any]] {
         #expect(try PirateHunterBinary.run(["replay", horizon, "--bogus"]).status == 64)
         let bad = try PirateHunterBinary.run(["replay", horizon, "--region", "not-a-uuid"])
         #expect(bad.status == 64)
-        #expect(bad.stderr.contains("--region 'not-a-uuid'"))
+        #expect(bad.stderr.contains("--region: 'not-a-uuid'"))
         #expect(try PirateHunterBinary.run(["no-such-command"]).status == 64)
         #expect(try PirateHunterBinary.run([]).status == 64)
     }

@@ -4,12 +4,12 @@ import Testing
 
 @Suite struct TreasureCommandTests {
     @Test(arguments: [
-        (["--major", "70000"], "pirate-hunter: --major (treasure.major): '70000' is out of range; allowed: 0 to 65535"),
-        (["--minor", "65536"], "pirate-hunter: --minor (treasure.minor): '65536' is out of range; allowed: 0 to 65535"),
-        (["--power", "21"], "pirate-hunter: --power (treasure.power): '21' is out of range; allowed: -127 to 20"),
-        (["--uuid", "not-a-uuid"], "pirate-hunter: --uuid (treasure.uuid): 'not-a-uuid' is not a UUID; allowed: 8-4-4-4-12 hex digits"),
+        (["--major", "70000"], "pirate-hunter: treasure: --major (treasure.major): '70000' is out of range; allowed: 0 to 65535"),
+        (["--minor", "65536"], "pirate-hunter: treasure: --minor (treasure.minor): '65536' is out of range; allowed: 0 to 65535"),
+        (["--power", "21"], "pirate-hunter: treasure: --power (treasure.power): '21' is out of range; allowed: -127 to 20"),
+        (["--uuid", "not-a-uuid"], "pirate-hunter: treasure: --uuid (treasure.uuid): 'not-a-uuid' is not a UUID; allowed: 8-4-4-4-12 hex digits"),
         (["--reward", String(repeating: "X", count: 28)],
-         "pirate-hunter: --reward (treasure.reward): is 28 bytes long; allowed: printable text of 1 to 27 UTF-8 bytes (it must fit the scan response)"),
+         "pirate-hunter: treasure: --reward (treasure.reward): is 28 bytes long; allowed: printable text of 1 to 27 UTF-8 bytes (it must fit the scan response)"),
     ])
     func aBadIdentityExits78NamingTheField(_ arguments: [String], _ message: String) throws {
         let result = try PirateHunterBinary.run(["treasure", "--hci", "simulator"] + arguments, timeout: 30)
@@ -30,7 +30,7 @@ import Testing
     @Test func anUnknownOptionIsAUsageError() throws {
         let result = try PirateHunterBinary.run(["treasure", "--frobnicate"], timeout: 30)
         #expect(result.status == 64)
-        #expect(result.stderr == "pirate-hunter: treasure: unknown option '--frobnicate'\n")
+        #expect(result.stderr == "pirate-hunter: treasure: unknown option '--frobnicate' (see 'pirate-hunter treasure --help')\n")
     }
 
     /// The simulator's visiting hunter 7 announces it found the treasure: the box greets it

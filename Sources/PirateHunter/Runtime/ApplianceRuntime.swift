@@ -196,13 +196,15 @@ final class ApplianceRuntime {
         }
     }
 
-    /// A file the user named could not be opened or written: 77 for permission, 66 for a
-    /// missing directory, 74 otherwise; the message names the flag and the cause.
+    /// An output file the user named could not be created: 77 for permission, 73 when its
+    /// place does not exist or is not a file, 74 otherwise; the message names the flag and
+    /// the cause in words.
     static func fileError(_ what: String, _ error: SystemError) -> CLIError {
+        let cause = String(cString: strerror(error.errno))
         switch error.errno {
-        case EACCES, EPERM, EROFS: return CLIError(.noPermission, "\(what): \(error)")
-        case ENOENT, ENOTDIR: return CLIError(.noInput, "\(what): \(error)")
-        default: return CLIError(.ioError, "\(what): \(error)")
+        case EACCES, EPERM, EROFS: return CLIError(.noPermission, "\(what): \(cause)")
+        case ENOENT, ENOTDIR, EISDIR, ELOOP, ENAMETOOLONG, EEXIST: return CLIError(.cantCreate, "\(what): \(cause)")
+        default: return CLIError(.ioError, "\(what): \(cause)")
         }
     }
 }

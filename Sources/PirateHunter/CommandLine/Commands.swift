@@ -1,0 +1,114 @@
+/// The version, from one place (the Debian package and `--version` read it here).
+enum Version {
+    static let current = "0.3.0"
+}
+
+/// Every command of `pirate-hunter`, in the order `help` and the README list them.
+enum Commands {
+    static let all: [CommandSpec] = [hunt, treasure, scan, demo, replay, say, help]
+
+    static let hunt = CommandSpec(
+        name: "hunt", operands: "",
+        summary: "the appliance: ranges the treasure's iBeacons, speaks the hunt, reads out the reward after the find (settings: /etc/pirate-hunter/hunter.json, docs/configuration.md)",
+        flags: Flags.controller + [Flags.region] + Flags.voice + [Flags.hunterID, Flags.rewardSVG, Flags.quiet],
+        run: HuntCommand.run)
+
+    static let treasure = CommandSpec(
+        name: "treasure", operands: "",
+        summary: "the treasure box: advertises the treasure as an iBeacon with its reward in the scan response, greets the hunters who find it (a kiosk on a terminal; settings: /etc/pirate-hunter/treasure.json)",
+        flags: Flags.controller + Flags.treasure + [Flags.noKiosk],
+        run: TreasureCommand.run)
+
+    static let scan = CommandSpec(
+        name: "scan", operands: "",
+        summary: "every beacon in view, live: kind, ids, RSSI, distance ± sigma, proximity, age, name (with the configuration's ranging settings): the tool to place the treasure",
+        flags: Flags.controller + [Flags.active],
+        run: ScanCommand.run)
+
+    static let demo = CommandSpec(
+        name: "demo", operands: "",
+        summary: "a simulated hunt through the real pipeline (a walk to the treasure and back, the find, the reward, the box's greeting), heard through the default ALSA device or written to demo.wav; about 90 s",
+        flags: [Flags.config, Flags.json, Flags.record, Flags.duration] + Flags.voice + [Flags.reward, Flags.hunterID, Flags.rewardSVG, Flags.quiet, Flags.virtualTime],
+        run: HuntCommand.demo)
+
+    static let replay = CommandSpec(
+        name: "replay", operands: "FILE",
+        summary: "a btsnoop capture (Android HCI snoop, btmon -w, --record) decoded: every beacon sighting, with --region what the ranging engine makes of it, with --hunt the whole hunt; on the capture's clock",
+        flags: [Flags.json, Flags.region, Flags.hunt, Flags.config, Flags.out],
+        run: ReplayCommand.run)
+
+    static let say = CommandSpec(
+        name: "say", operands: "[TEXT]",
+        summary: "the pirate voice, for a speaker test: TEXT, or a line of a hunt event",
+        flags: [Flags.line, Flags.sound, Flags.device, Flags.out, Flags.voiceDirectory, Flags.language],
+        run: SayCommand.run)
+
+    static let help = CommandSpec(
+        name: "help", operands: "",
+        summary: "every command and what it does",
+        flags: [Flags.markdown],
+        run: { arguments throws(CLIError) in
+            print(arguments.has(Flags.markdown) ? Commands.markdownTable : Commands.overview, terminator: "")
+            return .ok
+        })
+
+    /// `pirate-hunter help`.
+    static var overview: String {
+        var text = "usage: pirate-hunter COMMAND [OPTIONS]     (pirate-hunter COMMAND --help: its options)\n\n"
+        let width = (all.map { ($0.name + " " + $0.operands).count }.max() ?? 0) + 2
+        for command in all {
+            let left = command.operands.isEmpty ? command.name : command.name + " " + command.operands
+            text += "  " + left + String(repeating: " ", count: width - left.count) + command.summary + "\n"
+        }
+        text += "\n  --version" + String(repeating: " ", count: max(1, width - 9)) + "the version (\(Version.current))\n"
+        text += "\nExit codes (sysexits): 64 usage, 65 bad data, 66 no input, 69 unavailable, 73 cannot create, 74 I/O error,\n"
+        text += "77 no permission, 78 configuration.\n"
+        return text
+    }
+
+    /// The README's command table (a test keeps the two the same).
+    static var markdownTable: String {
+        var text = "| command | what it does |\n|---|---|\n"
+        for command in all where command.name != "help" {
+            let name = "pirate-hunter " + command.name + (command.operands.isEmpty ? "" : " " + command.operands)
+            let options = command.flags.map { "`\($0.synopsis)`" }.joined(separator: " ")
+            text += "| `\(name)` | \(command.summary). \(options) |\n"
+        }
+        text += "| `pirate-hunter --version`, `pirate-hunter COMMAND --help` | the version; a command's options |\n"
+        return text
+    }
+
+    /// Runs the command `arguments` name; `--help` on any command is its usage (exit 0).
+    static func run(_ arguments: [String]) throws(CLIError) -> ExitCode {
+        guard let name = arguments.first else {
+            throw CLIError(.usage, "no command given (try 'pirate-hunter help')")
+        }
+        if name == "--version" || name == "version" {
+            print("pirate-hunter \(Version.current)")
+            return .ok
+        }
+        if Flags.help.names.contains(name) { return try help.run(ParsedArguments.empty(help)) }
+        guard let command = all.first(where: { $0.name == name }) else {
+            throw CLIError(.usage, "unknown command '\(CLIError.printable(name))' (try 'pirate-hunter help')")
+        }
+        do {
+            switch try ParsedArguments.parse(Array(arguments.dropFirst()), for: command) {
+            case .help:
+                print(command.help, terminator: "")
+                return .ok
+            case let .run(parsed):
+                return try command.run(parsed)
+            }
+        } catch {
+            // One prefix: "pirate-hunter: COMMAND: what is wrong".
+            throw CLIError(error.code, "\(command.name): \(error.message)")
+        }
+    }
+}
+
+extension ParsedArguments {
+    static func empty(_ command: CommandSpec) throws(CLIError) -> ParsedArguments {
+        guard case let .run(parsed) = try parse([], for: command) else { throw CLIError(.software, "help") }
+        return parsed
+    }
+}

@@ -1,0 +1,111 @@
+import Foundation
+import Testing
+
+/// The command-line table as a user meets it: every command's --help, --version, and the
+/// shared flags behaving the same in every command that talks to a controller.
+@Suite struct CommandLineTests {
+    static let commands = ["hunt", "treasure", "scan", "demo", "replay", "say", "help"]
+
+    @Test(arguments: commands)
+    func everyCommandAnswersHelpWithItsOwnUsage(_ command: String) throws {
+        for spelling in ["--help", "-h"] {
+            let result = try PirateHunterBinary.run([command, spelling])
+            #expect(result.status == 0, "\(command) \(spelling): \(result.stderr)")
+            #expect(result.stdout.hasPrefix("usage: pirate-hunter \(command)"), "\(result.stdout)")
+            #expect(result.stdout.contains("--help, -h"))
+            #expect(result.stderr.isEmpty)
+        }
+    }
+
+    @Test func helpAfterOtherFlagsStillHelpsAndSayCanSpeakADash() throws {
+        #expect(try PirateHunterBinary.run(["scan", "--json", "--help"]).status == 0)
+        // "--" ends the options: say speaks "-h" into a file instead of printing its help.
+        let out = FileManager.default.temporaryDirectory.appendingPathComponent("dash-\(UUID().uuidString).wav").path
+        defer { try? FileManager.default.removeItem(atPath: out) }
+        let said = try PirateHunterBinary.run(["say", "--out", out, "--", "-h"])
+        #expect(said.status == 0, "\(said.stderr)")
+        #expect(FileManager.default.fileExists(atPath: out))
+    }
+
+    @Test func versionAndTopLevelHelp() throws {
+        let version = try PirateHunterBinary.run(["--version"])
+        #expect(version.status == 0)
+        #expect(version.stdout.range(of: #"^pirate-hunter \d+\.\d+\.\d+\n$"#, options: .regularExpression) != nil, "\(version.stdout)")
+        let help = try PirateHunterBinary.run(["help"])
+        #expect(help.status == 0)
+        for command in Self.commands { #expect(help.stdout.contains("\n  \(command)"), "help lists \(command)") }
+        #expect(try PirateHunterBinary.run(["--help"]).stdout == help.stdout)
+    }
+
+    @Test func theReadmesTableIsTheCommandTable() throws {
+        let table = try PirateHunterBinary.run(["help", "--markdown"])
+        #expect(table.status == 0)
+        let readme = try String(contentsOf: PirateHunterBinary.repository.appendingPathComponent("README.md"), encoding: .utf8)
+        #expect(readme.contains(table.stdout), "README.md's command table differs from 'pirate-hunter help --markdown'")
+    }
+
+    /// A shared flag with a bad value: the same exit code and the same message in every
+    /// command that takes it (only the command's name differs).
+    static let sharedFlagCases: [(flags: [String], code: Int32, message: String, commands: [String])] = [
+        (["--hci", "bogus"], 64, "--hci: 'bogus' is not a transport", ["hunt", "treasure", "scan"]),
+        (["--adapter", "hci0x"], 64, "--adapter: 'hci0x' is not a transport", ["hunt", "treasure", "scan"]),
+        (["--hci", "serial:/dev/ttyS0@1234"], 64, "--hci: 'serial:/dev/ttyS0@1234' is not a transport", ["hunt", "treasure", "scan"]),
+        (["--hci", "unix:/" + String(repeating: "x", count: 120)], 64, "is not a transport", ["hunt", "treasure", "scan"]),
+        (["--duration", "0"], 64, "--duration: '0' is not a positive number of seconds", ["hunt", "treasure", "scan", "demo"]),
+        (["--duration", "soon"], 64, "--duration: 'soon' is not a positive number of seconds", ["hunt", "treasure", "scan", "demo"]),
+        (["--config", "/nonexistent/pirate.json"], 66, "/nonexistent/pirate.json", ["hunt", "treasure", "scan", "demo"]),
+        (["--config"], 64, "--config needs a value", ["hunt", "treasure", "scan", "demo"]),
+        (["--json=yes"], 64, "--json takes no value", ["hunt", "treasure", "scan", "demo"]),
+        (["--record", "/nonexistent-dir/x.btsnoop", "--hci", "simulator", "--duration", "1"], 73,
+         "--record /nonexistent-dir/x.btsnoop: No such file or directory", ["hunt", "treasure", "scan"]),
+        (["--frobnicate"], 64, "unknown option '--frobnicate'", ["hunt", "treasure", "scan", "demo", "replay", "say"]),
+    ]
+
+    @Test(arguments: 0..<sharedFlagCases.count)
+    func aSharedFlagMeansTheSameEverywhere(_ index: Int) throws {
+        let c = Self.sharedFlagCases[index]
+        for command in c.commands {
+            let extra = command == "replay" ? ["x.btsnoop"] : command == "say" ? ["ahoy"] : []
+            let result = try PirateHunterBinary.run([command] + extra + c.flags, timeout: 30)
+            #expect(result.status == c.code, "\(command) \(c.flags): \(result.stderr)")
+            let last = result.stderr.split(separator: "\n").last.map(String.init) ?? ""
+            #expect(last.hasPrefix("pirate-hunter: \(command): "), "\(command): \(last)")
+            #expect(last.contains(c.message), "\(command): \(last)")
+            #expect(result.stdout.isEmpty)
+        }
+    }
+
+    @Test func controlCharactersInAFlagAreNotEchoed() throws {
+        let result = try PirateHunterBinary.run(["scan", "--hci", "\u{1B}[2J" + String(repeating: "A", count: 5000)])
+        #expect(result.status == 64)
+        #expect(!result.stderr.contains("\u{1B}"))
+        #expect(result.stderr.count < 400, "a long value is cut: \(result.stderr.count) characters")
+    }
+
+    @Test(arguments: ["hunt", "treasure", "scan"])
+    func theSimulatorIsATransportLikeAnyOther(_ command: String) throws {
+        let result = try PirateHunterBinary.run([command, "--hci", "simulator", "--duration", "1.5", "--json", "--quiet"].filter { command == "hunt" || $0 != "--quiet" }, timeout: 30)
+        #expect(result.status == 0, "\(result.stderr)")
+        #expect(result.stderr.contains("on simulator"), "\(result.stderr)")
+    }
+
+    /// `scan` reads the configuration's ranging section: with the near edge moved to 2 cm,
+    /// a beacon standing 2 m away is "far", and nothing is "near".
+    @Test func scanRangesWithTheConfiguredSettings() throws {
+        let config = FileManager.default.temporaryDirectory.appendingPathComponent("scan-\(UUID().uuidString).json")
+        try #"{"ranging": {"immediate_edge": 0.01, "near_edge": 0.02}}"#.write(to: config, atomically: true, encoding: .utf8)
+        defer { try? FileManager.default.removeItem(at: config) }
+        func proximities(_ extra: [String]) throws -> [String] {
+            let result = try PirateHunterBinary.run(["scan", "--hci", "simulator", "--json", "--duration", "4"] + extra, timeout: 30)
+            #expect(result.status == 0, "\(result.stderr)")
+            let events = try jsonObjects(result)
+            #expect(events.contains { $0["event"] as? String == "sighting" })
+            return events.filter { $0["event"] as? String == "range" }.compactMap { $0["proximity"] as? String }
+        }
+        let tuned = try proximities(["--config", config.path])
+        #expect(tuned.contains("far"))
+        #expect(!tuned.contains("near") && !tuned.contains("immediate"), "\(tuned)")
+        let defaults = try proximities([])
+        #expect(defaults.contains("near"), "the 2 m beacon is near with the default edges: \(defaults)")
+    }
+}
