@@ -121,7 +121,7 @@ final class Hunter {
 
     private var now: Double { runtime.now }
 
-    /// Joins the runtime: the controller session on `source`, the hunt's timers, SIGHUP.
+    /// Joins the runtime: the controller session on `source`, the hunt's timers, reload.
     func start(on source: ControllerSource) {
         loop.watch(rewardSpeechMailbox.fd) { [unowned self] in
             for audio in rewardSpeechMailbox.drain() {
@@ -144,7 +144,7 @@ final class Hunter {
             Log.warning("the controller refuses the announcement (\(failure)); the hunt goes on, trying again every \(Int(options.advertisingRetry)) s")
         }
         session.onStateChange = { [unowned self] state in self.scanner(state) }
-        runtime.onSignal = { [unowned self] signal in if signal == SIGHUP { reload() } }
+        runtime.onReload = { [unowned self] in reload() }
         runtime.onStop { [unowned self] in
             if let audio {
                 _ = audio.waitUntilIdle(timeout: .milliseconds(500))
@@ -356,7 +356,7 @@ final class Hunter {
         if setup.json { runtime.out.flush() }
     }
 
-    /// SIGHUP: the file again (the flags still win): line packs, voice and volume.
+    /// The file again (the flags still win): line packs, voice and volume.
     private func reload() {
         guard let reload = setup.reload else { return }
         do {

@@ -13,7 +13,7 @@ enum Log {
     static func info(_ message: String) { write(6, message) }
 
     private static func write(_ priority: Int, _ message: String) {
-        let line = JournalStream.oneLine(message)
+        let line = CLIError.printable(JournalStream.oneLine(message), limit: 2000)
         printError(underSystemd ? "<\(priority)>\(line)" : "pirate-hunter: \(line)")
     }
 }

@@ -19,7 +19,7 @@ struct TreasureSetup {
     var kiosk = false
     /// Prefix of log lines (the demo runs a hunter and a box in one process).
     var logPrefix = ""
-    /// SIGHUP reloads the box, SIGWINCH redraws it (false in the demo: the hunter's).
+    /// The runtime's reload and resize are the box's (false in the demo: they are the hunter's).
     var ownsSignals = true
     /// Stop by itself after this many seconds; nil runs until a signal.
     var duration: Double?
@@ -96,8 +96,8 @@ final class TreasureBox {
         return code.terminalLines(inverted: true)
     }
 
-    /// Joins the runtime: advertising and scanning on `source`, the kiosk or the log, SIGHUP
-    /// (reload) and SIGWINCH (redraw). `recorded: false` keeps a second session (the demo's
+    /// Joins the runtime: advertising and scanning on `source`, the kiosk or the log, reload
+    /// and redraw. `recorded: false` keeps a second session (the demo's
     /// box) out of the hunter's recording.
     func start(on source: ControllerSource, recorded: Bool = true) {
         if setup.kiosk { writeOut(KioskScreen.enterFullScreen) }
@@ -124,7 +124,8 @@ final class TreasureBox {
             }
         }
         if setup.ownsSignals {
-            runtime.onSignal = { [unowned self] signal in self.signal(signal) }
+            runtime.onReload = { [unowned self] in reload() }
+            runtime.onResize = { [unowned self] in redraw() }
         }
         periodic()
         refresh()
@@ -281,31 +282,30 @@ final class TreasureBox {
         if heldLog.count > 20 { heldLog.removeFirst() }
     }
 
-    private func signal(_ signal: Int32) {
-        switch signal {
-        case SIGWINCH:
-            shown = nil
-            refresh()
-        case SIGHUP:
-            guard let reload = setup.reload else { return }
-            do {
-                var next = try reload()
-                next.reload = reload
-                let ad = try next.advertisement()
-                setup.treasure = next.treasure
-                advertisement = ad
-                qrLines = Self.qrLines(next.treasure.reward)
-                if var settings = session?.settings {
-                    settings.advertisement = ad
-                    session?.apply(settings)
-                }
-                log(info: "configuration reloaded: advertising \(next.treasure.uuid.uuidString) \(next.treasure.major)/\(next.treasure.minor)")
-                refresh()
-            } catch {
-                log(error: "reload refused, keeping the running configuration: \(error.message)")
+    /// The terminal changed size: the whole frame again.
+    private func redraw() {
+        shown = nil
+        refresh()
+    }
+
+    /// The file again (the flags still win): ids and reward, advertised again.
+    private func reload() {
+        guard let reload = setup.reload else { return }
+        do {
+            var next = try reload()
+            next.reload = reload
+            let ad = try next.advertisement()
+            setup.treasure = next.treasure
+            advertisement = ad
+            qrLines = Self.qrLines(next.treasure.reward)
+            if var settings = session?.settings {
+                settings.advertisement = ad
+                session?.apply(settings)
             }
-        default:
-            break
+            log(info: "configuration reloaded: advertising \(next.treasure.uuid.uuidString) \(next.treasure.major)/\(next.treasure.minor)")
+            refresh()
+        } catch {
+            log(error: "reload refused, keeping the running configuration: \(error.message)")
         }
     }
 

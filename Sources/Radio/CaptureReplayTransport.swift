@@ -2,7 +2,6 @@
 import Glibc
 #endif
 import Bluetooth
-import CLinux
 
 /// A btsnoop capture as a controller (`replay --hunt`): what the controller reported then
 /// (advertising reports, hardware errors) arrives again at the capture's own pace on the
@@ -10,7 +9,8 @@ import CLinux
 /// as by a controller that does as it is told (legacy commands). What the capture's own
 /// commands and their answers were is not replayed: the session sends its own.
 public final class CaptureReplayTransport: HCITransport {
-    public let fileDescriptor: Int32
+    private let events: EventCounter
+    public var fileDescriptor: Int32 { events.fd }
     public let name: String
     private var reader: CaptureFileReader
     private let startTime: Double
@@ -28,23 +28,15 @@ public final class CaptureReplayTransport: HCITransport {
     public private(set) var lastTime: Double
 
     public init(path: String, startTime: Double) throws(SystemError) {
+        events = try EventCounter()
         reader = try CaptureFileReader(path: path)
-        let fd = eventfd(0, Int32(EFD_CLOEXEC | EFD_NONBLOCK))
-        guard fd >= 0 else {
-            reader.close()
-            throw SystemError("eventfd", errno: errno)
-        }
-        fileDescriptor = fd
         name = "capture:" + path
         self.startTime = startTime
         lastTime = startTime
         readAhead()
     }
 
-    deinit {
-        reader.close()
-        Glibc.close(fileDescriptor)
-    }
+    deinit { reader.close() }
 
     /// Reads records until the next one the controller sent (an event worth replaying).
     private func readAhead() {
@@ -100,10 +92,7 @@ public final class CaptureReplayTransport: HCITransport {
         if woke { wake() }
     }
 
-    private func wake() {
-        var one: UInt64 = 1
-        _ = Glibc.write(fileDescriptor, &one, 8)
-    }
+    private func wake() { events.signal() }
 
     public func send(_ packet: HCIPacket) throws(TransportError) {
         guard packet.type == .command, let command = try? HCICommandPacket(decoding: packet.bytes[...]) else { return }
@@ -121,8 +110,7 @@ public final class CaptureReplayTransport: HCITransport {
     }
 
     public func receive() throws(TransportError) -> [HCIPacket] {
-        var counter: UInt64 = 0
-        _ = Glibc.read(fileDescriptor, &counter, 8)
+        events.drain()
         defer { queue.removeAll(keepingCapacity: true) }
         return queue
     }

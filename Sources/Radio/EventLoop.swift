@@ -134,7 +134,8 @@ public final class EventLoop {
             spec.it_value.tv_nsec = Int((clamped - Double(Int(clamped))) * 1e9)
             if spec.it_value.tv_sec == 0 && spec.it_value.tv_nsec == 0 { spec.it_value.tv_nsec = 1 }
         }
-        timerfd_settime(timerFD, Int32(TFD_TIMER_ABSTIME), &spec, nil)
+        // Only EINVAL can fail this with a valid fd and spec: a bug, not a runtime condition.
+        _ = try? retryingOnInterrupt("timerfd_settime") { timerfd_settime(timerFD, Int32(TFD_TIMER_ABSTIME), &spec, nil) }
     }
 
     /// Run what is due now; timers scheduled by these actions wait for the next round, so
@@ -183,7 +184,7 @@ public final class EventLoop {
             }
         } else if fds[0].revents != 0 {
             var expirations: UInt64 = 0
-            _ = Glibc.read(timerFD, &expirations, 8)
+            _ = try? retryingOnInterrupt("read timerfd") { Glibc.read(timerFD, &expirations, 8) }
             armedDeadline = nil
             runDueTimers(at: monotonicSeconds())
         }
@@ -197,10 +198,10 @@ public final class EventLoop {
     public func stop() { stopped = true }
 }
 
-/// The only way into the loop from another thread: post a message, the loop's handler
-/// drains them in order. A Mutex-guarded queue plus an eventfd to wake poll().
-public final class Mailbox<Message: Sendable>: Sendable {
-    private let queue = Mutex<[Message]>([])
+/// An eventfd: a counter another party bumps to make an fd readable for poll(). Every
+/// call goes through the EINTR funnel; EAGAIN (nothing to drain, or a full counter, which
+/// is still readable) is not an error.
+public final class EventCounter: Sendable {
     public let fd: Int32
 
     public init() throws(SystemError) {
@@ -211,16 +212,38 @@ public final class Mailbox<Message: Sendable>: Sendable {
 
     deinit { Glibc.close(fd) }
 
+    /// Makes the fd readable.
+    public func signal() {
+        var one: UInt64 = 1
+        _ = try? retryingOnInterrupt("write eventfd") { Glibc.write(fd, &one, 8) }
+    }
+
+    /// Reads the counter back to zero (the fd is no longer readable).
+    public func drain() {
+        var counter: UInt64 = 0
+        _ = try? retryingOnInterrupt("read eventfd") { Glibc.read(fd, &counter, 8) }
+    }
+}
+
+/// The only way into the loop from another thread: post a message, the loop's handler
+/// drains them in order. A Mutex-guarded queue plus an eventfd to wake poll().
+public final class Mailbox<Message: Sendable>: Sendable {
+    private let queue = Mutex<[Message]>([])
+    private let counter: EventCounter
+    public var fd: Int32 { counter.fd }
+
+    public init() throws(SystemError) {
+        counter = try EventCounter()
+    }
+
     public func post(_ message: Message) {
         queue.withLock { $0.append(message) }
-        var one: UInt64 = 1
-        _ = Glibc.write(fd, &one, 8)
+        counter.signal()
     }
 
     /// Everything posted so far, oldest first (call on the loop's thread).
     public func drain() -> [Message] {
-        var counter: UInt64 = 0
-        _ = Glibc.read(fd, &counter, 8)
+        counter.drain()
         return queue.withLock { messages in
             defer { messages.removeAll(keepingCapacity: true) }
             return messages
@@ -249,7 +272,8 @@ public final class SignalSource {
     public func drain() -> [Int32] {
         var out: [Int32] = []
         var info = signalfd_siginfo()
-        while Glibc.read(fd, &info, MemoryLayout<signalfd_siginfo>.size) == MemoryLayout<signalfd_siginfo>.size {
+        let size = MemoryLayout<signalfd_siginfo>.size
+        while (try? retryingOnInterrupt("read signalfd", { Glibc.read(fd, &info, size) })) == size {
             out.append(Int32(info.ssi_signo))
         }
         return out

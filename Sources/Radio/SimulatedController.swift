@@ -28,10 +28,11 @@ public struct VirtualBeacon {
 /// A virtual controller behind the transport protocol: it answers our commands as a real one
 /// does (Command Complete with a status, supported-commands bits for the chosen family) and,
 /// while scanning is on, produces advertising reports for virtual beacons. Time is whatever
-/// the caller passes to `advance(to:)`: virtual in tests and replays, the monotonic clock in
-/// `demo`. Readable (an eventfd) whenever packets wait.
+/// the caller passes to `advance(to:)`: the loop's clock, virtual or monotonic. Readable
+/// (an eventfd) whenever packets wait.
 public final class SimulatedController: HCITransport {
-    public let fileDescriptor: Int32
+    private let events: EventCounter
+    public var fileDescriptor: Int32 { events.fd }
     public let name = "simulator"
     public let family: CommandFamily
     /// The controller's own address (what other simulated controllers hear it from).
@@ -55,8 +56,7 @@ public final class SimulatedController: HCITransport {
     public var unplugged = false {
         didSet {
             guard unplugged else { return }
-            var one: UInt64 = 1
-            _ = Glibc.write(fileDescriptor, &one, 8)
+            events.signal()
         }
     }
 
@@ -71,9 +71,11 @@ public final class SimulatedController: HCITransport {
         family: CommandFamily = .legacy, address: BDAddress = SimulatedController.defaultAddress, beacons: [VirtualBeacon] = [],
         startTime: Double = 0
     ) throws(TransportError) {
-        let fd = eventfd(0, Int32(EFD_CLOEXEC | EFD_NONBLOCK))
-        guard fd >= 0 else { throw .system(SystemError("eventfd", errno: errno)) }
-        fileDescriptor = fd
+        do {
+            events = try EventCounter()
+        } catch {
+            throw .system(error)
+        }
         self.family = family
         self.address = address
         self.beacons = beacons
@@ -83,7 +85,6 @@ public final class SimulatedController: HCITransport {
         channel = beacons.map { _ in 0 }
     }
 
-    deinit { Glibc.close(fileDescriptor) }
 
     public func add(_ beacon: VirtualBeacon) {
         beacons.append(beacon)
@@ -93,8 +94,7 @@ public final class SimulatedController: HCITransport {
 
     private func enqueue(_ packet: HCIPacket) {
         queue.append(packet)
-        var one: UInt64 = 1
-        _ = Glibc.write(fileDescriptor, &one, 8)
+        events.signal()
     }
 
     private func complete(_ opcode: HCIOpcode, _ extra: [UInt8] = [], status forced: HCIStatus? = nil) {
@@ -207,8 +207,7 @@ public final class SimulatedController: HCITransport {
 
     public func receive() throws(TransportError) -> [HCIPacket] {
         if unplugged { throw .adapterGone(name) }
-        var counter: UInt64 = 0
-        _ = Glibc.read(fileDescriptor, &counter, 8)
+        events.drain()
         defer { queue.removeAll(keepingCapacity: true) }
         return queue
     }

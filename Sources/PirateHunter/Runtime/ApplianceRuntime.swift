@@ -15,8 +15,8 @@ enum ControllerSource {
 /// How a command runs: its clock, the signals it takes, what it records, how long.
 struct RuntimeOptions {
     var clock: LoopClock = .monotonic
-    /// Handled on the loop: SIGINT and SIGTERM stop, SIGHUP (reload) and others go to
-    /// `ApplianceRuntime.onSignal`. Empty: the command takes no signals (a replay).
+    /// Handled on the loop: SIGINT and SIGTERM stop, SIGHUP reloads, SIGWINCH redraws.
+    /// Empty: the command takes no signals (a replay).
     var signals: [Int32] = [SIGINT, SIGTERM, SIGHUP]
     /// `--record FILE.btsnoop`: every packet of every session, both ways.
     var record: String?
@@ -54,8 +54,10 @@ final class ApplianceRuntime {
     var out = StandardOutput()
     private(set) var exitCode: ExitCode = .ok
     private(set) var stopping = false
-    /// A signal other than SIGINT/SIGTERM (SIGHUP: reload; SIGWINCH: redraw).
-    var onSignal: (Int32) -> Void = { _ in }
+    /// SIGHUP: read the configuration again.
+    var onReload: () -> Void = {}
+    /// SIGWINCH: the terminal changed size.
+    var onResize: () -> Void = {}
     private var driving = false
 
     /// Signals are blocked here, before any other thread (the PCM's, eSpeak's) starts.
@@ -80,11 +82,12 @@ final class ApplianceRuntime {
         if let signals {
             loop.watch(signals.fd) { [unowned self] in
                 for signal in signals.drain() {
-                    if signal == SIGINT || signal == SIGTERM {
+                    switch signal {
+                    case SIGHUP: onReload()
+                    case SIGWINCH: onResize()
+                    default:
                         Log.info("signal \(signal): stopping")
                         stop(.ok)
-                    } else {
-                        onSignal(signal)
                     }
                 }
             }
