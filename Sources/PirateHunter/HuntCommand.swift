@@ -23,7 +23,9 @@ enum HuntCommand {
         setup.rewardSVG = flags.rewardSVG
         // SIGHUP re-reads the file; the flags still win.
         setup.reload = load
-        let runtime = try ApplianceRuntime(RuntimeOptions(record: setup.record, duration: duration))
+        var options = RuntimeOptions(record: setup.record, duration: duration)
+        options.clock = try arguments.clock(simulated: setup.transport == .simulator)
+        let runtime = try ApplianceRuntime(options)
         let hunter = try Hunter(setup: setup, runtime: runtime)
         if setup.transport == .simulator {
             // The demo's walk, to the first hunted region's beacon (major 1, minor 1).

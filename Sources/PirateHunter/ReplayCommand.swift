@@ -19,16 +19,20 @@ enum ReplayCommand {
         var config: String?
         /// `--out F.wav` (with `--hunt`): what would have been heard.
         var out: String?
+        /// The configuration flags (with `--hunt`: voice, regions, file).
+        var flags = ConfigurationFlags()
     }
 
     static func parse(_ arguments: ParsedArguments) throws(CLIError) -> Options {
         var options = Options(path: arguments.operand ?? "")
         options.json = arguments.has(Flags.json)
-        options.regions = try arguments.configurationFlags().regions
+        options.flags = try arguments.configurationFlags()
+        options.regions = options.flags.regions
         options.hunt = arguments.has(Flags.hunt)
         options.config = arguments.value(Flags.config)
         options.out = arguments.value(Flags.out)
-        if !options.hunt, options.config != nil || options.out != nil { throw CLIError(.usage, "--config and --out go with --hunt") }
+        let huntOnly = [Flags.config, Flags.out, Flags.language, Flags.voiceDirectory, Flags.cacheDirectory]
+        if !options.hunt, let flag = huntOnly.first(where: arguments.has) { throw CLIError(.usage, "\(flag.name) goes with --hunt") }
         return options
     }
 
@@ -118,11 +122,7 @@ extension ReplayCommand {
     /// same ranging, hunt rules, lines (rendered, so their lengths are real) and output as
     /// `hunt --json`, as fast as it decodes; no sound unless `--out F.wav`.
     static func hunt(_ options: Options) throws(CLIError) -> ExitCode {
-        var flags = ConfigurationFlags()
-        flags.configPath = options.config
-        flags.regions = options.regions
-        flags.json = options.json
-        let configuration = try HunterConfiguration.load(flags: flags)
+        let configuration = try HunterConfiguration.load(flags: options.flags)
         var setup = configuration.hunterSetup()
         setup.record = nil
         if let out = options.out {

@@ -20,7 +20,9 @@ enum ScanCommand {
         let duration = try arguments.duration()
         // The hunter's file: its ranging section is what the parent tunes with scan.
         let configuration = try HunterConfiguration.load(flags: flags)
-        let runtime = try ApplianceRuntime(RuntimeOptions(record: configuration.record, duration: duration))
+        var options = RuntimeOptions(record: configuration.record, duration: duration)
+        options.clock = try arguments.clock(simulated: configuration.transport == .simulator)
+        let runtime = try ApplianceRuntime(options)
         let scanner = Scanner(runtime: runtime, ranging: configuration.ranging, json: configuration.json, active: active)
         if configuration.transport == .simulator {
             // The demo's treasure walking by, and two beacons standing still.

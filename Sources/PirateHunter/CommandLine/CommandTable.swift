@@ -1,3 +1,5 @@
+import Radio
+
 /// One option of a command, as the user writes it: its spellings (the first is the one
 /// shown), the placeholder of its value (nil: a switch) and one line of help.
 struct Flag: Equatable, Sendable {
@@ -42,7 +44,7 @@ enum Flags {
     static let hunterID = Flag("--hunter-id", value: "N", help: "this hunter's number, announced to the box after a find")
     static let rewardSVG = Flag("--reward-svg", value: "FILE", help: "write the reward's QR code as an SVG")
     static let quiet = Flag("--quiet", help: "range and print, say nothing")
-    static let virtualTime = Flag("--virtual-time", help: "run on virtual time, as fast as it computes (tests)")
+    static let virtualTime = Flag("--virtual-time", help: "run on virtual time, as fast as it computes (the simulator only; tests and benchmarks)")
     // Others.
     static let active = Flag("--active", help: "active scanning: names and treasure rewards from scan responses")
     static let noKiosk = Flag("--no-kiosk", help: "log lines instead of the full-screen kiosk on a terminal")
@@ -170,6 +172,13 @@ struct ParsedArguments {
         }
         flags.rewardSVG = value(Flags.rewardSVG)
         return flags
+    }
+
+    /// `--virtual-time`: only a world made in this process can run faster than real time.
+    func clock(simulated: Bool) throws(CLIError) -> LoopClock {
+        guard has(Flags.virtualTime) else { return .monotonic }
+        guard simulated else { throw CLIError(.usage, "--virtual-time needs --hci simulator (a real radio runs in real time)") }
+        return .virtual(start: 0)
     }
 
     /// `--duration S`: a positive number of seconds.

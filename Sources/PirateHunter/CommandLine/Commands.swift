@@ -10,7 +10,7 @@ enum Commands {
     static let hunt = CommandSpec(
         name: "hunt", operands: "",
         summary: "the appliance: ranges the treasure's iBeacons, speaks the hunt, reads out the reward after the find (settings: /etc/pirate-hunter/hunter.json, docs/configuration.md)",
-        flags: Flags.controller + [Flags.region] + Flags.voice + [Flags.hunterID, Flags.rewardSVG, Flags.quiet],
+        flags: Flags.controller + [Flags.region] + Flags.voice + [Flags.hunterID, Flags.rewardSVG, Flags.quiet, Flags.virtualTime],
         run: HuntCommand.run)
 
     static let treasure = CommandSpec(
@@ -22,7 +22,7 @@ enum Commands {
     static let scan = CommandSpec(
         name: "scan", operands: "",
         summary: "every beacon in view, live: kind, ids, RSSI, distance ± sigma, proximity, age, name (with the configuration's ranging settings): the tool to place the treasure",
-        flags: Flags.controller + [Flags.active],
+        flags: Flags.controller + [Flags.active, Flags.virtualTime],
         run: ScanCommand.run)
 
     static let demo = CommandSpec(
@@ -34,7 +34,7 @@ enum Commands {
     static let replay = CommandSpec(
         name: "replay", operands: "FILE",
         summary: "a btsnoop capture (Android HCI snoop, btmon -w, --record) decoded: every beacon sighting, with --region what the ranging engine makes of it, with --hunt the whole hunt; on the capture's clock",
-        flags: [Flags.json, Flags.region, Flags.hunt, Flags.config, Flags.out],
+        flags: [Flags.json, Flags.region, Flags.hunt, Flags.config, Flags.out, Flags.language, Flags.voiceDirectory, Flags.cacheDirectory],
         run: ReplayCommand.run)
 
     static let say = CommandSpec(
