@@ -46,7 +46,9 @@ func fuzzH4(_ data: [UInt8]) {
     guard let first = data.first else { return }
     let chunk = Int(first % 16) + 1
     let stream = data.dropFirst()
-    var framer = H4Framer()
+    // Bit 4 of the first byte: a stream that may carry data packets too.
+    let types: Set<HCIPacketType> = first & 0x10 != 0 ? [.command, .acl, .sco, .event, .iso] : [.event]
+    var framer = H4Framer(types: types)
     var whole: [HCIPacket] = []
     var index = stream.startIndex
     while index < stream.endIndex {
@@ -64,12 +66,16 @@ func fuzzH4(_ data: [UInt8]) {
             }
         }
     }
-    // Re-encoding what was framed gives back a stream that frames to the same packets.
-    var again = H4Framer()
-    again.append(whole.flatMap(\.h4Bytes))
+    check(framer.pendingByteCount <= 1 + 4 + H4Framer.maximumISOLength + 4, "the framer keeps at most one packet and a header")
+    // Re-encoding what was framed gives back a stream that frames to the same packets (a
+    // checked event after them, so the last one need not wait for what follows it).
+    let sentinel = HCIPacket(type: .event, bytes: [HCIEvent.commandStatusCode, 4, 0x00, 0x01, 0x0C, 0x20])
+    var again = H4Framer(types: types)
+    again.append((whole + [sentinel]).flatMap(\.h4Bytes))
     var second: [HCIPacket] = []
     while let packet = try? again.nextPacket() { second.append(packet) }
-    check(second == whole, "re-framed packets differ")
+    check(second == whole + [sentinel], "re-framed packets differ")
+    check(again.framingErrors == 0, "a stream of framed packets has no framing errors")
 }
 
 func fuzzEvent(_ data: [UInt8]) {

@@ -58,7 +58,9 @@ final class ApplianceRuntime {
     var onReload: () -> Void = {}
     /// SIGWINCH: the terminal changed size.
     var onResize: () -> Void = {}
-    private var driving = false
+    /// Stopping because of a failure no retry mends: the switch-off is tried, but its
+    /// failure (a controller we could not use) is not news.
+    private var fatal = false
 
     /// Signals are blocked here, before any other thread (the PCM's, eSpeak's) starts.
     init(_ options: RuntimeOptions) throws(CLIError) {
@@ -120,6 +122,7 @@ final class ApplianceRuntime {
         let session = ControllerSession(loop: loop, settings: settings, options: options, transport: factory)
         session.onFatal = { [unowned self] error in
             Log.error("\(error)")
+            fatal = true
             stop(Self.exitCode(for: error))
         }
         sessions.append(ManagedSession(session: session, onStopped: onStopped))
@@ -170,7 +173,7 @@ final class ApplianceRuntime {
         for managed in sessions {
             let wasConnected = managed.session.transport != nil && managed.session.family != nil
             let failure = managed.session.stop(timeout: 0.5)
-            managed.onStopped(StopReport(failure: failure, wasConnected: wasConnected))
+            managed.onStopped(StopReport(failure: fatal ? nil : failure, wasConnected: wasConnected && !fatal))
         }
         for handler in stopHandlers { handler() }
         stopHandlers = []
