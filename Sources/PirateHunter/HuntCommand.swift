@@ -41,7 +41,7 @@ enum HuntCommand {
         } else {
             hunter.start(on: .spec(setup.transport))
         }
-        return try runtime.run()
+        return try runtime.run(keeping: [hunter])
     }
 
     static func demo(_ arguments: ParsedArguments) throws(CLIError) -> ExitCode {
@@ -94,7 +94,7 @@ enum HuntCommand {
         // The air moves both controllers; the hunter's session is the one recorded.
         hunter.start(on: .inProcess(radio.hunter, world: { radio.air.advance(to: $0) }))
         treasureBox.start(on: .inProcess(radio.box, world: nil), recorded: false)
-        return try runtime.run()
+        return try runtime.run(keeping: [hunter, treasureBox])
     }
 
     static func currentDirectory() -> String {

@@ -150,7 +150,7 @@ extension ReplayCommand {
             ending = true
             runtime.loop.schedule(after: 0.05) { runtime.stop(.ok) }
         }))
-        let code = try runtime.run()
+        let code = try runtime.run(keeping: [hunter, capture])
         if capture.malformed > 0 { Log.warning("skipped \(capture.malformed) malformed HCI packet(s)") }
         if let failure = capture.failure {
             throw CLIError(.dataError, "\(options.path): \(failure) (the hunt up to there was printed)")

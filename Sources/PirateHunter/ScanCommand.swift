@@ -39,7 +39,7 @@ enum ScanCommand {
         } else {
             scanner.start(on: .spec(configuration.transport), transport: configuration.transport)
         }
-        return try runtime.run()
+        return try runtime.run(keeping: [scanner])
     }
 
     /// What `scan` keeps and shows: a row per beacon, names and rewards per address.
@@ -75,7 +75,7 @@ enum ScanCommand {
             session.onReport = { [unowned self] report, time in self.report(report, at: time - runtime.start) }
             session.onSighting = { [unowned self] sighting in self.sighting(sighting) }
             session.onStateChange = { [unowned self] state in
-                _ = controllerLog.update(state, transport: session.transport?.name ?? transport.description)
+                _ = controllerLog.update(state, transport: self.session?.transport?.name ?? transport.description)
             }
             if !json { runtime.loop.schedule(after: 0.5) { [unowned self] in redraw() } }
             runtime.loop.schedule(after: 1) { [unowned self] in advance() }

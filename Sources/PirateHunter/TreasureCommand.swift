@@ -35,6 +35,6 @@ enum TreasureCommand {
         } else {
             box.start(on: .spec(setup.transport))
         }
-        return try runtime.run()
+        return try runtime.run(keeping: [box])
     }
 }

@@ -61,6 +61,7 @@ final class ApplianceRuntime {
     /// Stopping because of a failure no retry mends: the switch-off is tried, but its
     /// failure (a controller we could not use) is not news.
     private var fatal = false
+    private var running: [AnyObject] = []
 
     /// Signals are blocked here, before any other thread (the PCM's, eSpeak's) starts.
     init(_ options: RuntimeOptions) throws(CLIError) {
@@ -154,7 +155,11 @@ final class ApplianceRuntime {
     /// Called on the way out, after the controllers are off, in the order added.
     func onStop(_ handler: @escaping () -> Void) { stopHandlers.append(handler) }
 
-    func run() throws(CLIError) -> ExitCode {
+    /// Runs until stopped. `parts` (the hunter, the box, the scanner: their callbacks hold
+    /// them unowned) are kept alive for as long as the loop runs.
+    func run(keeping parts: [AnyObject]) throws(CLIError) -> ExitCode {
+        running = parts
+        defer { running = [] }
         for managed in sessions { managed.session.start() }
         do {
             try loop.run()
