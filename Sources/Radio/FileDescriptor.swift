@@ -12,10 +12,13 @@ public struct SystemError: Error, Equatable, Sendable, CustomStringConvertible {
         self.errno = errno
     }
 
-    public var description: String {
-        guard let message = strerror(errno) else { return "\(call): errno \(errno)" }
-        return "\(call): \(String(cString: message))"
+    /// What errno says, without the call ("No such file or directory").
+    public var reason: String {
+        guard let message = strerror(errno) else { return "errno \(errno)" }
+        return String(cString: message)
     }
+
+    public var description: String { "\(call): \(reason)" }
 }
 
 /// Runs a system call, retrying on EINTR: the one funnel every call here goes through.
