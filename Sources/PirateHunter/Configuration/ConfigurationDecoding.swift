@@ -241,25 +241,29 @@ struct Setting<Root> {
         }
     }
 
-    /// `check` returns what is wrong with a value (nil: nothing).
+    /// A non-empty string; `check` returns what is wrong with it (nil: nothing).
     static func text(
         _ key: String, _ path: WritableKeyPath<Root, String>, allowed: String, check: @escaping (String) -> String? = { _ in nil }
     ) -> Self {
-        Self(key) { reader, value in
-            guard let text = try reader.string(key, allowed: allowed) else { return }
-            if let problem = check(text) { throw reader.fail(key, problem, allowed: allowed) }
-            value[keyPath: path] = text
-        }
+        checkedText(key, allowed: allowed, nonEmpty: true, check: check) { $0[keyPath: path] = $1 }
     }
 
+    /// As `text`; nil (the default) when absent.
     static func optionalText(
         _ key: String, _ path: WritableKeyPath<Root, String?>, allowed: String, nonEmpty: Bool = true,
         check: @escaping (String) -> String? = { _ in nil }
     ) -> Self {
+        checkedText(key, allowed: allowed, nonEmpty: nonEmpty, check: check) { $0[keyPath: path] = $1 }
+    }
+
+    private static func checkedText(
+        _ key: String, allowed: String, nonEmpty: Bool, check: @escaping (String) -> String?,
+        store: @escaping (inout Root, String) -> Void
+    ) -> Self {
         Self(key) { reader, value in
             guard let text = try reader.string(key, allowed: allowed, nonEmpty: nonEmpty) else { return }
             if let problem = check(text) { throw reader.fail(key, problem, allowed: allowed) }
-            value[keyPath: path] = text
+            store(&value, text)
         }
     }
 
@@ -377,26 +381,25 @@ struct ObjectReader {
         ConfigFieldError(path: path(key), problem: problem, allowed: allowed)
     }
 
+    /// The key's value as `T` (nil when absent or null), or `problem` when it is another type.
+    private func decoded<T: Decodable>(_ type: T.Type, _ key: String, else problem: String, allowed: String) throws -> T? {
+        do {
+            return try container.decodeIfPresent(T.self, forKey: ConfigKey(key))
+        } catch {
+            throw fail(key, problem, allowed: allowed)
+        }
+    }
+
     func int(_ key: String, _ range: ClosedRange<Int>, unit: String = "") throws -> Int? {
         let allowed = "an integer, " + Limits.text(range) + unit
-        let value: Int?
-        do {
-            value = try container.decodeIfPresent(Int.self, forKey: ConfigKey(key))
-        } catch {
-            throw fail(key, "must be an integer", allowed: allowed)
-        }
+        let value = try decoded(Int.self, key, else: "must be an integer", allowed: allowed)
         if let value, !range.contains(value) { throw fail(key, "\(value) is out of range", allowed: allowed) }
         return value
     }
 
     func double(_ key: String, _ range: ClosedRange<Double>, unit: String = "") throws -> Double? {
         let allowed = "a number, " + Limits.text(range) + unit
-        let value: Double?
-        do {
-            value = try container.decodeIfPresent(Double.self, forKey: ConfigKey(key))
-        } catch {
-            throw fail(key, "must be a number", allowed: allowed)
-        }
+        let value = try decoded(Double.self, key, else: "must be a number", allowed: allowed)
         if let value, !(value.isFinite && range.contains(value)) {
             throw fail(key, "\(Limits.number(value)) is out of range", allowed: allowed)
         }
@@ -404,22 +407,13 @@ struct ObjectReader {
     }
 
     func string(_ key: String, allowed: String, nonEmpty: Bool = true) throws -> String? {
-        let value: String?
-        do {
-            value = try container.decodeIfPresent(String.self, forKey: ConfigKey(key))
-        } catch {
-            throw fail(key, "must be a string", allowed: allowed)
-        }
+        let value = try decoded(String.self, key, else: "must be a string", allowed: allowed)
         if nonEmpty, value?.isEmpty == true { throw fail(key, "is empty", allowed: allowed) }
         return value
     }
 
     func bool(_ key: String) throws -> Bool? {
-        do {
-            return try container.decodeIfPresent(Bool.self, forKey: ConfigKey(key))
-        } catch {
-            throw fail(key, "must be true or false", allowed: "true, false")
-        }
+        try decoded(Bool.self, key, else: "must be true or false", allowed: "true, false")
     }
 
     /// A nested object or array decoded by `T` (its own errors carry their own paths).

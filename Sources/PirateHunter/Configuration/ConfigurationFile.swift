@@ -29,7 +29,7 @@ extension HunterConfiguration {
     /// applies the flags, resolves the default voice and cache directories.
     static func load(
         flags: ConfigurationFlags, environment: [String: String] = ProcessInfo.processInfo.environment,
-        executablePath: String? = currentExecutablePath(), defaultPath: String = HunterConfiguration.defaultPath
+        executablePath: String? = VoiceLocations.currentExecutablePath(), defaultPath: String = HunterConfiguration.defaultPath
     ) throws(CLIError) -> HunterConfiguration {
         let path = flags.configPath ?? defaultPath
         var configuration: HunterConfiguration
@@ -58,7 +58,6 @@ extension HunterConfiguration {
         throw CLIError(.config, "\(file ?? "configuration"): voice.language: " + problem)
     }
 
-
     /// Fills in the voice and cache directories left to their defaults.
     mutating func resolveDirectories(environment: [String: String], executablePath: String?) {
         if voice.voicesDirectory == nil {
@@ -74,9 +73,6 @@ extension HunterConfiguration {
             }
         }
     }
-
-
-    static func currentExecutablePath() -> String? { VoiceLocations.currentExecutablePath() }
 }
 
 /// Reading the configuration file: a missing default file means the defaults, a missing
