@@ -23,7 +23,8 @@ public struct SystemError: Error, Equatable, Sendable, CustomStringConvertible {
 }
 
 /// Runs a system call that reports failure as a negative result and errno (an `int`, an
-/// `ssize_t`), retrying on EINTR: the one funnel every call in Radio's fd code goes through.
+/// `ssize_t`), retrying on EINTR: the one funnel for the calls of FileDescriptor and the
+/// kernel, H4 and capture code. (EventLoop and SimulatedController still call directly.)
 @inline(__always)
 func retryingOnInterrupt<T: FixedWidthInteger>(_ name: @autoclosure () -> String, _ body: () -> T) throws(SystemError) -> T {
     while true {
