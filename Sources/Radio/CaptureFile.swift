@@ -30,6 +30,7 @@ public struct CaptureFileReader {
         }
     }
 
+    /// Read only: a close error would say nothing about the records already read.
     public func close() { fd.close() }
 }
 
@@ -59,8 +60,14 @@ public final class CaptureFileWriter {
     public func close() throws(SystemError) {
         guard !closed else { return }
         closed = true
-        try fd.sync()
-        fd.close()
+        do {
+            try fd.sync()
+        } catch {
+            fd.close()
+            throw error
+        }
+        // A close that fails after writing may have lost data: keep the partial name then.
+        try fd.closeChecked()
         _ = try retryingOnInterrupt("rename \(path)") { rename(temporaryPath, path) }
     }
 

@@ -1,6 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import CLinux
 
 /// A failed system call: which one, and errno.
 public struct SystemError: Error, Equatable, Sendable, CustomStringConvertible {
@@ -12,21 +13,39 @@ public struct SystemError: Error, Equatable, Sendable, CustomStringConvertible {
         self.errno = errno
     }
 
-    public var description: String {
-        guard let message = strerror(errno) else { return "\(call): errno \(errno)" }
-        return "\(call): \(String(cString: message))"
+    /// What errno says, without the call ("No such file or directory").
+    public var reason: String {
+        guard let message = strerror(errno) else { return "errno \(errno)" }
+        return String(cString: message)
     }
+
+    public var description: String { "\(call): \(reason)" }
 }
 
-/// Runs a system call, retrying on EINTR: the one funnel every call here goes through.
+/// Runs a system call that reports failure as a negative result and errno (an `int`, an
+/// `ssize_t`), retrying on EINTR: the one funnel for the calls of FileDescriptor and the
+/// kernel, H4 and capture code. (EventLoop and SimulatedController still call directly.)
 @inline(__always)
-func retryingOnInterrupt<T: FixedWidthInteger>(_ name: String, _ body: () -> T) throws(SystemError) -> T {
+func retryingOnInterrupt<T: FixedWidthInteger>(_ name: @autoclosure () -> String, _ body: () -> T) throws(SystemError) -> T {
     while true {
         let result = body()
         if result >= 0 { return result }
         let code = errno
         if code == EINTR { continue }
-        throw SystemError(name, errno: code)
+        throw SystemError(name(), errno: code)
+    }
+}
+
+/// As `retryingOnInterrupt`, but "would block" (EAGAIN) on a non-blocking fd is nil, not an error.
+@inline(__always)
+func retryingOnInterruptUnlessWouldBlock<T: FixedWidthInteger>(
+    _ name: @autoclosure () -> String, _ body: () -> T
+) throws(SystemError) -> T? {
+    do {
+        return try retryingOnInterrupt(name(), body)
+    } catch {
+        if error.errno == EAGAIN || error.errno == EWOULDBLOCK { return nil }
+        throw error
     }
 }
 
@@ -35,8 +54,15 @@ public struct FileDescriptor: Hashable, Sendable {
     public let rawValue: Int32
     public init(rawValue: Int32) { self.rawValue = rawValue }
 
+    /// `open(2)`, always with O_CLOEXEC.
     public static func open(_ path: String, _ flags: Int32, mode: mode_t = 0o644) throws(SystemError) -> FileDescriptor {
         let fd = try retryingOnInterrupt("open \(path)") { Glibc.open(path, flags | O_CLOEXEC, mode) }
+        return FileDescriptor(rawValue: fd)
+    }
+
+    /// `socket(2)`, always with SOCK_CLOEXEC.
+    public static func socket(_ domain: Int32, _ type: Int32, _ protocol: Int32, name: String) throws(SystemError) -> FileDescriptor {
+        let fd = try retryingOnInterrupt("socket(\(name))") { Glibc.socket(domain, type | Int32(SOCK_CLOEXEC.rawValue), `protocol`) }
         return FileDescriptor(rawValue: fd)
     }
 
@@ -50,22 +76,63 @@ public struct FileDescriptor: Hashable, Sendable {
         return buffer
     }
 
-    /// Writes all of `bytes` (short writes are continued).
-    public func writeAll<C: Collection>(_ bytes: C) throws(SystemError) where C.Element == UInt8 {
+    /// One `read(2)` into the start of `buffer`: the byte count (0: end of file), or nil
+    /// when a non-blocking fd has nothing.
+    public func read(into buffer: inout [UInt8]) throws(SystemError) -> Int? {
+        try retryingOnInterruptUnlessWouldBlock("read") {
+            buffer.withUnsafeMutableBytes { raw in Glibc.read(rawValue, raw.baseAddress, raw.count) }
+        }
+    }
+
+    /// Writes all of `bytes` (short writes are continued). On a non-blocking fd whose buffer
+    /// is full it waits for room (POLLOUT), at most `timeoutMilliseconds` in all, and then
+    /// fails with EAGAIN rather than spin.
+    public func writeAll<C: Collection>(_ bytes: C, timeoutMilliseconds: Int = 1000) throws(SystemError) where C.Element == UInt8 {
         let array = Array(bytes)
+        let deadline = ContinuousClock.now + .milliseconds(timeoutMilliseconds)
         var offset = 0
         while offset < array.count {
-            let n = try retryingOnInterrupt("write") {
+            let written = try retryingOnInterruptUnlessWouldBlock("write") {
                 array.withUnsafeBytes { raw in Glibc.write(rawValue, raw.baseAddress.map { $0 + offset }, raw.count - offset) }
             }
-            offset += n
+            if let written {
+                offset += written
+            } else if try !waitUntilWritable(before: deadline) {
+                throw SystemError("write: no room for \(timeoutMilliseconds) ms", errno: EAGAIN)
+            }
         }
+    }
+
+    /// Polls for POLLOUT until `deadline`; false when it passed first. An error or hang-up
+    /// counts as writable: the next write reports it.
+    private func waitUntilWritable(before deadline: ContinuousClock.Instant) throws(SystemError) -> Bool {
+        var entry = pollfd(fd: rawValue, events: Int16(POLLOUT), revents: 0)
+        let ready = try retryingOnInterrupt("poll") {
+            let left = ContinuousClock.now.duration(to: deadline)
+            let milliseconds = max(0, left.components.seconds * 1000 + left.components.attoseconds / 1_000_000_000_000_000)
+            return Glibc.poll(&entry, 1, Int32(clamping: milliseconds))
+        }
+        return ready > 0
+    }
+
+    /// Sets O_NONBLOCK.
+    public func setNonBlocking() throws(SystemError) {
+        let flags = try retryingOnInterrupt("fcntl F_GETFL") { fcntl(rawValue, F_GETFL) }
+        _ = try retryingOnInterrupt("fcntl F_SETFL") { fcntl(rawValue, F_SETFL, flags | O_NONBLOCK) }
     }
 
     public func sync() throws(SystemError) {
         _ = try retryingOnInterrupt("fsync") { Glibc.fsync(rawValue) }
     }
 
+    /// Closes, reporting an error: after writing, a failed close can be the first news of a
+    /// lost write. Never retried on EINTR: Linux has released the number by then, and a
+    /// second close could close a descriptor another thread has just been given.
+    public func closeChecked() throws(SystemError) {
+        if Glibc.close(rawValue) != 0 { throw SystemError("close", errno: errno) }
+    }
+
+    /// Closes, ignoring an error (for descriptors only read from, sockets, pollers).
     public func close() {
         _ = Glibc.close(rawValue)
     }
@@ -84,8 +151,8 @@ public enum AtomicFile {
             unlink(temporary)
             throw error
         }
-        fd.close()
         do {
+            try fd.closeChecked()
             _ = try retryingOnInterrupt("rename \(path)") { rename(temporary, path) }
         } catch {
             unlink(temporary)

@@ -8,47 +8,58 @@ import CLinux
 /// or a unix socket (`unix:/path`). The stream delivers packets in arbitrary pieces; `H4Framer`
 /// puts them back together.
 public final class H4StreamTransport: HCITransport {
-    public let fileDescriptor: Int32
+    public var fileDescriptor: Int32 { fd.rawValue }
     public let name: String
+    private let fd: FileDescriptor
     private var framer = H4Framer()
     private var closed = false
     /// Packets dropped because the stream lost framing (a garbage type byte).
     public private(set) var framingErrors = 0
+    /// How long `send` waits for the peer (or the UART's flow control) to take bytes before
+    /// it reports the stream stuck.
+    static let sendTimeoutMilliseconds = 1000
 
-    init(fd: Int32, name: String) {
-        self.fileDescriptor = fd
+    init(fd: FileDescriptor, name: String) {
+        self.fd = fd
         self.name = name
     }
 
     /// Connects to a unix stream socket.
     public static func unixSocket(path: String) throws(TransportError) -> H4StreamTransport {
-        let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
-        guard fd >= 0 else { throw .system(SystemError("socket", errno: errno)) }
         var address = sockaddr_un()
         address.sun_family = sa_family_t(AF_UNIX)
         let bytes = Array(path.utf8)
+        // A path that does not fit never will: not worth retrying.
         guard bytes.count < MemoryLayout.size(ofValue: address.sun_path) else {
-            Glibc.close(fd)
-            throw .notFound("unix socket path too long: \(path)")
+            throw .unsupported("unix socket path longer than \(MemoryLayout.size(ofValue: address.sun_path) - 1) bytes: \(path)")
         }
         withUnsafeMutableBytes(of: &address.sun_path) { raw in
             for (i, b) in bytes.enumerated() { raw[i] = b }
         }
-        let result = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                connect(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size))
-            }
+        let fd: FileDescriptor
+        do {
+            fd = try FileDescriptor.socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0, name: "AF_UNIX")
+        } catch {
+            throw .system(error)
         }
-        if result != 0 {
-            let code = errno
-            Glibc.close(fd)
-            switch code {
+        do {
+            // A unix stream connect completes at once: EINTR leaves nothing half done to retry into.
+            _ = try retryingOnInterrupt("connect unix:\(path)") {
+                withUnsafePointer(to: &address) {
+                    $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                        connect(fd.rawValue, $0, socklen_t(MemoryLayout<sockaddr_un>.size))
+                    }
+                }
+            }
+            try fd.setNonBlocking()
+        } catch {
+            fd.close()
+            switch error.errno {
             case ENOENT, ECONNREFUSED: throw .notFound("unix:\(path)")
             case EACCES, EPERM: throw .permission("unix:\(path)", fix: "give this user access to the socket")
-            default: throw .system(SystemError("connect unix:\(path)", errno: code))
+            default: throw .system(error)
             }
         }
-        _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK)
         return H4StreamTransport(fd: fd, name: "unix:\(path)")
     }
 
@@ -60,61 +71,56 @@ public final class H4StreamTransport: HCITransport {
             921600: speed_t(B921600), 1_000_000: speed_t(B1000000), 2_000_000: speed_t(B2000000),
             3_000_000: speed_t(B3000000),
         ]
-        guard let speed = speeds[baud] else { throw .notFound("unsupported baud rate \(baud)") }
-        let fd = open(path, O_RDWR | O_NOCTTY | O_NONBLOCK | O_CLOEXEC)
-        guard fd >= 0 else {
-            let code = errno
-            switch code {
+        // A rate the UART cannot take never will: not worth retrying.
+        guard let speed = speeds[baud] else { throw .unsupported("baud rate \(baud) (\(path))") }
+        let fd: FileDescriptor
+        do {
+            fd = try FileDescriptor.open(path, O_RDWR | O_NOCTTY | O_NONBLOCK)
+        } catch {
+            switch error.errno {
             case ENOENT, ENODEV: throw .notFound(path)
             case EACCES, EPERM: throw .permission(path, fix: "add the user to the dialout group")
-            default: throw .system(SystemError("open \(path)", errno: code))
+            default: throw .system(error)
             }
         }
-        var tio = termios()
-        if tcgetattr(fd, &tio) == 0 {
+        do {
+            var tio = termios()
+            _ = try retryingOnInterrupt("tcgetattr \(path)") { tcgetattr(fd.rawValue, &tio) }
             cfmakeraw(&tio)
-            cfsetispeed(&tio, speed)
-            cfsetospeed(&tio, speed)
+            _ = try retryingOnInterrupt("cfsetispeed") { cfsetispeed(&tio, speed) }
+            _ = try retryingOnInterrupt("cfsetospeed") { cfsetospeed(&tio, speed) }
             tio.c_cflag |= tcflag_t(CLOCAL) | tcflag_t(CREAD) | tcflag_t(CRTSCTS)
-            _ = tcsetattr(fd, TCSANOW, &tio)
-            _ = tcflush(fd, TCIOFLUSH)
+            _ = try retryingOnInterrupt("tcsetattr \(path)") { tcsetattr(fd.rawValue, TCSANOW, &tio) }
+            _ = try retryingOnInterrupt("tcflush \(path)") { tcflush(fd.rawValue, TCIOFLUSH) }
+        } catch {
+            fd.close()
+            // ENOTTY: the path is not a UART.
+            throw .system(error)
         }
         return H4StreamTransport(fd: fd, name: "serial:\(path)@\(baud)")
     }
 
     public func send(_ packet: HCIPacket) throws(TransportError) {
-        let bytes = packet.h4Bytes
-        var offset = 0
-        while offset < bytes.count {
-            let n = bytes.withUnsafeBytes { raw in Glibc.write(fileDescriptor, raw.baseAddress.map { $0 + offset }, raw.count - offset) }
-            if n < 0 {
-                let code = errno
-                if code == EINTR { continue }
-                if code == EAGAIN {
-                    var p = pollfd(fd: fileDescriptor, events: Int16(POLLOUT), revents: 0)
-                    _ = poll(&p, 1, 100)
-                    continue
-                }
-                throw Self.mapped(code, name)
-            }
-            offset += n
+        do {
+            try fd.writeAll(packet.h4Bytes, timeoutMilliseconds: Self.sendTimeoutMilliseconds)
+        } catch {
+            throw Self.mapped(error, name)
         }
     }
 
     public func receive() throws(TransportError) -> [HCIPacket] {
         var buffer = [UInt8](repeating: 0, count: 4096)
         while true {
-            let n = buffer.withUnsafeMutableBytes { raw in Glibc.read(fileDescriptor, raw.baseAddress, raw.count) }
-            if n > 0 {
-                framer.append(buffer[0..<n])
-                if n < buffer.count { break }
-                continue
+            let read: Int?
+            do {
+                read = try fd.read(into: &buffer)
+            } catch {
+                throw Self.mapped(error, name)
             }
+            guard let n = read else { break }  // EAGAIN: all read
             if n == 0 { throw .adapterGone("\(name) closed the stream") }
-            let code = errno
-            if code == EINTR { continue }
-            if code == EAGAIN { break }
-            throw Self.mapped(code, name)
+            framer.append(buffer[0..<n])
+            if n < buffer.count { break }
         }
         var packets: [HCIPacket] = []
         while true {
@@ -128,17 +134,17 @@ public final class H4StreamTransport: HCITransport {
         return packets
     }
 
-    static func mapped(_ code: Int32, _ name: String) -> TransportError {
-        switch code {
+    static func mapped(_ error: SystemError, _ name: String) -> TransportError {
+        switch error.errno {
         case EPIPE, ECONNRESET, ENODEV, EIO, ENXIO: return .adapterGone(name)
-        default: return .system(SystemError(name, errno: code))
+        default: return .system(SystemError("\(name): \(error.call)", errno: error.errno))
         }
     }
 
     public func close() {
         guard !closed else { return }
         closed = true
-        Glibc.close(fileDescriptor)
+        fd.close()
     }
 
     deinit { close() }

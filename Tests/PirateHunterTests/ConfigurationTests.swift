@@ -395,6 +395,41 @@ private let repository = URL(fileURLWithPath: #filePath).deletingLastPathCompone
         #expect(error.message == expected)
     }
 
+    @Test(arguments: [
+        // A second key anywhere: top level, a section, a region in the array.
+        ("{\"json\": true, \"json\": false}", "hunter.json: line 1, column 16: not valid JSON: key 'json' appears twice in one object"),
+        ("{\"regions\": [{\"uuid\": \"E2C56DB5-DFFB-48D2-B060-D0F5A71096E0\",\n  \"uuid\": \"x\"}]}",
+         "hunter.json: line 2, column 3: not valid JSON: key 'uuid' appears twice in one object"),
+        // Columns count characters, not UTF-8 bytes.
+        (#"{"treasure": {"reward": "ゴールド", "reward": "x"}}"#,
+         "hunter.json: line 1, column 33: not valid JSON: key 'reward' appears twice in one object"),
+        ("{\"ranging\": {\"near_edge\": 3,}}", "hunter.json: line 1, column 29: not valid JSON: trailing comma before '}'"),
+        ("{\"regions\": [{\"uuid\": \"E2C56DB5-DFFB-48D2-B060-D0F5A71096E0\"},]}",
+         "hunter.json: line 1, column 63: not valid JSON: trailing comma before ']'"),
+    ])
+    func whatJSONDecoderTakesSilentlyIsRefusedWithItsPlace(_ text: String, _ expected: String) throws {
+        let error = try #require(failure(text))
+        #expect(error.code == .config)
+        #expect(error.message == expected)
+    }
+
+    /// Why JSONSyntax exists: the toolchain's JSONDecoder (swift-foundation) says only
+    /// "The given data was not valid JSON." with no line or column, keeps the first of two
+    /// equal keys and takes a trailing comma. When this fails, the decoder has learnt one of
+    /// these and JSONSyntax can shrink.
+    @Test func theToolchainsJSONDecoderSaysNeitherWhereNorAboutTwins() throws {
+        struct Probe: Decodable { var rate: Int }
+        do {
+            _ = try JSONDecoder().decode(Probe.self, from: Data("{\n  \"rate\": tru\n}".utf8))
+            Issue.record("decoded")
+        } catch let DecodingError.dataCorrupted(context) {
+            #expect(context.debugDescription == "The given data was not valid JSON.")
+            #expect(context.underlyingError == nil)
+        }
+        #expect(try JSONDecoder().decode(Probe.self, from: Data(#"{"rate": 150, "rate": 160}"#.utf8)).rate == 150)
+        #expect(try JSONDecoder().decode(Probe.self, from: Data(#"{"rate": 150,}"#.utf8)).rate == 150)
+    }
+
     @Test func theSyntaxLocatorAcceptsValidJSON() {
         #expect(JSONSyntax.firstError(in: Array(ConfigurationFileTests.full.utf8)) == nil)
         #expect(JSONSyntax.firstError(in: Array(#" [1, -2.5e3, "a\"\u00e9", {"k": [true, false, null]}] "#.utf8)) == nil)

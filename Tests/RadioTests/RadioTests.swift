@@ -264,6 +264,17 @@ func virtualLoop() throws -> EventLoop { try EventLoop(clock: .virtual(start: 0)
         #expect(throws: TransportError.self) { _ = try transport.receive() }
     }
 
+    @Test func aPathThatCannotFitIsUnsupportedNotRetried() {
+        let path = "/tmp/" + String(repeating: "x", count: 120)
+        do {
+            _ = try H4StreamTransport.unixSocket(path: path)
+            Issue.record("connected")
+        } catch {
+            guard case .unsupported = error else { Issue.record("\(error)"); return }
+            #expect(!error.isTransient)
+        }
+    }
+
     @Test func missingSocketIsNotFound() {
         #expect(throws: TransportError.notFound("unix:/nonexistent/ctl.sock")) { _ = try H4StreamTransport.unixSocket(path: "/nonexistent/ctl.sock") }
     }

@@ -1,0 +1,123 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import FoundationEssentials
+import Radio
+import Voice
+
+// Loading: the file found, read and checked (the decoding is in ConfigurationDecoding),
+// the flags put over it, the directories left to their defaults resolved.
+
+extension HunterConfiguration {
+    /// The whole chain for a command: consumes the shared flags from `arguments` (returning
+    /// the others, in order, for the command), reads the file, applies the flags, fills in
+    /// the default directories. Errors: 64 bad flag, 66 no such file (explicit --config),
+    /// 77 unreadable, 78 invalid content.
+    static func load(
+        arguments: [String], environment: [String: String] = ProcessInfo.processInfo.environment
+    ) throws(CLIError) -> (configuration: HunterConfiguration, remaining: [String]) {
+        var cursor = ArgumentCursor(arguments)
+        var flags = ConfigurationFlags()
+        var remaining: [String] = []
+        while let argument = cursor.next() {
+            if try !flags.consume(argument, from: &cursor) { remaining.append(argument) }
+        }
+        return (try load(flags: flags, environment: environment), remaining)
+    }
+
+    /// Reads `flags.configPath` (or the default path, where a missing file means defaults),
+    /// applies the flags, resolves the default voice and cache directories.
+    static func load(
+        flags: ConfigurationFlags, environment: [String: String] = ProcessInfo.processInfo.environment,
+        executablePath: String? = VoiceLocations.currentExecutablePath(), defaultPath: String = HunterConfiguration.defaultPath
+    ) throws(CLIError) -> HunterConfiguration {
+        let path = flags.configPath ?? defaultPath
+        var configuration: HunterConfiguration
+        if let bytes = try ConfigurationFile.read(path, explicit: flags.configPath != nil) {
+            configuration = try decode(bytes, file: path)
+        } else {
+            configuration = HunterConfiguration()
+        }
+        configuration.apply(flags)
+        configuration.resolveDirectories(environment: environment, executablePath: executablePath)
+        try configuration.checkLanguagePack(fromFlag: flags.language != nil)
+        return configuration
+    }
+
+    /// The line pack must exist in the voices directory: a wrong language is named with the
+    /// packs there (exit 64 for `--lang`, 78 for the file). A missing voices directory is
+    /// left to `PirateVoice.load`, which names it.
+    func checkLanguagePack(fromFlag: Bool) throws(CLIError) {
+        guard let directory = voice.voicesDirectory else { return }
+        let lines = directory + "/lines"
+        guard let names = try? FileManager.default.contentsOfDirectory(atPath: lines) else { return }
+        let packs = names.filter { $0.hasSuffix(".json") }.map { String($0.dropLast(".json".count)) }.sorted()
+        guard !packs.contains(voice.language) else { return }
+        let problem = "no line pack '\(voice.language)' in \(lines); allowed: \(packs.joined(separator: ", "))"
+        if fromFlag { throw CLIError(.usage, "--lang: " + problem) }
+        throw CLIError(.config, "\(file ?? "configuration"): voice.language: " + problem)
+    }
+
+    /// Fills in the voice and cache directories left to their defaults.
+    mutating func resolveDirectories(environment: [String: String], executablePath: String?) {
+        if voice.voicesDirectory == nil {
+            voice.voicesDirectory = VoiceLocations.resolve(executablePath: executablePath)
+        }
+        if voice.cacheDirectory == nil {
+            if let systemd = environment["CACHE_DIRECTORY"], let first = systemd.split(separator: ":").first {
+                voice.cacheDirectory = String(first)
+            } else if let xdg = environment["XDG_CACHE_HOME"], xdg.hasPrefix("/") {
+                voice.cacheDirectory = xdg + "/pirate-hunter"
+            } else if let home = environment["HOME"], home.hasPrefix("/"), home != "/" {
+                voice.cacheDirectory = home + "/.cache/pirate-hunter"
+            }
+        }
+    }
+}
+
+/// Reading the configuration file: a missing default file means the defaults, a missing
+/// explicit one is an error; a directory, an unreadable file and anything over
+/// `maximumBytes` are refused with their own exit codes. Pipes are read like files
+/// (`--config <(...)`).
+enum ConfigurationFile {
+    static let maximumBytes = 1 << 20
+
+    /// The file's bytes; nil when the default file is missing (defaults apply).
+    static func read(_ path: String, explicit: Bool) throws(CLIError) -> [UInt8]? {
+        let fd: FileDescriptor
+        do {
+            fd = try FileDescriptor.open(path, O_RDONLY)
+        } catch {
+            switch error.errno {
+            case ENOENT, ENOTDIR:
+                if !explicit { return nil }
+                throw CLIError(.noInput, "\(path): no such configuration file")
+            case EACCES, EPERM:
+                throw CLIError(.noPermission, "\(path): cannot read the configuration file: \(error.reason)")
+            default:
+                throw CLIError(.noInput, "\(path): cannot open the configuration file: \(error.reason)")
+            }
+        }
+        defer { fd.close() }
+        var info = stat()
+        if fstat(fd.rawValue, &info) == 0, (info.st_mode & mode_t(S_IFMT)) == mode_t(S_IFDIR) {
+            throw CLIError(.noInput, "\(path): is a directory, not a configuration file")
+        }
+        var bytes: [UInt8] = []
+        while true {
+            let chunk: [UInt8]
+            do {
+                chunk = try fd.read(upTo: 16_384)
+            } catch {
+                throw CLIError(error.errno == EACCES ? .noPermission : .ioError,
+                               "\(path): cannot read the configuration file: \(error.reason)")
+            }
+            if chunk.isEmpty { break }
+            bytes.append(contentsOf: chunk)
+            if bytes.count > maximumBytes {
+                throw CLIError(.config, "\(path): larger than \(maximumBytes) bytes; not a configuration file")
+            }
+        }
+        return bytes
+    }
+}

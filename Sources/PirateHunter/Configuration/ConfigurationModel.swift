@@ -1,0 +1,197 @@
+import Audio
+import Bluetooth
+import FoundationEssentials
+import Hunt
+import Ranging
+import Voice
+
+/// The appliance's settings, from one JSON file (`--config FILE`, default
+/// `/etc/pirate-hunter/hunter.json`) with command-line flags over it. Every field is
+/// optional in the file; defaults and allowed values are in docs/configuration.md (keep the
+/// two together). Precedence: flags, then the file, then the defaults.
+///
+/// Where a module's own configuration type can hold a section (ranging, hunt, the speech
+/// parameters) it is stored as that type, and the file's key table (ConfigurationDecoding)
+/// writes straight into it: a setting is declared once, in its module, and named once, in
+/// its key table.
+struct HunterConfiguration: Sendable, Equatable {
+    static let defaultPath = "/etc/pirate-hunter/hunter.json"
+    /// The treasure box's file (`pirate-hunter treasure`).
+    static let treasurePath = "/etc/pirate-hunter/treasure.json"
+    /// The game's own proximity UUID ("PIRATE-HUNTER" in ASCII): the default treasure
+    /// advertises it and the default region hunts it, so a box and a hunter pair out of the box.
+    static let defaultUUID = UUID(uuid: (0x50, 0x49, 0x52, 0x41, 0x54, 0x45, 0x2D, 0x48,
+                                         0x55, 0x4E, 0x54, 0x45, 0x52, 0x00, 0x00, 0x00))
+
+    /// What `VoiceConfiguration` takes before its directories are resolved (its
+    /// `voicesDirectory` is not optional, and "" here means "no cache").
+    struct Voice: Sendable, Equatable {
+        /// Line pack name (`<voices>/lines/<language>.json`).
+        var language = "en-pirate"
+        /// nil: `<executable>/../share/pirate-hunter/voices`, then `VoiceLocations.resolve()`.
+        var voicesDirectory: String?
+        /// nil: `$CACHE_DIRECTORY` (systemd), `$XDG_CACHE_HOME/pirate-hunter`,
+        /// `$HOME/.cache/pirate-hunter`; "" in the file: no cache.
+        var cacheDirectory: String?
+        var parameters = SpeechParameters()
+    }
+
+    /// The two settings of `PlaybackConfiguration` the file holds (that type carries
+    /// closures, so it cannot be stored in this Equatable value).
+    struct Audio: Sendable, Equatable {
+        var device = "default"
+        var volumeDB = 0.0
+    }
+
+    struct Treasure: Sendable, Equatable {
+        var uuid = HunterConfiguration.defaultUUID
+        var major: UInt16 = 1
+        var minor: UInt16 = 1
+        /// Measured power: RSSI at 1 m, dBm.
+        var power: Int8 = -59
+        var intervalMilliseconds = 100
+        /// Sent in the scan response; printable, at most `maximumRewardBytes` UTF-8 bytes.
+        var reward: String?
+
+        /// 31 bytes of scan response - length, AD type and a 16-bit company id.
+        static let maximumRewardBytes = 27
+        static let intervalRange = 100...10_240
+        /// The iBeacon the box advertises.
+        var beacon: IBeacon { IBeacon(uuid: uuid, major: major, minor: minor, measuredPower: power) }
+        /// The advertising interval in controller units of 0.625 ms (100 ms -> 0x00A0).
+        var intervalUnits: UInt16 { UInt16(clamping: (intervalMilliseconds * 8 + 2) / 5) }
+    }
+
+    /// What a hunter does once it has found the treasure.
+    struct Announce: Sendable, Equatable {
+        /// This hunter's id (the major of the beacon it announces itself with).
+        var hunterID: UInt16 = 1
+        /// How long it announces itself to the treasure box after finding it; 0: never.
+        var seconds = 60.0
+        /// How long it scans actively for the treasure's reward before giving up.
+        var rewardTimeout = 10.0
+        static let secondsRange = 0.0...3600
+    }
+
+    var transport: TransportSpec = .kernel(adapter: nil)
+    /// The treasure region(s) to hunt; the first is the one the voice hunts.
+    var huntedRegions: [Region] = [Region(name: "treasure", uuid: HunterConfiguration.defaultUUID)]
+    var voice = Voice()
+    var audio = Audio()
+    var ranging = RangingConfiguration.default
+    /// The hunt rules; `region` is filled in from `huntedRegions` by `huntConfiguration()`.
+    var hunt = HuntDirector.Configuration(region: "treasure")
+    /// Write every HCI packet to this btsnoop file.
+    var record: String?
+    /// JSON lines on stdout.
+    var json = false
+    var treasure = Treasure()
+    var announce = Announce()
+    /// The file the settings came from (nil: defaults only).
+    var file: String?
+
+    init() {}
+
+    // MARK: What the pieces take
+
+    func rangingConfiguration() -> RangingConfiguration { ranging }
+
+    func regions() -> [Region] { huntedRegions }
+
+    func voiceConfiguration() -> VoiceConfiguration {
+        var configuration = VoiceConfiguration(
+            voicesDirectory: voice.voicesDirectory ?? VoiceLocations.resolve(),
+            language: voice.language,
+            cacheDirectory: voice.cacheDirectory.flatMap { $0.isEmpty ? nil : $0 })
+        configuration.parameters = voice.parameters
+        return configuration
+    }
+
+    /// The caller still sets `sampleRate` (the synthesizer's) and its log/observer.
+    func playbackConfiguration() -> PlaybackConfiguration {
+        var configuration = PlaybackConfiguration(device: audio.device)
+        configuration.volumeDB = audio.volumeDB
+        return configuration
+    }
+
+    /// For the first region (the one the voice hunts).
+    func huntConfiguration() -> HuntDirector.Configuration {
+        var configuration = hunt
+        configuration.region = huntedRegions.first?.name ?? "treasure"
+        return configuration
+    }
+
+    /// What `Hunter` takes; `quiet` leaves the voice and sound out (ranging only).
+    func hunterSetup(quiet: Bool = false) -> HunterSetup {
+        var setup = HunterSetup()
+        setup.transport = transport
+        setup.regions = huntedRegions
+        setup.ranging = ranging
+        setup.json = json
+        setup.record = record
+        if !quiet {
+            setup.announce = announce
+            setup.hunt = huntConfiguration()
+            setup.voice = voiceConfiguration()
+            setup.playback = playbackConfiguration()
+        }
+        return setup
+    }
+
+    /// What `TreasureBox` takes.
+    func treasureSetup() -> TreasureSetup {
+        var setup = TreasureSetup()
+        setup.transport = transport
+        setup.treasure = treasure
+        setup.ranging = ranging
+        setup.json = json
+        setup.record = record
+        return setup
+    }
+}
+
+/// Ranges and checks shared by the file and the flags, so both refuse the same values.
+enum Limits {
+    static let identifier = 0...65_535
+    static let power = -127...20
+    static let volumeDB = -60.0...12.0
+    static let rewardAllowed =
+        "printable text of 1 to \(HunterConfiguration.Treasure.maximumRewardBytes) UTF-8 bytes (it must fit the scan response)"
+
+    static func text(_ range: ClosedRange<Int>) -> String { "\(range.lowerBound) to \(range.upperBound)" }
+    static func text(_ range: ClosedRange<Double>) -> String { "\(number(range.lowerBound)) to \(number(range.upperBound))" }
+    static func number(_ value: Double) -> String {
+        value == value.rounded() && abs(value) < 1e15 ? String(Int(value)) : "\(value)"
+    }
+
+    static func rewardProblem(_ text: String) -> String? {
+        if text.isEmpty { return "is empty" }
+        if text.utf8.count > HunterConfiguration.Treasure.maximumRewardBytes { return "is \(text.utf8.count) bytes long" }
+        if text.unicodeScalars.contains(where: { $0.properties.generalCategory == .control || $0.properties.generalCategory == .format }) {
+            return "holds a control character"
+        }
+        // What a hunter reads back must be what the box sends (and what its QR code says).
+        if TreasureSignals.printable(Array(text.utf8)[...]) != text {
+            return "holds something a hunter would not print (a private-use character, or a leading, trailing or double space)"
+        }
+        return nil
+    }
+}
+
+// MARK: - Transport
+
+// (Belongs in TransportSpec.swift, which is being rewritten elsewhere: moved here unchanged.)
+extension TransportSpec {
+    /// The rates `H4StreamTransport.serial` can set.
+    static let baudRates = [9600, 19200, 38400, 57600, 115_200, 230_400, 460_800, 921_600,
+                            1_000_000, 2_000_000, 3_000_000]
+    static let allowed = "auto, hciN (hci0, hci1...), serial:/dev/PATH[@BAUD], unix:/PATH, simulator"
+
+    /// As `init?(_:)`, but also refuses an empty text and a baud rate the UART cannot take,
+    /// so that both are configuration errors rather than failures at start.
+    init?(validating text: String) {
+        guard !text.isEmpty, let spec = TransportSpec(text) else { return nil }
+        if case let .serial(_, baud) = spec, !Self.baudRates.contains(baud) { return nil }
+        self = spec
+    }
+}
