@@ -66,9 +66,10 @@ final class DemoWorld {
         }
     }
 
-    /// A beacon standing `distance` metres away, once a second (`scan --hci simulator`).
-    func standingBeacon(_ data: [UInt8], address: BDAddress, distance: Double) -> VirtualBeacon {
-        VirtualBeacon(address: address, advertisingData: data, interval: 1.0) { [self] _, ch in rssi(atDistance: distance, channel: ch) }
+    /// A beacon standing `distance` metres away, advertising every `interval` seconds
+    /// (`scan --hci simulator`).
+    func standingBeacon(_ data: [UInt8], address: BDAddress, distance: Double, interval: Double) -> VirtualBeacon {
+        VirtualBeacon(address: address, advertisingData: data, interval: interval) { [self] _, ch in rssi(atDistance: distance, channel: ch) }
     }
 
     /// For `treasure --hci simulator`: hunter 7, who found this treasure, walks up to the box

@@ -25,13 +25,15 @@ enum ScanCommand {
         let runtime = try ApplianceRuntime(options)
         let scanner = Scanner(runtime: runtime, ranging: configuration.ranging, json: configuration.json, active: active)
         if configuration.transport == .simulator {
-            // The demo's treasure walking by, and two beacons standing still.
+            // The demo's treasure walking by, a 10 Hz beacon standing 2 m away and a 1 Hz one 6 m away.
             let world = DemoWorld(origin: runtime.loop.now)
             do {
                 let controller = try SimulatedController(family: .legacy, startTime: runtime.loop.now)
                 controller.add(world.walkingTreasure(DemoWorld.treasure))
-                let standing = IBeacon(uuid: HunterConfiguration.defaultUUID, major: 1, minor: 2, measuredPower: -59)
-                controller.add(world.standingBeacon(standing.advertisingData, address: DemoWorld.hunterAddress, distance: 2))
+                let near = IBeacon(uuid: HunterConfiguration.defaultUUID, major: 1, minor: 2, measuredPower: -59)
+                controller.add(world.standingBeacon(near.advertisingData, address: DemoWorld.hunterAddress, distance: 2, interval: 0.1))
+                let far = IBeacon(uuid: HunterConfiguration.defaultUUID, major: 1, minor: 3, measuredPower: -59)
+                controller.add(world.standingBeacon(far.advertisingData, address: SimulatedController.defaultAddress, distance: 6, interval: 1))
                 scanner.start(on: .inProcess(controller, world: { controller.advance(to: $0) }), transport: configuration.transport)
             } catch {
                 throw CLIError(.software, "simulator: \(error)")

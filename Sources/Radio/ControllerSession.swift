@@ -68,6 +68,14 @@ public final class ControllerSession {
     public var onAdvertisingRefused: (CommandFailure) -> Void = { _ in }
     /// A failure no retry will mend (permission, no Bluetooth in this kernel).
     public var onFatal: (TransportError) -> Void = { _ in }
+    /// Something worth a log line that is not a state change (a damaged stream, once, then
+    /// at most one summary a minute).
+    public var onNotice: (String) -> Void = { _ in }
+    private var damageSeen = StreamDamage()
+    private var damageReported = StreamDamage()
+    private var damageReportedAt: Double?
+    /// At most one summary of stream damage per this many seconds.
+    public static let damageSummaryInterval = 60.0
     /// The loop's clock: timers and procedure deadlines must share one.
     private func now() -> Double { loop.now }
 
@@ -242,6 +250,7 @@ public final class ControllerSession {
             return
         }
         let time = now()
+        noteDamage(t.streamDamage, at: time)
         for packet in packets {
             switch packet.type {
             case .event:
@@ -253,6 +262,25 @@ public final class ControllerSession {
                 continue
             }
         }
+    }
+
+    /// A stream that lost its framing is said once at once; more of it, in a summary at most
+    /// once a minute (a noisy UART must not fill the journal).
+    private func noteDamage(_ damage: StreamDamage, at time: Double) {
+        guard damage != damageSeen else { return }
+        damageSeen = damage
+        guard let last = damageReportedAt else {
+            onNotice("\(transport?.name ?? "the stream") lost its framing (\(damage.skippedBytes) bytes skipped) and found it again; more is summed up once a minute")
+            damageReported = damage
+            damageReportedAt = time
+            return
+        }
+        guard time - last >= Self.damageSummaryInterval else { return }
+        let errors = damage.framingErrors - damageReported.framingErrors
+        let bytes = damage.skippedBytes - damageReported.skippedBytes
+        onNotice("\(transport?.name ?? "the stream"): \(errors) framing errors, \(bytes) bytes skipped in the last \(Int(time - last)) s")
+        damageReported = damage
+        damageReportedAt = time
     }
 
     /// Another program on the adapter (bluetoothd) switched scanning or advertising off: re-arm.

@@ -13,8 +13,8 @@ public final class H4StreamTransport: HCITransport {
     private let fd: FileDescriptor
     private var framer = H4Framer()
     private var closed = false
-    /// Packets dropped because the stream lost framing (a garbage type byte).
-    public private(set) var framingErrors = 0
+    /// The framer's count of lost framings and the bytes it skipped to find it again.
+    public var streamDamage: StreamDamage { StreamDamage(framingErrors: framer.framingErrors, skippedBytes: framer.skippedBytes) }
     /// How long `send` waits for the peer (or the UART's flow control) to take bytes before
     /// it reports the stream stuck.
     static let sendTimeoutMilliseconds = 1000
@@ -128,7 +128,7 @@ public final class H4StreamTransport: HCITransport {
                 guard let p = try framer.nextPacket() else { break }
                 packets.append(p)
             } catch {
-                framingErrors += 1
+                continue  // counted by the framer (`streamDamage`), which resynced
             }
         }
         return packets

@@ -43,13 +43,29 @@ public protocol HCITransport: AnyObject {
     var fileDescriptor: Int32 { get }
     /// A name for logs ("hci0", "unix:/run/ctl.sock", "simulator").
     var name: String { get }
+    /// Damage to the byte stream under it, if there is one.
+    var streamDamage: StreamDamage { get }
     func send(_ packet: HCIPacket) throws(TransportError)
     /// Every packet available now (never blocks; empty when none).
     func receive() throws(TransportError) -> [HCIPacket]
     func close()
 }
 
+/// How much a byte stream has been damaged so far (an H4 UART or socket): the session
+/// logs it, once and then as a rate-limited summary.
+public struct StreamDamage: Equatable, Sendable {
+    public var framingErrors = 0
+    public var skippedBytes = 0
+    public init(framingErrors: Int = 0, skippedBytes: Int = 0) {
+        self.framingErrors = framingErrors
+        self.skippedBytes = skippedBytes
+    }
+}
+
 extension HCITransport {
+    /// Transports whose packets come whole (the kernel's socket, the simulator) are never damaged.
+    public var streamDamage: StreamDamage { StreamDamage() }
+
     public func send(_ command: HCICommand) throws(TransportError) {
         let bytes: [UInt8]
         do {
@@ -79,6 +95,7 @@ public final class RecordingTransport: HCITransport {
 
     public var fileDescriptor: Int32 { inner.fileDescriptor }
     public var name: String { inner.name }
+    public var streamDamage: StreamDamage { inner.streamDamage }
 
     private func record(_ packet: HCIPacket, received: Bool) {
         guard writeError == nil else { return }

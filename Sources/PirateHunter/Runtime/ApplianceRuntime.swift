@@ -121,6 +121,7 @@ final class ApplianceRuntime {
             if let world { drive(world) }
         }
         let session = ControllerSession(loop: loop, settings: settings, options: options, transport: factory)
+        session.onNotice = { Log.warning($0) }
         session.onFatal = { [unowned self] error in
             Log.error("\(error)")
             fatal = true
