@@ -59,35 +59,54 @@ func printError(_ line: String) {
 }
 
 /// Buffered stdout for line-oriented output (JSON lines, tables).
-struct StandardOutput {
+final class StandardOutput {
     private var buffer: [UInt8] = []
+    /// Why stdout can no longer be written (EPIPE: the reader went away, as `| head` does);
+    /// nil while it can. After a failure nothing more is written.
+    private(set) var failure: Int32?
+    /// Told once, at the first failure (the runtime stops the command then).
+    var onFailure: (Int32) -> Void = { _ in }
+
     init() { buffer.reserveCapacity(1 << 16) }
 
-    mutating func line(_ text: String) {
+    func line(_ text: String) {
+        guard failure == nil else { return }
         buffer.append(contentsOf: text.utf8)
         buffer.append(0x0A)
         if buffer.count >= 1 << 16 { flush() }
     }
 
     /// Text as it is, no newline (a kiosk frame must not scroll the screen).
-    mutating func text(_ text: String) {
+    func text(_ text: String) {
+        guard failure == nil else { return }
         buffer.append(contentsOf: text.utf8)
         if buffer.count >= 1 << 16 { flush() }
     }
 
-    mutating func flush() {
+    func flush() {
+        defer { buffer.removeAll(keepingCapacity: true) }
+        guard failure == nil else { return }
         var offset = 0
         while offset < buffer.count {
             let n = buffer.withUnsafeBytes { raw in
                 write(1, raw.baseAddress.map { $0 + offset }, raw.count - offset)
             }
-            if n < 0 {
-                if errno == EINTR { continue }
-                break
+            if n >= 0 {
+                offset += n
+                continue
             }
-            offset += n
+            let code = errno
+            if code == EINTR { continue }
+            if code == EAGAIN {
+                // A non-blocking stdout that is full: wait for room (a reader that takes
+                // nothing for 5 s is as good as gone).
+                var p = pollfd(fd: 1, events: Int16(POLLOUT), revents: 0)
+                if poll(&p, 1, 5000) > 0 { continue }
+            }
+            failure = code
+            onFailure(code)
+            return
         }
-        buffer.removeAll(keepingCapacity: true)
     }
 }
 

@@ -55,7 +55,7 @@ enum ReplayCommand {
         }
         defer { reader.close() }
 
-        var out = StandardOutput()
+        let out = StandardOutput()
         var printer = SightingPrinter(json: options.json)
         var firstTimestamp: Int64?
         var malformed = 0
@@ -68,7 +68,8 @@ enum ReplayCommand {
         }
 
         var headerPrinted = options.json
-        while true {
+        // A reader that went away (`| head`) ends the replay: exit 0, or 74 for a write error.
+        while out.failure == nil {
             let record: BTSnoopRecord
             do {
                 guard let next = try reader.next() else { break }
@@ -113,6 +114,7 @@ enum ReplayCommand {
             Log.warning("skipped \(malformed) malformed HCI packet(s); first: \(firstMalformed)")
         }
         if let failure { throw failure }
+        if let code = out.failure, code != EPIPE { throw CLIError(.ioError, "standard output: \(String(cString: strerror(code)))") }
         return .ok
     }
 }

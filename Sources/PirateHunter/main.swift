@@ -2,6 +2,11 @@
 import Glibc
 #endif
 
+// A reader that goes away (`hunt --json | head -1`) is EPIPE on the next write, handled
+// where it happens (the command stops cleanly), not a signal that kills the appliance with
+// scanning left on.
+signal(SIGPIPE, SIG_IGN)
+
 do {
     exit(try Commands.run(Array(CommandLine.arguments.dropFirst())).rawValue)
 } catch {

@@ -1,3 +1,4 @@
+import Bluetooth
 import Foundation
 import Testing
 
@@ -108,5 +109,50 @@ import Testing
         #expect(!tuned.contains("near") && !tuned.contains("immediate"), "\(tuned)")
         let defaults = try proximities([])
         #expect(defaults.contains("near"), "the 2 m beacon is near with the default edges: \(defaults)")
+    }
+}
+
+/// `hunt --json | head -1`: the reader goes away; the hunt stops as on SIGTERM (scanning
+/// off, the recording completed), exit 0, not killed by SIGPIPE.
+@Suite struct BrokenPipeTests {
+    @Test func aReaderThatGoesAwayStopsTheHuntCleanly() throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("pipe-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let capture = directory.appendingPathComponent("r.btsnoop").path
+        let process = Process()
+        process.executableURL = PirateHunterBinary.url
+        process.arguments = ["hunt", "--hci", "simulator", "--json", "--quiet", "--record", capture, "--duration", "30"]
+        let out = Pipe()
+        let err = Pipe()
+        process.standardOutput = out
+        process.standardError = err
+        try process.run()
+        // Read the first line, then close our end, as `head -1` does.
+        var first = Data()
+        while !first.contains(0x0A) {
+            let chunk = out.fileHandleForReading.availableData
+            if chunk.isEmpty { break }
+            first.append(chunk)
+        }
+        try out.fileHandleForReading.close()
+        let deadline = Date().addingTimeInterval(20)
+        while process.isRunning && Date() < deadline { usleep(50_000) }
+        if process.isRunning { process.terminate() }
+        process.waitUntilExit()
+        let stderr = String(decoding: err.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        #expect(process.terminationReason == .exit, "not killed by a signal")
+        #expect(process.terminationStatus == 0, "\(stderr)")
+        #expect(String(decoding: first, as: UTF8.self).hasPrefix("{\"t\": "))
+        // The recording is complete, under its name, and ends with scanning switched off.
+        #expect(!FileManager.default.fileExists(atPath: capture + ".partial"))
+        let bytes = [UInt8](try Data(contentsOf: URL(fileURLWithPath: capture)))
+        let parsed = BTSnoopParser.parseAll(bytes)
+        #expect(parsed.error == nil)
+        let commands = parsed.records.compactMap { record -> [UInt8]? in
+            guard let datalink = parsed.datalink, let packet = try? record.packet(datalink: datalink), packet.type == .command else { return nil }
+            return packet.bytes
+        }
+        #expect(commands.last == [0x0C, 0x20, 0x02, 0x00, 0x00], "the last command is LE Set Scan Enable off: \(commands.last ?? [])")
     }
 }

@@ -51,7 +51,7 @@ final class ApplianceRuntime {
     let start: Double
     /// Capture timestamps on virtual time start from the wall clock at start.
     private let wallOrigin: Int64
-    var out = StandardOutput()
+    let out = StandardOutput()
     private(set) var exitCode: ExitCode = .ok
     private(set) var stopping = false
     /// SIGHUP: read the configuration again.
@@ -81,6 +81,12 @@ final class ApplianceRuntime {
             }
         } else {
             recorder = nil
+        }
+        // stdout gone (EPIPE: the reader left): stop as cleanly as on SIGTERM, exit 0; any
+        // other write error is an I/O error (74).
+        out.onFailure = { [unowned self] code in
+            if code != EPIPE { Log.error("standard output: \(String(cString: strerror(code)))") }
+            stop(code == EPIPE ? .ok : .ioError)
         }
         if let signals {
             loop.watch(signals.fd) { [unowned self] in
