@@ -40,6 +40,8 @@ final class Hunter {
     private var loop: EventLoop { runtime.loop }
     private var session: ControllerSession?
     private var controllerLog = ControllerLog(doing: "scanning")
+    /// Says a lost radio only when it stays lost (a flaky adapter must not chatter).
+    private var outage = OutageAnnouncer()
     private var handoff: RewardHandoff?
     private var wasFound = false
     /// Every beacon of the hunted region heard: where it advertises from, what it advertises.
@@ -164,6 +166,7 @@ final class Hunter {
         loop.schedule(after: 0.25) { [unowned self] in
             let t = now
             emit(engine.advance(to: t), at: t)
+            if outage.tick(at: t) == .missing { say(.adapterMissing) }
             if var d = director {
                 perform(d.tick(at: t))
                 director = d
@@ -301,8 +304,8 @@ final class Hunter {
 
     private func scanner(_ state: ControllerState) {
         switch controllerLog.update(state, transport: session?.transport?.name ?? "?") {
-        case .ready(afterOutage: true): say(.adapterBack)
-        case .lost: say(.adapterMissing)
+        case .ready(afterOutage: true): if outage.back(at: now) == .back { say(.adapterBack) }
+        case .lost: outage.lost(at: now)
         case .ready(afterOutage: false), .none: break
         }
     }

@@ -235,6 +235,8 @@ struct ControllerLog {
     var prefix = ""
     private(set) var outage: String?
     private(set) var everReady = false
+    /// The causes of the current outage logged so far (at most 8).
+    private var causes: Set<String> = []
 
     init(doing: String?, prefix: String = "") {
         self.doing = doing
@@ -260,8 +262,16 @@ struct ControllerLog {
             if log, let doing { Log.info("\(prefix)\(doing) on \(transport) (\(family.rawValue) commands)") }
             return .ready(afterOutage: afterOutage)
         case let .lost(reason):
-            guard outage == nil else { return .none }
+            guard outage == nil else {
+                // The same outage for another reason: each distinct cause is logged once.
+                if !causes.contains(reason), causes.count < 8 {
+                    causes.insert(reason)
+                    if log { Log.warning("\(prefix)controller still unavailable, now: \(reason)") }
+                }
+                return .none
+            }
             outage = reason
+            causes = [reason]
             if log { Log.warning("\(prefix)controller unavailable (\(reason)); retrying") }
             return .lost(reason)
         case .connecting, .configuring:
