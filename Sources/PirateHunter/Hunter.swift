@@ -44,8 +44,10 @@ final class Hunter {
     private var outage = OutageAnnouncer()
     private var handoff: RewardHandoff?
     private var wasFound = false
-    /// Every beacon of the hunted region heard: where it advertises from, what it advertises.
-    private var heard: [BeaconKey: (address: BDAddress, beacon: IBeacon)] = [:]
+    /// The beacons of the hunted region heard: where each advertises from, what it
+    /// advertises. Anyone can advertise the region's UUID with made-up ids: bounded, the
+    /// least recently heard out first, the nearest and the last heard kept.
+    private var heard = RecentlyHeardTable<BeaconKey, (address: BDAddress, beacon: IBeacon)>(capacity: 64)
     private var lastHeard: BeaconKey?
     /// The region's nearest beacon, as the ranging engine says.
     private var nearestKey: BeaconKey?
@@ -78,6 +80,7 @@ final class Hunter {
         }
         engine = RangingEngine(configuration: setup.ranging, regions: setup.regions)
         director = setup.hunt.map(HuntDirector.init(configuration:))
+        heard.isProtected = { [unowned self] key in key == nearestKey || key == lastHeard }
         try loadVoice(setup)
         if let playback = setup.playback {
             var configuration = playback
@@ -196,7 +199,7 @@ final class Hunter {
         if case let .iBeacon(beacon) = sighting.beacon, let region = setup.regions.first {
             let key = BeaconKey(uuid: beacon.uuid, major: beacon.major, minor: beacon.minor)
             if region.contains(key) {
-                heard[key] = (sighting.address, beacon)
+                heard.set(key, (sighting.address, beacon), at: sighting.time)
                 lastHeard = key
             }
         }

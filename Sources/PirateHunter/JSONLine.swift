@@ -59,7 +59,10 @@ struct JSONLine {
             case "\r": text += "\\r"
             case "\t": text += "\\t"
             default:
-                if scalar.value < 0x20 || scalar.value == 0x7F {
+                // C0, DEL, C1 and the bidi overrides: escaped, so no text from the air
+                // reaches a terminal as a control.
+                let v = scalar.value
+                if v < 0x20 || (0x7F...0x9F).contains(v) || (0x202A...0x202E).contains(v) || (0x2066...0x2069).contains(v) {
                     let hex = String(scalar.value, radix: 16)
                     text += "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
                 } else {

@@ -51,11 +51,15 @@ enum ScanCommand {
         private let active: Bool
         private var engine: RangingEngine
         private var printer = SightingPrinter(json: true)
-        private var rows: [String: Row] = [:]
+        /// A row per beacon, names and rewards per address: bounded (a street of phones with
+        /// random addresses), least recently heard out first, and gone after 5 minutes unheard.
+        static let capacity = 256
+        static let forgetAfter = 300.0
+        private var rows = RecentlyHeardTable<String, Row>(capacity: capacity)
         /// The row of each ranged iBeacon/AltBeacon (range events come by key).
-        private var rowOfKey: [BeaconKey: String] = [:]
-        private var names: [BDAddress: String] = [:]
-        private var rewards: [BDAddress: String] = [:]
+        private var rowOfKey = RecentlyHeardTable<BeaconKey, String>(capacity: capacity)
+        private var names = RecentlyHeardTable<BDAddress, String>(capacity: capacity)
+        private var rewards = RecentlyHeardTable<BDAddress, String>(capacity: capacity)
         private var session: ControllerSession?
         private var controllerLog: ControllerLog
         private let terminal: Bool
@@ -84,12 +88,14 @@ enum ScanCommand {
         }
 
         private func report(_ report: AdvertisingReport, at time: Double) {
-            if let name = AdvertisingData(parsing: report.data).localName, !name.isEmpty {
-                names[report.address] = String(name.unicodeScalars.filter { $0.value >= 0x20 && $0.value != 0x7F }.prefix(32))
+            // What the air says reaches a terminal: only printable text (no C0, C1 or bidi
+            // controls), at most 32 characters.
+            if let name = AdvertisingData(parsing: report.data).localName, let clean = TreasureSignals.printable(Array(name.utf8)[...]) {
+                names.set(report.address, String(clean.prefix(32)), at: time)
             }
             // A treasure's reward (scan response): printed once per address and text.
             guard report.isScanResponse, let reward = TreasureSignals.reward(inScanResponse: report.data), rewards[report.address] != reward else { return }
-            rewards[report.address] = reward
+            rewards.set(report.address, reward, at: time)
             guard json else { return }
             var line = JSONLine()
             line.add("t", time)
@@ -104,10 +110,10 @@ enum ScanCommand {
             var s = sighting
             s.time -= runtime.start
             let key = s.beacon.kind + " " + ScanCommand.identity(s.beacon)
-            rows[key, default: Row(sighting: s)].sighting = s
+            rows.update(key, at: s.time, default: { Row(sighting: s) }) { $0.sighting = s }
             if json, let line = printer.line(for: s) { runtime.out.line(line) }
             if let sample = RangingOutput.sample(s) {
-                rowOfKey[sample.key] = key
+                rowOfKey.set(sample.key, key, at: s.time)
                 emit(engine.ingest(sample))
             }
             if json { runtime.out.flush() }
@@ -116,13 +122,19 @@ enum ScanCommand {
         private func emit(_ events: [RangingEvent]) {
             for event in events {
                 guard case let .range(r) = event else { continue }
-                if let key = rowOfKey[r.key] { rows[key]?.range = r }
+                if let key = rowOfKey[r.key] { rows.modify(key) { $0.range = r } }
                 if json { runtime.out.line(RangingOutput.json(event)) }
             }
         }
 
         private func advance() {
-            emit(engine.advance(to: runtime.now))
+            let now = runtime.now
+            emit(engine.advance(to: now))
+            let before = now - Self.forgetAfter
+            rows.removeHeard(before: before)
+            rowOfKey.removeHeard(before: before)
+            names.removeHeard(before: before)
+            rewards.removeHeard(before: before)
             if json { runtime.out.flush() }
             runtime.loop.schedule(after: 0.5) { [unowned self] in advance() }
         }
@@ -131,9 +143,10 @@ enum ScanCommand {
             let now = runtime.now
             var text = terminal ? "\u{1B}[H\u{1B}[2J" : "\n"
             text += "pirate-hunter scan  \(session?.transport?.name ?? "no adapter")  \(rows.count) beacon(s)   (Ctrl-C to stop)\n"
+            let shown = rows.entries.sorted { $0.key < $1.key }.prefix(terminal ? 60 : Self.capacity)
             text += SightingPrinter.pad("kind", 15) + SightingPrinter.pad("id", 58) + SightingPrinter.pad("rssi", 6)
                 + SightingPrinter.pad("distance", 18) + SightingPrinter.pad("proximity", 11) + SightingPrinter.pad("age", 7) + "name / reward\n"
-            for row in rows.sorted(by: { $0.key < $1.key }).map(\.value) {
+            for row in shown.map(\.value) {
                 let s = row.sighting
                 let d = row.range?.distance.map { "\(fixed($0.meters, decimals: 1)) ± \(fixed($0.sigma, decimals: 1)) m" } ?? "-"
                 text += SightingPrinter.pad(s.beacon.kind, 15) + SightingPrinter.pad(ScanCommand.identity(s.beacon), 58)

@@ -61,8 +61,10 @@ final class TreasureBox {
     private var controllerLog: ControllerLog
     private var engine: RangingEngine
     private var advertisement: Advertisement
-    private var hunters: [UInt16: HunterSeen] = [:]
-    private var greeted: [UInt16: Double] = [:]
+    /// Hunters heard lately and when each was greeted: ids come from the air (anyone can make
+    /// them up), so both are bounded, least recently heard out first.
+    private var hunters = RecentlyHeardTable<UInt16, HunterSeen>(capacity: 32)
+    private var greeted = RecentlyHeardTable<UInt16, Double>(capacity: 256)
     private var greeting: (id: UInt16, at: Double)?
     private var lastQRLogged = -Double.infinity
     private var qrLines: [String] = []
@@ -136,8 +138,8 @@ final class TreasureBox {
             guard !stopped else { return }
             let t = now
             for event in engine.advance(to: t) { ranging(event) }
-            for (id, h) in hunters where t - h.lastSeen > Self.hunterTimeout { hunters[id] = nil }
-            for (id, at) in greeted where t - at >= Self.greetAgainAfter { greeted[id] = nil }
+            hunters.removeHeard(before: t - Self.hunterTimeout)
+            greeted.removeHeard(before: t - Self.greetAgainAfter)
             if let g = greeting, t - g.at > Self.greetingSeconds { greeting = nil }
             refresh()
             periodic()
@@ -157,26 +159,27 @@ final class TreasureBox {
         var s = sighting
         s.time = sighting.time - runtime.start
         let t = s.time
-        var h = hunters[id] ?? HunterSeen(id: id, foundTag: foundTag, lastSeen: t)
-        h.lastSeen = t
-        h.foundTag = foundTag
-        hunters[id] = h
+        hunters.update(id, at: t, default: { HunterSeen(id: id, foundTag: foundTag, lastSeen: t) }) { h in
+            h.lastSeen = t
+            h.foundTag = foundTag
+        }
         if let sample = RangingOutput.sample(s) {
             for event in engine.ingest(sample) { ranging(event) }
         }
         // A hunter that found this treasure (its announcement carries our tag) is greeted.
         if foundTag == TreasureSignals.tag(of: setup.treasure.beacon), greeted[id].map({ t - $0 >= Self.greetAgainAfter }) ?? true {
-            greeted[id] = t
+            greeted.set(id, t, at: t)
             greet(id, at: t)
         }
         refresh()
     }
 
     private func ranging(_ event: RangingEvent) {
-        guard case let .range(r) = event, r.key.uuid == TreasureSignals.hunterUUID, var h = hunters[r.key.major] else { return }
-        h.proximity = r.proximity
-        h.distance = r.distance?.meters
-        hunters[r.key.major] = h
+        guard case let .range(r) = event, r.key.uuid == TreasureSignals.hunterUUID else { return }
+        hunters.modify(r.key.major) { h in
+            h.proximity = r.proximity
+            h.distance = r.distance?.meters
+        }
     }
 
     private func greet(_ id: UInt16, at t: Double) {
@@ -212,7 +215,7 @@ final class TreasureBox {
             // One steady state for a whole outage (its first reason), not one per retry.
             status = .waiting(controllerLog.outage.map { "controller unavailable (\($0)), retrying" } ?? "connecting to \(setup.transport.description)")
         }
-        let nearby = hunters.values.sorted { $0.id < $1.id }.map {
+        let nearby = hunters.entries.map(\.value).sorted { $0.id < $1.id }.map {
             KioskState.Hunter(id: $0.id, proximity: $0.proximity, distance: $0.distance, greeted: greeted[$0.id] != nil, lastSeen: $0.lastSeen)
         }
         let t = setup.treasure

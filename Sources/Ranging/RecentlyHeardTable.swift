@@ -1,0 +1,142 @@
+/// A table that radio input grows (scan rows, names, rewards, beacons heard, hunters seen),
+/// bounded: at most `capacity` entries. A new key beyond that evicts the least recently heard
+/// entry, skipping protected keys (the hunted beacons) among the oldest few, and
+/// `removeHeard(before:)` drops what has not been heard since a time. Every operation is O(1)
+/// (eviction looks at no more than `protectionSearch` entries), so a street of phones with
+/// random addresses costs the same per report as one beacon. Pure: time is passed in.
+public struct RecentlyHeardTable<Key: Hashable, Value> {
+    private struct Node {
+        var key: Key
+        var value: Value
+        var heard: Double
+        var older: Int
+        var newer: Int
+    }
+
+    public let capacity: Int
+    /// Keys eviction passes over while an unprotected one is among the oldest `protectionSearch`.
+    public var isProtected: (Key) -> Bool
+    public static var protectionSearch: Int { 16 }
+    /// Entries evicted for room so far (strangers crowding in).
+    public private(set) var evictions = 0
+
+    private var nodes: [Node] = []
+    private var freeSlots: [Int] = []
+    private var slots: [Key: Int] = [:]
+    private var oldest = -1
+    private var newest = -1
+
+    public init(capacity: Int, isProtected: @escaping (Key) -> Bool = { _ in false }) {
+        self.capacity = max(1, capacity)
+        self.isProtected = isProtected
+        slots.reserveCapacity(self.capacity)
+    }
+
+    public var count: Int { slots.count }
+    public var isEmpty: Bool { slots.isEmpty }
+
+    public subscript(key: Key) -> Value? {
+        slots[key].map { nodes[$0].value }
+    }
+
+    /// When `key` was last heard.
+    public func heard(_ key: Key) -> Double? {
+        slots[key].map { nodes[$0].heard }
+    }
+
+    /// Sets `key` to `value`, heard at `time` (it becomes the most recent).
+    public mutating func set(_ key: Key, _ value: Value, at time: Double) {
+        if let slot = slots[key] {
+            nodes[slot].value = value
+            nodes[slot].heard = time
+            moveToNewest(slot)
+            return
+        }
+        if slots.count >= capacity { evictOne() }
+        let node = Node(key: key, value: value, heard: time, older: newest, newer: -1)
+        let slot: Int
+        if let reused = freeSlots.popLast() {
+            nodes[reused] = node
+            slot = reused
+        } else {
+            nodes.append(node)
+            slot = nodes.count - 1
+        }
+        if newest >= 0 { nodes[newest].newer = slot }
+        newest = slot
+        if oldest < 0 { oldest = slot }
+        slots[key] = slot
+    }
+
+    /// Changes the value of `key` in place (heard again at `time`), inserting `make()` first
+    /// when it is new.
+    public mutating func update(_ key: Key, at time: Double, default make: () -> Value, _ change: (inout Value) -> Void) {
+        var value = self[key] ?? make()
+        change(&value)
+        set(key, value, at: time)
+    }
+
+    /// Changes the value of `key` without counting it as heard; nothing when it is absent.
+    public mutating func modify(_ key: Key, _ change: (inout Value) -> Void) {
+        guard let slot = slots[key] else { return }
+        change(&nodes[slot].value)
+    }
+
+    @discardableResult
+    public mutating func remove(_ key: Key) -> Value? {
+        guard let slot = slots.removeValue(forKey: key) else { return nil }
+        unlink(slot)
+        freeSlots.append(slot)
+        return nodes[slot].value
+    }
+
+    /// Drops every entry not heard since `time`, oldest first; O(what is dropped).
+    public mutating func removeHeard(before time: Double) {
+        while oldest >= 0, nodes[oldest].heard < time {
+            remove(nodes[oldest].key)
+        }
+    }
+
+    /// The entries, most recently heard first.
+    public var entries: [(key: Key, value: Value, heard: Double)] {
+        var out: [(key: Key, value: Value, heard: Double)] = []
+        out.reserveCapacity(count)
+        var slot = newest
+        while slot >= 0 {
+            out.append((nodes[slot].key, nodes[slot].value, nodes[slot].heard))
+            slot = nodes[slot].older
+        }
+        return out
+    }
+
+    private mutating func evictOne() {
+        var slot = oldest
+        var looked = 0
+        while slot >= 0, looked < Self.protectionSearch, isProtected(nodes[slot].key) {
+            slot = nodes[slot].newer
+            looked += 1
+        }
+        // Only protected keys among the oldest: protection cannot hold the bound, the oldest goes.
+        if slot < 0 || looked == Self.protectionSearch { slot = oldest }
+        guard slot >= 0 else { return }
+        evictions += 1
+        remove(nodes[slot].key)
+    }
+
+    private mutating func unlink(_ slot: Int) {
+        let older = nodes[slot].older, newer = nodes[slot].newer
+        if older >= 0 { nodes[older].newer = newer } else { oldest = newer }
+        if newer >= 0 { nodes[newer].older = older } else { newest = older }
+        nodes[slot].older = -1
+        nodes[slot].newer = -1
+    }
+
+    private mutating func moveToNewest(_ slot: Int) {
+        guard slot != newest else { return }
+        unlink(slot)
+        nodes[slot].older = newest
+        if newest >= 0 { nodes[newest].newer = slot }
+        newest = slot
+        if oldest < 0 { oldest = slot }
+    }
+}
