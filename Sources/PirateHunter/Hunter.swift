@@ -362,18 +362,64 @@ final class Hunter {
         if setup.json { runtime.out.flush() }
     }
 
-    /// The file again (the flags still win): line packs, voice and volume.
+    /// The file again (the flags still win): everything a file change can change is applied
+    /// (voice and line pack, volume, regions and ranging thresholds, hunt rules, the
+    /// announcement), and the log says what was and what waits for a restart, and why.
     private func reload() {
         guard let reload = setup.reload else { return }
+        var next: HunterSetup
         do {
-            var next = try reload()
+            next = try reload()
             next.reload = reload
-            try loadVoice(next)
-            setup.voice = next.voice
-            if let volume = next.playback?.volumeDB { audio?.setVolume(dB: volume) }
-            Log.info("configuration reloaded (ranging state kept)")
+            next.rewardSVG = setup.rewardSVG
+            next.stopAfterFound = setup.stopAfterFound
         } catch {
             Log.error("reload refused, keeping the running configuration: \(error.message)")
+            return
         }
+        var applied: [String] = []
+        var waiting: [String] = []
+        if next.voice != nil {
+            do {
+                try loadVoice(next)
+                applied.append("voice")
+            } catch {
+                Log.error("reload refused, keeping the running configuration: \(error.message)")
+                return
+            }
+        }
+        if let volume = next.playback?.volumeDB, volume != setup.playback?.volumeDB {
+            audio?.setVolume(dB: volume)
+            applied.append("audio.volume_db")
+        }
+        if next.playback?.device != setup.playback?.device {
+            waiting.append("audio.device (the sound card is opened at start)")
+        }
+        if next.transport != setup.transport {
+            waiting.append("transport (the controller is opened at start)")
+        }
+        if next.regions != setup.regions || next.ranging != setup.ranging {
+            // New regions or thresholds: the engine starts over (its filters and states
+            // belong to the old ones); what it says next comes from the new ones.
+            engine = RangingEngine(configuration: next.ranging, regions: next.regions)
+            nearestKey = nil
+            lastHeard = nil
+            heard.removeHeard(before: .infinity)
+            applied.append(next.regions != setup.regions ? "regions (ranging starts over)" : "ranging (it starts over)")
+        }
+        if next.hunt != setup.hunt || next.regions != setup.regions {
+            director = next.hunt.map(HuntDirector.init(configuration:))
+            applied.append("hunt")
+        }
+        if next.announce != setup.announce {
+            handoff = next.announce.map {
+                RewardHandoff(configuration: RewardHandoff.Configuration(rewardTimeout: $0.rewardTimeout, announceSeconds: $0.seconds))
+            }
+            applied.append("announce")
+        }
+        setup = next
+        let what = applied.isEmpty ? "nothing changed" : applied.joined(separator: ", ")
+        let rest = waiting.isEmpty ? "" : "; not until a restart: " + waiting.joined(separator: ", ")
+        Log.info("configuration reloaded: \(what)\(rest)")
     }
 }

@@ -21,12 +21,13 @@ import Testing
         #expect(FileManager.default.fileExists(atPath: socket + ".ready"))
 
         let config = directory.appendingPathComponent("hunter.json")
-        func write(language: String) throws {
+        func write(language: String, region: String = "treasure", device: String = "null", foundHold: Double = 3) throws {
             let json = """
                 { "transport": "unix:\(socket)",
-                  "regions": [ { "name": "treasure", "uuid": "50697261-7465-4875-6E74-547265617375" } ],
+                  "regions": [ { "name": "\(region)", "uuid": "50697261-7465-4875-6E74-547265617375" } ],
                   "voice": { "language": "\(language)", "cache_directory": "\(directory.path)/cache" },
-                  "audio": { "device": "null" } }
+                  "audio": { "device": "\(device)" },
+                  "hunt": { "found_hold": \(foundHold) } }
                 """
             try json.write(to: config, atomically: true, encoding: .utf8)
         }
@@ -60,7 +61,13 @@ import Testing
         // A good change: Japanese lines from now on.
         try write(language: "ja")
         kill(hunt.processIdentifier, SIGHUP)
-        #expect(waitFor("configuration reloaded", seconds: 30), "\(collected.text)")
+        #expect(waitFor("configuration reloaded: voice", seconds: 30), "\(collected.text)")
+        #expect(!collected.text.contains("regions (ranging starts over)"), "the same regions: ranging kept")
+        // New regions and hunt rules are applied (ranging starts over); a new sound card waits.
+        try write(language: "ja", region: "chest", device: "default", foundHold: 5)
+        kill(hunt.processIdentifier, SIGHUP)
+        #expect(waitFor("configuration reloaded: voice, regions (ranging starts over), hunt; not until a restart: audio.device", seconds: 30), "\(collected.text)")
+        #expect(waitFor("region chest is inside", seconds: 15), "the new region is ranged: \(collected.text)")
         // A broken file: refused, named, and the hunt goes on.
         try "{ \"regions\": [ { \"name\": 1 } ] }".write(to: config, atomically: true, encoding: .utf8)
         kill(hunt.processIdentifier, SIGHUP)
@@ -74,7 +81,8 @@ import Testing
         #expect(hunt.terminationStatus == 0)
         #expect(collected.text.contains("reload refused, keeping the running configuration: \(config.path): regions[0]."))
         // Ranging state survived the reloads: still inside, no second enter after them.
-        #expect(stdout.text.components(separatedBy: "\"event\": \"enter\"").count + stdout.text.components(separatedBy: "\"state\": \"inside\"").count - 2 == 1)
+        let treasure = stdout.text.split(separator: "\n").filter { $0.contains("\"region\": \"treasure\"") }.joined(separator: "\n")
+        #expect(treasure.components(separatedBy: "\"event\": \"enter\"").count + treasure.components(separatedBy: "\"state\": \"inside\"").count - 2 == 1)
     }
 }
 
