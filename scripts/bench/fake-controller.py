@@ -4,9 +4,14 @@
 It answers every command with a successful Command Complete (legacy command set), notes
 when the first LE Set Scan Enable (on) arrives (--stamp) and when the first LE Set
 Advertising Enable (on) arrives (--adv-stamp), and, with --beacon-hz, sends an iBeacon
-advertising report at that rate while scanning is on.
+advertising report at that rate while scanning is on. A crowded street and a flaky line:
+--crowd-hz N adds N reports a second from ever-new random addresses (iBeacons of random
+UUIDs, or with --crowd-hunted the hunted UUID with random major/minor, as anyone can
+advertise it), --stray-every S writes one random byte every S seconds, --close-every S
+drops the connection every S seconds.
 
 usage: fake-controller.py SOCKET [--beacon-hz N] [--uuid UUID] [--stamp FILE] [--adv-stamp FILE]
+                          [--crowd-hz N] [--crowd-hunted] [--stray-every S] [--close-every S]
 """
 import argparse, os, socket, struct, time, uuid, random, select
 
@@ -14,10 +19,15 @@ def complete(opcode, extra=b""):
     params = bytes([1]) + struct.pack("<H", opcode) + b"\x00" + extra
     return bytes([0x04, 0x0E, len(params)]) + params
 
-def report(beacon_uuid, rssi):
-    data = bytes([0x02, 0x01, 0x06, 0x1A, 0xFF, 0x4C, 0x00, 0x02, 0x15]) + beacon_uuid.bytes + struct.pack(">HHb", 1, 1, -59)
-    params = bytes([0x02, 1, 0x03, 0x00]) + bytes([1, 2, 3, 4, 5, 6]) + bytes([len(data)]) + data + struct.pack("b", rssi)
+def report(beacon_uuid, rssi, major=1, minor=1, address=bytes([1, 2, 3, 4, 5, 6])):
+    data = bytes([0x02, 0x01, 0x06, 0x1A, 0xFF, 0x4C, 0x00, 0x02, 0x15]) + beacon_uuid.bytes + struct.pack(">HHb", major, minor, -59)
+    params = bytes([0x02, 1, 0x03, 0x01]) + address + bytes([len(data)]) + data + struct.pack("b", rssi)
     return bytes([0x04, 0x3E, len(params)]) + params
+
+def stranger(hunted):
+    """A phone on the street: a new random address, a random beacon (or the hunted UUID)."""
+    u = hunted if hunted else uuid.UUID(bytes=random.randbytes(16))
+    return report(u, random.randint(-95, -55), random.randint(0, 65535), random.randint(0, 65535), random.randbytes(6))
 
 def main():
     ap = argparse.ArgumentParser()
@@ -26,6 +36,10 @@ def main():
     ap.add_argument("--uuid", default="50697261-7465-4875-6E74-547265617375")
     ap.add_argument("--stamp", help="write the CLOCK_MONOTONIC time of the first scan enable here")
     ap.add_argument("--adv-stamp", help="write the CLOCK_MONOTONIC time of the first advertising enable here")
+    ap.add_argument("--crowd-hz", type=float, default=0)
+    ap.add_argument("--crowd-hunted", action="store_true")
+    ap.add_argument("--stray-every", type=float, default=0)
+    ap.add_argument("--close-every", type=float, default=0)
     a = ap.parse_args()
     beacon_uuid = uuid.UUID(a.uuid)
     try:
@@ -45,10 +59,17 @@ def main():
         next_report = time.monotonic()
         stamped = False
         adv_stamped = False
+        opened = time.monotonic()
+        next_crowd = opened
+        next_stray = opened + a.stray_every
         while True:
+            if a.close_every > 0 and time.monotonic() - opened >= a.close_every:
+                break
             timeout = None
-            if scanning and a.beacon_hz > 0:
-                timeout = max(0, next_report - time.monotonic())
+            if scanning and (a.beacon_hz > 0 or a.crowd_hz > 0 or a.stray_every > 0):
+                timeout = 0.01
+            elif a.close_every > 0:
+                timeout = 0.05
             r, _, _ = select.select([conn], [], [], timeout)
             if r:
                 try:
@@ -83,6 +104,22 @@ def main():
                 except (BrokenPipeError, ConnectionResetError):
                     break
                 next_report += 1.0 / a.beacon_hz
+            now = time.monotonic()
+            if scanning and a.crowd_hz > 0 and now >= next_crowd:
+                # Every report due by now, in one write (a busy controller batches too).
+                n = int((now - next_crowd) * a.crowd_hz) + 1
+                hunted = beacon_uuid if a.crowd_hunted else None
+                try:
+                    conn.sendall(b"".join(stranger(hunted) for _ in range(n)))
+                except (BrokenPipeError, ConnectionResetError):
+                    break
+                next_crowd += n / a.crowd_hz
+            if scanning and a.stray_every > 0 and now >= next_stray:
+                try:
+                    conn.sendall(bytes([random.randint(0, 255)]))
+                except (BrokenPipeError, ConnectionResetError):
+                    break
+                next_stray += a.stray_every
         conn.close()
 
 if __name__ == "__main__":
