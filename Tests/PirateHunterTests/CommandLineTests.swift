@@ -156,3 +156,17 @@ import Testing
         #expect(commands.last == [0x0C, 0x20, 0x02, 0x00, 0x00], "the last command is LE Set Scan Enable off: \(commands.last ?? [])")
     }
 }
+
+@Suite struct ConfigurationFIFOTests {
+    /// `--config` on a FIFO nobody writes to used to block the start forever.
+    @Test func aFIFONobodyWritesToIsRefusedAtOnce() throws {
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("fifo-\(UUID().uuidString).json").path
+        #expect(mkfifo(path, 0o600) == 0)
+        defer { unlink(path) }
+        let started = Date()
+        let result = try PirateHunterBinary.run(["scan", "--config", path, "--duration", "1"], timeout: 30)
+        #expect(result.status == 66)
+        #expect(result.stderr == "pirate-hunter: scan: \(path): a FIFO nobody writes to, not a configuration file\n")
+        #expect(Date().timeIntervalSince(started) < 10)
+    }
+}

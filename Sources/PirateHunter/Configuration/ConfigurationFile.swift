@@ -81,12 +81,16 @@ extension HunterConfiguration {
 /// (`--config <(...)`).
 enum ConfigurationFile {
     static let maximumBytes = 1 << 20
+    /// How long a pipe or FIFO may take to deliver its first (and each further) bytes.
+    static let pipeTimeout = 5.0
 
     /// The file's bytes; nil when the default file is missing (defaults apply).
     static func read(_ path: String, explicit: Bool) throws(CLIError) -> [UInt8]? {
         let fd: FileDescriptor
         do {
-            fd = try FileDescriptor.open(path, O_RDONLY)
+            // Non-blocking: a FIFO nobody writes to must not hang the start (open would wait
+            // for a writer); it gets `pipeTimeout` to deliver instead.
+            fd = try FileDescriptor.open(path, O_RDONLY | O_NONBLOCK)
         } catch {
             switch error.errno {
             case ENOENT, ENOTDIR:
@@ -100,23 +104,37 @@ enum ConfigurationFile {
         }
         defer { fd.close() }
         var info = stat()
-        if fstat(fd.rawValue, &info) == 0, (info.st_mode & mode_t(S_IFMT)) == mode_t(S_IFDIR) {
+        let statted = fstat(fd.rawValue, &info) == 0
+        if statted, (info.st_mode & mode_t(S_IFMT)) == mode_t(S_IFDIR) {
             throw CLIError(.noInput, "\(path): is a directory, not a configuration file")
         }
+        let isFIFO = statted && (info.st_mode & mode_t(S_IFMT)) == mode_t(S_IFIFO)
         var bytes: [UInt8] = []
+        var chunk = [UInt8](repeating: 0, count: 16_384)
         while true {
-            let chunk: [UInt8]
+            let n: Int?
             do {
-                chunk = try fd.read(upTo: 16_384)
+                n = try fd.read(into: &chunk)
             } catch {
                 throw CLIError(error.errno == EACCES ? .noPermission : .ioError,
                                "\(path): cannot read the configuration file: \(error.reason)")
             }
-            if chunk.isEmpty { break }
-            bytes.append(contentsOf: chunk)
+            guard let n else {
+                // A pipe with nothing yet: wait for it, a bounded time.
+                var p = pollfd(fd: fd.rawValue, events: Int16(POLLIN), revents: 0)
+                if poll(&p, 1, Int32(pipeTimeout * 1000)) <= 0 {
+                    throw CLIError(.noInput, "\(path): nothing to read after \(Int(pipeTimeout)) s (a FIFO nobody writes to?)")
+                }
+                continue
+            }
+            if n == 0 { break }
+            bytes.append(contentsOf: chunk.prefix(n))
             if bytes.count > maximumBytes {
                 throw CLIError(.config, "\(path): larger than \(maximumBytes) bytes; not a configuration file")
             }
+        }
+        if bytes.isEmpty && isFIFO {
+            throw CLIError(.noInput, "\(path): a FIFO nobody writes to, not a configuration file")
         }
         return bytes
     }
