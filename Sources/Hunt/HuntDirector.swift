@@ -94,6 +94,11 @@ public struct HuntDirector: Sendable {
     private var foundAnnounced = false
     private var adapterMissing = false
     private var rewardWaiting = false
+    /// Proximity changes heard before the region was entered: the engine may commit a
+    /// class in the same ingest that enters the region, before the region's state. Kept
+    /// (a few, newest wins) and applied on entering, so a hunter already at the treasure
+    /// when the region is entered still finds it.
+    private var earlyProximity: [BeaconKey: (proximity: Proximity, since: Double)] = [:]
 
     public init(configuration: Configuration) {
         self.configuration = configuration
@@ -146,25 +151,30 @@ public struct HuntDirector: Sendable {
         switch event {
         case let .regionState(_, region, state) where region == configuration.region:
             guard state == .inside, !inside else { return [] }
-            inside = true
-            return [.sound(configuration.regionSound)] + say(.regionEntered, at: time)
+            return entered(at: time)
         case let .regionEnter(_, region) where region == configuration.region:
             guard !inside else { return [] }
-            inside = true
-            return [.sound(configuration.regionSound)] + say(.regionEntered, at: time)
+            return entered(at: time)
         case let .regionExit(_, region) where region == configuration.region:
             guard inside else { return [] }
             inside = false
             immediateSince = nil
             nearestProximity = .unknown
+            earlyProximity = [:]
             // A proximity line still waiting is stale news now.
             if let p = pending, p.event.precedence <= LineEvent.proximityUnknown.precedence { pending = nil }
             return [.sound(configuration.regionSound)] + say(.regionLeft, at: time)
         case let .nearest(_, region, key) where region == configuration.region:
             nearest = key
             return []
+        case let .proximity(_, key, _, to) where !inside:
+            if earlyProximity.count >= 8, earlyProximity[key] == nil, let oldest = earlyProximity.min(by: { $0.value.since < $1.value.since }) {
+                earlyProximity[oldest.key] = nil
+            }
+            earlyProximity[key] = (to, time)
+            return []
         case let .proximity(_, key, _, to):
-            guard inside, key == nearest || nearest == nil else { return [] }
+            guard key == nearest || nearest == nil else { return [] }
             nearest = key
             guard to != nearestProximity else { return [] }
             nearestProximity = to
@@ -186,6 +196,27 @@ public struct HuntDirector: Sendable {
         default:
             return []
         }
+    }
+
+    /// The region entered: the arrr and its line, then (when it is "immediate") the class
+    /// the hunter already had.
+    private mutating func entered(at time: Double) -> [HuntAction] {
+        inside = true
+        var actions = [HuntAction.sound(configuration.regionSound)] + say(.regionEntered, at: time)
+        let early = nearest.flatMap { earlyProximity[$0].map { (key: nearest, value: $0) } }
+            ?? earlyProximity.max(by: { $0.value.since < $1.value.since }).map { (key: Optional($0.key), value: $0.value) }
+        earlyProximity = [:]
+        if let early, early.value.proximity != .unknown {
+            // The class is known from now on (its next change is said); only "at the
+            // treasure" is news worth a line right after the enter line.
+            nearest = nearest ?? early.key
+            nearestProximity = early.value.proximity
+            if early.value.proximity == .immediate {
+                immediateSince = early.value.since
+                actions += say(.proximityImmediate, at: time)
+            }
+        }
+        return actions
     }
 
     private mutating func checkFound(at time: Double) -> [HuntAction] {

@@ -31,6 +31,35 @@ extension HuntDirector {
         #expect(d.isInside)
     }
 
+    /// A controller whose beacon reads -45 dBm from the start: the class is committed in the
+    /// same ingest that enters the region, before the region's state. It used to be dropped
+    /// (not inside yet) and the treasure was never found.
+    @Test func alreadyAtTheTreasureWhenTheRegionIsEnteredIsAFind() {
+        var d = director()
+        _ = d.handle(.started, at: 0)
+        _ = d.handle(.speechFinished, at: 1)
+        #expect(d.feed(.proximity(time: 2, key: key, from: .unknown, to: .immediate)) == [])
+        #expect(d.feed(.regionState(time: 2, region: region, state: .inside)) == [.sound("arrr"), .say(.regionEntered, interrupt: false)])
+        #expect(d.feed(.nearest(time: 2, region: region, key: key)) == [])
+        // The immediate line waits behind the enter line, then comes.
+        #expect(d.handle(.speechFinished, at: 4) == [.say(.proximityImmediate, interrupt: false)])
+        #expect(d.tick(at: 4.5) == [], "found after the hold, counted from when immediate was committed")
+        _ = d.handle(.speechFinished, at: 4.8)
+        #expect(d.tick(at: 5.1) == [.say(.treasureFound, interrupt: false)])
+        #expect(d.treasureFound)
+    }
+
+    @Test func anEarlyClassIsForgottenOnLeaving() {
+        var d = director()
+        _ = d.feed(.proximity(time: 1, key: key, from: .unknown, to: .immediate))
+        _ = d.feed(.regionState(time: 1, region: region, state: .inside))
+        _ = d.feed(.regionExit(time: 2, region: region))
+        _ = d.handle(.speechFinished, at: 3)
+        #expect(d.feed(.regionEnter(time: 10, region: region)) == [.sound("arrr"), .say(.regionEntered, interrupt: false)])
+        _ = d.handle(.speechFinished, at: 12)
+        #expect(d.tick(at: 20) == [], "no find from a class before the exit")
+    }
+
     @Test func otherRegionsAreIgnored() {
         var d = director()
         #expect(d.feed(.regionEnter(time: 1, region: "elsewhere")) == [])
@@ -141,5 +170,34 @@ extension HuntDirector {
         #expect(LineEvent.treasureFound.precedence > LineEvent.regionLeft.precedence)
         #expect(LineEvent.regionLeft.precedence > LineEvent.proximityNear.precedence)
         #expect(LineEvent.proximityNear.precedence > LineEvent.warmer.precedence)
+    }
+}
+
+/// The ranging engine and the director together, as the hunter wires them.
+@Suite struct EngineAndDirectorTests {
+    /// A beacon reading -45 dBm (measured power -59) from the first packet: the hunter is at
+    /// the treasure as the region is entered, and the treasure is found within seconds.
+    @Test func aTreasureAtHandFromTheStartIsFound() {
+        var engine = RangingEngine(configuration: .default, regions: [Region(name: region, uuid: key.uuid)])
+        var d = director()
+        var said: [(Double, LineEvent)] = []
+        func perform(_ actions: [HuntAction], at t: Double) {
+            for case let .say(event, _) in actions { said.append((t, event)) }
+        }
+        perform(d.handle(.started, at: 0), at: 0)
+        var speechEnds = 1.5
+        for step in 1...250 {
+            let t = Double(step) * 0.1
+            let events = engine.ingest(RangingSample(key: key, measuredPower: -59, rssi: -45 + (step % 3) - 1, time: t))
+            for e in events { perform(d.handle(.ranging(e), at: t), at: t) }
+            perform(d.tick(at: t), at: t)
+            if t >= speechEnds {
+                perform(d.handle(.speechFinished, at: t), at: t)
+                speechEnds = t + 1.5
+            }
+        }
+        let found = said.first { $0.1 == .treasureFound }
+        #expect(found != nil, "\(said)")
+        #expect((found?.0 ?? 99) < 12)
     }
 }
