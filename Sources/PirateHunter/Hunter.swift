@@ -65,6 +65,9 @@ final class Hunter {
     private var audio: ALSAPlayback?
     private var speechTimer: Int?
     private var foundAt: Double?
+    private var startupSaid = false
+    /// A line said on the way out (the radio that cannot be used): the exit waits for it.
+    private var lastWords = false
 
     /// The runtime is made first: it blocks signals before the PCM's thread starts here.
     init(setup: HunterSetup, runtime: ApplianceRuntime) throws(CLIError) {
@@ -152,15 +155,19 @@ final class Hunter {
         runtime.onReload = { [unowned self] in reload() }
         runtime.onStop { [unowned self] in
             if let audio {
-                _ = audio.waitUntilIdle(timeout: .milliseconds(500))
+                // A last line (the radio that cannot be used) is let finish.
+                _ = audio.waitUntilIdle(timeout: lastWords ? .seconds(10) : .milliseconds(500))
                 audio.shutdown()
             }
         }
-        if let director {
-            var d = director
-            perform(d.handle(.started, at: now))
-            self.director = d
+        // A radio that cannot be used at all (no Bluetooth, no permission) ends the hunt, and
+        // systemd starts it again: the child hears it once per cause and boot, not per restart.
+        runtime.onFatal = { [unowned self] error in
+            guard BootMemory.firstTime("\(error)") else { return }
+            lastWords = true
+            say(.adapterMissing)
         }
+        // The start-up line waits for the radio: "the hunt begins" is true only once scanning.
         schedulePeriodic()
     }
 
@@ -310,6 +317,10 @@ final class Hunter {
         case .ready(afterOutage: true): if outage.back(at: now) == .back { say(.adapterBack) }
         case .lost: outage.lost(at: now)
         case .ready(afterOutage: false), .none: break
+        }
+        if case .ready = state, !startupSaid {
+            startupSaid = true
+            say(.started)
         }
     }
 

@@ -58,6 +58,8 @@ final class ApplianceRuntime {
     var onReload: () -> Void = {}
     /// SIGWINCH: the terminal changed size.
     var onResize: () -> Void = {}
+    /// A failure no retry mends, just before the stop (the hunter's last words).
+    var onFatal: (TransportError) -> Void = { _ in }
     /// Stopping because of a failure no retry mends: the switch-off is tried, but its
     /// failure (a controller we could not use) is not news.
     private var fatal = false
@@ -131,6 +133,7 @@ final class ApplianceRuntime {
         session.onFatal = { [unowned self] error in
             Log.error("\(error)")
             fatal = true
+            onFatal(error)
             stop(Self.exitCode(for: error))
         }
         sessions.append(ManagedSession(session: session, onStopped: onStopped))

@@ -1,0 +1,52 @@
+import Foundation
+import Testing
+
+/// What the hunt says about its radio: the start-up line only once it scans, a missing radio
+/// said once it stays missing, and an unusable one once per cause and boot, not per restart.
+@Suite struct RadioLinesTests {
+    func said(_ result: CommandResult) throws -> [String] {
+        try jsonObjects(result).filter { $0["event"] as? String == "say" }.compactMap { $0["event_name"] as? String }
+    }
+
+    func temporaryDirectory() throws -> URL {
+        let url = FileManager.default.temporaryDirectory.appendingPathComponent("radio-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
+        return url
+    }
+
+    @Test func theStartUpLineWaitsForTheRadio() throws {
+        let directory = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let cache = ["--cache-dir", directory.appendingPathComponent("cache").path, "--device", "null", "--json"]
+        // No controller behind the socket for 7 s: no "the hunt begins", the missing radio once.
+        let missing = try PirateHunterBinary.run(["hunt", "--hci", "unix:" + directory.appendingPathComponent("none.sock").path, "--duration", "7"] + cache, timeout: 60)
+        #expect(missing.status == 0, "\(missing.stderr)")
+        #expect(try said(missing) == ["adapter-missing"], "\(missing.stdout)")
+        // A radio: the start-up line comes after scanning started.
+        let working = try PirateHunterBinary.run(["hunt", "--hci", "simulator", "--virtual-time", "--duration", "5"] + cache, timeout: 60)
+        #expect(try said(working).first == "startup")
+        let log = working.stderr.split(separator: "\n").map(String.init)
+        let scanning = try #require(log.firstIndex { $0.contains("scanning on simulator") })
+        let startup = try #require(log.firstIndex { $0.contains("say [startup]") })
+        #expect(scanning < startup)
+    }
+
+    @Test func anUnusableRadioIsSaidOncePerCauseAndBoot() throws {
+        // This machine's kernel has no Bluetooth sockets: hunt exits 69 and systemd would
+        // start it again and again. The child hears it the first time only.
+        let directory = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let arguments = ["hunt", "--hci", "hci0", "--json", "--device", "null", "--cache-dir", directory.appendingPathComponent("cache").path]
+        let environment = ["RUNTIME_DIRECTORY": directory.path]
+        let first = try PirateHunterBinary.run(arguments, environment: environment, timeout: 60)
+        let second = try PirateHunterBinary.run(arguments, environment: environment, timeout: 60)
+        #expect(first.status == 69 && second.status == 69)
+        #expect(try said(first) == ["adapter-missing"])
+        #expect(try said(second).isEmpty, "said again on a restart: \(second.stdout)")
+        // Another boot (an empty runtime directory): said again.
+        let marks = try FileManager.default.contentsOfDirectory(atPath: directory.path).filter { $0.hasPrefix("said-") }
+        #expect(marks.count == 1)
+        for mark in marks { try FileManager.default.removeItem(at: directory.appendingPathComponent(mark)) }
+        #expect(try said(try PirateHunterBinary.run(arguments, environment: environment, timeout: 60)) == ["adapter-missing"])
+    }
+}
