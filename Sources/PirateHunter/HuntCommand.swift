@@ -55,7 +55,7 @@ enum HuntCommand {
         setup.regions = [DemoWorld.region]
         setup.hunt?.region = DemoWorld.region.name
         // Time for the found line, the reward read out and the box's greeting.
-        setup.stopAfterFound = 14
+        setup.stopAfterFound = 26
         // The default device, or demo.wav when there is none.
         if var playback = setup.playback, playback.device == "default" {
             do {
@@ -67,7 +67,7 @@ enum HuntCommand {
                 setup.playback = playback
             }
         }
-        var options = RuntimeOptions(record: setup.record, duration: try arguments.duration() ?? DemoWorld.length + 20)
+        var options = RuntimeOptions(record: setup.record, duration: try arguments.duration() ?? DemoWorld.length + 32)
         if virtualTime { options.clock = .virtual(start: 0) }
         let runtime = try ApplianceRuntime(options)
         let world = DemoWorld(origin: runtime.loop.now)

@@ -270,7 +270,7 @@ final class Hunter {
                 guard let voice else { continue }
                 // On virtual time the clock waits for the answer.
                 loop.expectAnswer()
-                voice.speak(untrusted: text, rateFactor: 0.7) { result in
+                voice.speak(untrusted: RewardReading.text(for: SpeechText.sanitize(text)), rateFactor: 0.7) { result in
                     mailbox.post((try? result.get()) ?? PCMBuffer(sampleRate: rate))
                 }
             case .noReward:

@@ -87,3 +87,11 @@ import Testing
         #expect(d.handle(.speechFinished, at: 15) == [])
     }
 }
+
+@Suite struct RewardReadingTests {
+    @Test func aCodeIsReadSpelledAndReadAgain() {
+        #expect(RewardReading.text(for: "ARRR-GOLD-26") == "ARRR-GOLD-26. A, R, R, R, dash, G, O, L, D, dash, 2, 6. ARRR-GOLD-26.")
+        #expect(RewardReading.spelling("go ☠") == ["G", "O", "space"])
+        #expect(RewardReading.text(for: "X") == "X", "one character needs no spelling")
+    }
+}
