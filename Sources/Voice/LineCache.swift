@@ -42,20 +42,42 @@ public struct RenderKey: Hashable, Sendable {
 }
 
 /// Rendered lines on disk, one file per line, in a directory given by configuration.
-/// A file that does not match its key (or is damaged) is a miss and is rewritten.
+/// A file that does not match its key (or is damaged) is a miss and is rewritten. Files are
+/// written with `SafeFile` (hidden random temporary, O_EXCL | O_NOFOLLOW, fsync, rename).
 public struct LineCache: Sendable {
     public let directory: String
     private static let magic = Array("PHPCM1\n".utf8)
 
     public init(directory: String) { self.directory = directory }
 
-    /// Creates the directory if needed.
+    /// Creates the directory (and its parents) if needed, and checks it can be written to:
+    /// the error says why not ("Read-only file system", "Not a directory").
     public func prepare() throws(VoiceError) {
-        do {
-            try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
-        } catch {
-            throw VoiceError("\(directory): cannot create cache directory (\(error))")
+        var prefix = directory.hasPrefix("/") ? "" : "."
+        for component in directory.split(separator: "/") {
+            prefix += "/" + component
+            do {
+                _ = try retryingOnInterrupt { mkdir(prefix, 0o755) }
+            } catch {
+                if error.code != EEXIST { throw failure("cannot create cache directory", error.code) }
+            }
         }
+        var info = stat()
+        do {
+            _ = try retryingOnInterrupt { stat(directory, &info) }
+        } catch {
+            throw failure("cannot use cache directory", error.code)
+        }
+        guard info.st_mode & mode_t(S_IFMT) == mode_t(S_IFDIR) else { throw failure("cannot use cache directory", ENOTDIR) }
+        do {
+            _ = try retryingOnInterrupt { access(directory, W_OK) }
+        } catch {
+            throw failure("cannot write to cache directory", error.code)
+        }
+    }
+
+    private func failure(_ what: String, _ code: Int32) -> VoiceError {
+        VoiceError("\(directory): \(what): \(strerror(code).map { String(cString: $0) } ?? "errno \(code)")")
     }
 
     public func load(_ key: RenderKey) -> PCMBuffer? {
@@ -96,11 +118,11 @@ public struct LineCache: Sendable {
         put32(buffer.sampleRate)
         put32(buffer.samples.count)
         buffer.samples.withUnsafeBytes { bytes.append(contentsOf: $0) }
-        let path = "\(directory)/\(key.fileName)"
+        // Whole or not at all, never through a planted symlink or over what is not a file.
         do {
-            try Data(bytes).write(to: URL(fileURLWithPath: path), options: .atomic)
+            try SafeFile.write(bytes, to: "\(directory)/\(key.fileName)")
         } catch {
-            throw VoiceError("\(path): cannot write cache file (\(error))")
+            throw VoiceError("\(error.path): cannot write cache file: \(error.reason)")
         }
     }
 }

@@ -32,6 +32,10 @@ public struct RenderReport: Sendable, Equatable {
     public var fromCache = 0
     /// Cache files that could not be written (the lines are still in memory).
     public var cacheWriteFailures = 0
+    /// What went wrong with the line cache, one line per cause, each with its reason
+    /// ("/var/cache/pirate-hunter: cannot write to cache directory: Read-only file system;
+    /// 57 lines kept in memory, synthesized at each start"): log each once.
+    public var warnings: [String] = []
 
     public init(lines: Int = 0, synthesized: Int = 0, fromCache: Int = 0, cacheWriteFailures: Int = 0) {
         self.lines = lines
@@ -95,8 +99,15 @@ public final class PirateVoice: Sendable {
         let identity = try voiceIdentity(pack.voice)
         let cache = configuration.cacheDirectory.map(LineCache.init(directory:))
         var cacheUsable = true
+        var cacheProblem: String?
+        var storeProblem: String?
         if let cache {
-            do { try cache.prepare() } catch { cacheUsable = false }
+            do {
+                try cache.prepare()
+            } catch {
+                cacheUsable = false
+                cacheProblem = error.message
+            }
         }
         var report = RenderReport()
         var rendered: [LineEvent: [RenderedLine]] = [:]
@@ -123,6 +134,7 @@ public final class PirateVoice: Sendable {
                         stored = true
                     } catch {
                         report.cacheWriteFailures += 1
+                        if storeProblem == nil { storeProblem = error.message }
                     }
                 } else if cache != nil {
                     report.cacheWriteFailures += 1
@@ -130,6 +142,12 @@ public final class PirateVoice: Sendable {
                 buffers.append(stored ? .cached(key, frames: audio.frameCount) : .inMemory(audio))
             }
             rendered[event] = buffers
+        }
+        if let cacheProblem {
+            report.warnings.append("line cache \(cacheProblem); \(report.lines) lines kept in memory, synthesized at each start")
+        } else if let storeProblem {
+            report.warnings.append(
+                "line cache: \(report.cacheWriteFailures) of \(report.synthesized) new lines not stored (first: \(storeProblem)); they are kept in memory")
         }
         return PirateVoice(
             pack: pack, parameters: parameters, synthesizer: synthesizer, report: report,
