@@ -2,20 +2,24 @@
 import Glibc
 #endif
 
-/// A file we could not write: the path the user named, what failed, and errno.
-public struct FileWriteError: Error, Equatable, Sendable, CustomStringConvertible {
+/// A file we could not write or read: the path the user named, what failed, and errno.
+public struct FileError: Error, Equatable, Sendable, CustomStringConvertible {
     public let path: String
+    /// "write" or "read".
+    public let action: String
     public let errno: Int32
     /// Our own words for a refusal, else errno's text ("No such file or directory").
     public let reason: String
 
-    public init(path: String, errno: Int32, reason: String? = nil) {
+    public init(path: String, action: String = "write", errno: Int32, reason: String? = nil) {
         self.path = path
+        self.action = action
         self.errno = errno
         self.reason = reason ?? (strerror(errno).map { String(cString: $0) } ?? "errno \(errno)")
     }
 
-    public var description: String { "\(path): cannot write: \(reason)" }
+    /// "q.wav: cannot write: No such file or directory"
+    public var description: String { "\(path): cannot \(action): \(reason)" }
 }
 
 /// errno of a failed system call.
@@ -43,7 +47,7 @@ package func retryingOnInterrupt<T: FixedWidthInteger>(_ body: () -> T) throws(E
 /// is refused. On any failure the temporary is removed and `path` is as it was.
 /// (The same rules as Radio's `AtomicFile`, which Audio cannot depend on.)
 public enum SafeFile {
-    public static func write(_ bytes: [UInt8], to path: String, mode: mode_t = 0o644) throws(FileWriteError) {
+    public static func write(_ bytes: [UInt8], to path: String, mode: mode_t = 0o644) throws(FileError) {
         try checkReplaceable(path)
         let slash = path.lastIndex(of: "/")
         let directory = slash.map { $0 == path.startIndex ? "/" : String(path[..<$0]) } ?? "."
@@ -57,7 +61,7 @@ public enum SafeFile {
                 fd = try retryingOnInterrupt { open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode) }
             } catch {
                 attempts += 1
-                if error.code != EEXIST || attempts >= 8 { throw FileWriteError(path: path, errno: error.code) }
+                if error.code != EEXIST || attempts >= 8 { throw FileError(path: path, errno: error.code) }
             }
         }
         var closed = false
@@ -75,14 +79,14 @@ public enum SafeFile {
         } catch {
             if !closed { _ = close(fd) }
             _ = try? retryingOnInterrupt { unlink(temporary) }
-            throw FileWriteError(path: path, errno: error.code)
+            throw FileError(path: path, errno: error.code)
         }
-        do throws(FileWriteError) {
+        do throws(FileError) {
             try checkReplaceable(path)
             do {
                 _ = try retryingOnInterrupt { rename(temporary, path) }
             } catch {
-                throw FileWriteError(path: path, errno: error.code)
+                throw FileError(path: path, errno: error.code)
             }
         } catch {
             _ = try? retryingOnInterrupt { unlink(temporary) }
@@ -95,18 +99,18 @@ public enum SafeFile {
     }
 
     /// Refuses a `path` that exists and is not a regular file.
-    static func checkReplaceable(_ path: String) throws(FileWriteError) {
-        guard !path.isEmpty else { throw FileWriteError(path: path, errno: ENOENT) }
+    static func checkReplaceable(_ path: String) throws(FileError) {
+        guard !path.isEmpty else { throw FileError(path: path, errno: ENOENT) }
         var info = stat()
         do {
             _ = try retryingOnInterrupt { lstat(path, &info) }
         } catch {
             if error.code == ENOENT { return }
-            throw FileWriteError(path: path, errno: error.code)
+            throw FileError(path: path, errno: error.code)
         }
         let kind = info.st_mode & mode_t(S_IFMT)
         if kind == mode_t(S_IFREG) { return }
-        if kind == mode_t(S_IFDIR) { throw FileWriteError(path: path, errno: EISDIR) }
+        if kind == mode_t(S_IFDIR) { throw FileError(path: path, errno: EISDIR) }
         let what: String
         switch kind {
         case mode_t(S_IFLNK): what = "a symbolic link"
@@ -116,6 +120,53 @@ public enum SafeFile {
         case mode_t(S_IFSOCK): what = "a socket"
         default: what = "not a regular file"
         }
-        throw FileWriteError(path: path, errno: EEXIST, reason: "it is \(what), not a regular file: refusing to replace it")
+        throw FileError(path: path, errno: EEXIST, reason: "it is \(what), not a regular file: refusing to replace it")
+    }
+
+    /// Reads a whole regular file (at most `limit` bytes). Opened O_NONBLOCK so a FIFO never
+    /// blocks, checked by fstat to be a regular file; `followSymlinks: false` adds O_NOFOLLOW
+    /// (for files in our own directories, where a symlink can only have been planted).
+    public static func read(_ path: String, limit: Int = 64 << 20, followSymlinks: Bool = true) throws(FileError) -> [UInt8] {
+        func fail(_ code: Int32, _ reason: String? = nil) -> FileError {
+            FileError(path: path, action: "read", errno: code, reason: reason)
+        }
+        let flags = O_RDONLY | O_NONBLOCK | O_CLOEXEC | (followSymlinks ? 0 : O_NOFOLLOW)
+        let fd: Int32
+        do {
+            fd = try retryingOnInterrupt { open(path, flags) }
+        } catch {
+            throw fail(error.code)
+        }
+        defer { _ = close(fd) }  // read only: a close error says nothing about what was read
+        var info = stat()
+        do {
+            _ = try retryingOnInterrupt { fstat(fd, &info) }
+        } catch {
+            throw fail(error.code)
+        }
+        let kind = info.st_mode & mode_t(S_IFMT)
+        if kind == mode_t(S_IFDIR) { throw fail(EISDIR) }
+        guard kind == mode_t(S_IFREG) else { throw fail(EINVAL, "not a regular file") }
+        guard Int(info.st_size) <= limit else { throw fail(EFBIG, "larger than \(limit) bytes") }
+        var bytes = [UInt8](repeating: 0, count: Int(info.st_size) + 1)
+        var count = 0
+        while true {
+            if count == bytes.count {
+                guard count <= limit else { throw fail(EFBIG, "larger than \(limit) bytes") }
+                bytes.append(contentsOf: [UInt8](repeating: 0, count: max(4096, count)))
+            }
+            let n: Int
+            do {
+                n = try retryingOnInterrupt {
+                    bytes.withUnsafeMutableBytes { raw in Glibc.read(fd, raw.baseAddress.map { $0 + count }, raw.count - count) }
+                }
+            } catch {
+                throw fail(error.code)
+            }
+            if n == 0 { break }
+            count += n
+        }
+        bytes.removeLast(bytes.count - count)
+        return bytes
     }
 }

@@ -1,5 +1,3 @@
-import FoundationEssentials
-
 /// A WAV file that cannot be used, with one line saying why.
 public struct WAVError: Error, CustomStringConvertible, Equatable {
     public let message: String
@@ -17,13 +15,13 @@ public struct WAVError: Error, CustomStringConvertible, Equatable {
 public enum WAVFile {
     /// Reads a WAV file; `name` in errors is the path.
     public static func read(path: String) throws(WAVError) -> PCMBuffer {
-        let data: Data
+        let bytes: [UInt8]
         do {
-            data = try Data(contentsOf: URL(fileURLWithPath: path))
+            bytes = try SafeFile.read(path)
         } catch {
-            throw WAVError("\(path): cannot read (\(error))")
+            throw WAVError(error.description, errno: error.errno)
         }
-        return try decode([UInt8](data), name: path)
+        return try decode(bytes, name: path)
     }
 
     /// Reads a WAV file and converts it to mono at `rate` for the mixer.

@@ -308,9 +308,9 @@ struct VoiceStaging {
         if path.utf8.count <= 59, path == path.lowercased() { return try body(path) }
         let bytes: [UInt8]
         do {
-            bytes = [UInt8](try Data(contentsOf: URL(fileURLWithPath: path)))
+            bytes = try SafeFile.read(path, limit: 1 << 20)
         } catch {
-            throw VoiceError("\(path): cannot read voice file", kind: .missingFile)
+            throw VoiceError("\(path): cannot read voice file: \(error.reason)", kind: .missingFile)
         }
         let staging = try create(in: parent)
         defer { staging.remove() }

@@ -1,5 +1,4 @@
 import Audio
-import FoundationEssentials
 
 #if canImport(Glibc)
 import Glibc
@@ -81,10 +80,10 @@ public struct LineCache: Sendable {
     }
 
     public func load(_ key: RenderKey) -> PCMBuffer? {
-        guard let data = try? Data(contentsOf: URL(fileURLWithPath: "\(directory)/\(key.fileName)")) else {
+        // Never through a planted symlink, never blocked on a planted FIFO.
+        guard let bytes = try? SafeFile.read("\(directory)/\(key.fileName)", followSymlinks: false) else {
             return nil
         }
-        let bytes = [UInt8](data)
         let keyBytes = Array(key.canonical.utf8)
         var offset = Self.magic.count
         func u32() -> Int? {

@@ -90,3 +90,30 @@ private let tone = PCMBuffer(sampleRate: 22050, channels: 1, samples: [0, 100, -
         #expect(entries(directory).isEmpty)
     }
 }
+
+@Suite struct WAVReadErrorTests {
+    @Test func aMissingFileIsOneLineWithErrnosText() {
+        do {
+            _ = try WAVFile.read(path: "/tmp/ph-no-such-\(getpid()).wav")
+            Issue.record("read a missing file")
+        } catch {
+            #expect(error.errno == ENOENT)
+            #expect(error.message == "/tmp/ph-no-such-\(getpid()).wav: cannot read: No such file or directory")
+        }
+    }
+
+    /// Opened non-blocking and checked with fstat: a FIFO is refused, not waited on forever.
+    @Test func aFIFOIsRefusedWithoutBlocking() throws {
+        let directory = try scratchDirectory("readfifo")
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let fifo = directory + "/arrr.wav"
+        try #require(mkfifo(fifo, 0o644) == 0)
+        do {
+            _ = try WAVFile.read(path: fifo)
+            Issue.record("read a FIFO")
+        } catch {
+            #expect(error.message == "\(fifo): cannot read: not a regular file")
+        }
+        #expect(throws: WAVError.self) { try WAVFile.read(path: directory) }
+    }
+}

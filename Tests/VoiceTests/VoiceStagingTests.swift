@@ -134,6 +134,15 @@ private func expectRefused(_ directory: String, saying words: String) {
         }
         #expect(scratch.entries("/A-Parent-Far-Too-Long-For-eSpeak-NG").isEmpty)
 
+        // A voice file that cannot be read says why, in words.
+        do {
+            _ = try VoiceStaging.withUsablePath(for: scratch.path + "/Missing/Voice", parent: parent) { (u: String) throws(VoiceError) -> String in u }
+            Issue.record("staged a missing file")
+        } catch {
+            #expect(error.message == scratch.path + "/Missing/Voice: cannot read voice file: No such file or directory")
+            #expect(error.kind == .missingFile)
+        }
+
         // A short lowercase path is used as it is.
         let short = try VoiceStaging.withUsablePath(for: "/tmp/x/voice", parent: parent) { (u: String) throws(VoiceError) -> String in u }
         #expect(short == "/tmp/x/voice")
