@@ -49,9 +49,19 @@ public struct LineCache: Sendable {
 
     public init(directory: String) { self.directory = directory }
 
-    /// Creates the directory (and its parents) if needed, and checks it can be written to:
-    /// the error says why not ("Read-only file system", "Not a directory").
-    public func prepare() throws(VoiceError) {
+    /// Creates the directory (and its parents) if needed, and checks it: throws when it cannot
+    /// be used at all, saying why ("Not a directory"; a directory another user owns, other
+    /// than root, or anyone may write to, is refused); `.readOnly` with the reason when it
+    /// can be read but not written ("Read-only file system").
+    /// What `prepare` found in a directory it can use.
+    public enum Readiness: Sendable, Equatable {
+        case ready
+        /// Lines can be read from it but not stored there: why.
+        case readOnly(String)
+    }
+
+    @discardableResult
+    public func prepare() throws(VoiceError) -> Readiness {
         var prefix = directory.hasPrefix("/") ? "" : "."
         for component in directory.split(separator: "/") {
             prefix += "/" + component
@@ -68,11 +78,21 @@ public struct LineCache: Sendable {
             throw failure("cannot use cache directory", error.code)
         }
         guard info.st_mode & mode_t(S_IFMT) == mode_t(S_IFDIR) else { throw failure("cannot use cache directory", ENOTDIR) }
+        // Cache file names are predictable (hashes of the lines): anyone else who can write
+        // here could plant a poisoned line under one. Such a directory is not used.
+        if info.st_uid != geteuid(), info.st_uid != 0 {
+            throw VoiceError("\(directory): cache directory belongs to uid \(info.st_uid), not \(geteuid()): not used")
+        }
+        if info.st_mode & 0o002 != 0 {
+            throw VoiceError(
+                "\(directory): cache directory is writable by everyone (mode \(String(info.st_mode & 0o7777, radix: 8))): not used")
+        }
         do {
             _ = try retryingOnInterrupt { access(directory, W_OK) }
         } catch {
-            throw failure("cannot write to cache directory", error.code)
+            return .readOnly(failure("cannot write to cache directory", error.code).message)
         }
+        return .ready
     }
 
     private func failure(_ what: String, _ code: Int32) -> VoiceError {

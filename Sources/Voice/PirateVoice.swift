@@ -98,13 +98,18 @@ public final class PirateVoice: Sendable {
         _ = try synthesizer.currentVoiceIdentifier(after: pack.voice)
         let identity = try voiceIdentity(pack.voice)
         let cache = configuration.cacheDirectory.map(LineCache.init(directory:))
-        var cacheUsable = true
+        var cacheReadable = true
+        var cacheUsable = true  // writable
         var cacheProblem: String?
         var storeProblem: String?
         if let cache {
             do {
-                try cache.prepare()
+                if case .readOnly(let why) = try cache.prepare() {
+                    cacheUsable = false
+                    cacheProblem = why
+                }
             } catch {
+                cacheReadable = false
                 cacheUsable = false
                 cacheProblem = error.message
             }
@@ -117,7 +122,7 @@ public final class PirateVoice: Sendable {
                 let key = RenderKey(
                     text: text, voice: identity, parameters: parameters, engineVersion: synthesizer.version)
                 report.lines += 1
-                if let cache, let hit = cache.load(key) {
+                if let cache, cacheReadable, let hit = cache.load(key) {
                     buffers.append(.cached(key, frames: hit.frameCount))
                     report.fromCache += 1
                     continue
@@ -144,14 +149,15 @@ public final class PirateVoice: Sendable {
             rendered[event] = buffers
         }
         if let cacheProblem {
-            report.warnings.append("line cache \(cacheProblem); \(report.lines) lines kept in memory, synthesized at each start")
+            report.warnings.append(
+                "line cache \(cacheProblem); \(report.synthesized) of \(report.lines) lines synthesized and kept in memory, at each start")
         } else if let storeProblem {
             report.warnings.append(
                 "line cache: \(report.cacheWriteFailures) of \(report.synthesized) new lines not stored (first: \(storeProblem)); they are kept in memory")
         }
         return PirateVoice(
             pack: pack, parameters: parameters, synthesizer: synthesizer, report: report,
-            rendered: rendered, cache: cacheUsable ? cache : nil, random: random)
+            rendered: rendered, cache: cacheReadable ? cache : nil, random: random)
     }
 
     private init(
