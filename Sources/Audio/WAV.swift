@@ -1,9 +1,13 @@
-import FoundationEssentials
-
 /// A WAV file that cannot be used, with one line saying why.
 public struct WAVError: Error, CustomStringConvertible, Equatable {
     public let message: String
-    public init(_ message: String) { self.message = message }
+    /// errno when a system call failed (writing: ENOENT, EACCES, ENOSPC, EISDIR, EEXIST for a
+    /// target that is not a regular file), nil for a file whose contents are wrong.
+    public let errno: Int32?
+    public init(_ message: String, errno: Int32? = nil) {
+        self.message = message
+        self.errno = errno
+    }
     public var description: String { message }
 }
 
@@ -11,13 +15,13 @@ public struct WAVError: Error, CustomStringConvertible, Equatable {
 public enum WAVFile {
     /// Reads a WAV file; `name` in errors is the path.
     public static func read(path: String) throws(WAVError) -> PCMBuffer {
-        let data: Data
+        let bytes: [UInt8]
         do {
-            data = try Data(contentsOf: URL(fileURLWithPath: path))
+            bytes = try SafeFile.read(path)
         } catch {
-            throw WAVError("\(path): cannot read (\(error))")
+            throw WAVError(error.description, errno: error.errno)
         }
-        return try decode([UInt8](data), name: path)
+        return try decode(bytes, name: path)
     }
 
     /// Reads a WAV file and converts it to mono at `rate` for the mixer.
@@ -101,11 +105,14 @@ public enum WAVFile {
         return out
     }
 
+    /// Writes a 16-bit PCM WAV file whole or not at all (see `SafeFile`): never through a
+    /// symlink, never over a directory, device or FIFO. The error says errno's text
+    /// ("q.wav: cannot write: No such file or directory") and carries errno.
     public static func write(_ buffer: PCMBuffer, to path: String) throws(WAVError) {
         do {
-            try Data(encode(buffer)).write(to: URL(fileURLWithPath: path), options: .atomic)
+            try SafeFile.write(encode(buffer), to: path)
         } catch {
-            throw WAVError("\(path): cannot write (\(error))")
+            throw WAVError(error.description, errno: error.errno)
         }
     }
 }

@@ -35,28 +35,63 @@ public struct CaptureFileReader {
 }
 
 /// Writes a btsnoop capture as it happens: header first, each record straight to the file.
-/// The file is created next to its final name and renamed into place on close, so a crash
-/// never leaves a half-written file under the name the user asked for.
+///
+/// The file is created next to its final name under an unpredictable hidden name (see
+/// `OutputFile`: a directory, `/dev/null`, a FIFO or a symlink at `path` is refused here,
+/// in `init`, with EISDIR or EEXIST) and renamed into place on close, so a crash never
+/// leaves a half-written file under the name the user asked for.
+///
+/// Write errors (disk full, EIO) are news at once: the first failing `write` throws, sets
+/// `failure` and calls `onFailure`; the file is cut back to the last whole record and
+/// nothing more is written to it, even if space returns (every later `write` throws the
+/// same failure). `close` then still completes the recording, ending at that record.
 public final class CaptureFileWriter {
     private let fd: FileDescriptor
     private let encoder: BTSnoopEncoder
     private let temporaryPath: String
     public let path: String
     private var closed = false
+    /// Bytes of the header and the whole records written so far.
+    public private(set) var bytesWritten: Int64 = 0
+    /// The first write failure, nil while every record has been written.
+    public private(set) var failure: SystemError?
+    /// Called once, inside the `write` that fails first, with its failure.
+    public var onFailure: ((SystemError) -> Void)?
 
     public init(path: String, datalink: BTSnoopDatalink = .h4) throws(SystemError) {
         self.path = path
-        self.temporaryPath = path + ".partial"
         encoder = BTSnoopEncoder(datalink: datalink)
-        fd = try FileDescriptor.open(temporaryPath, O_WRONLY | O_CREAT | O_TRUNC)
-        try fd.writeAll(encoder.header)
+        (fd, temporaryPath) = try OutputFile.createTemporary(for: path)
+        do {
+            try append(encoder.header)
+        } catch {
+            fd.close()
+            OutputFile.remove(temporaryPath)
+            throw error
+        }
     }
 
     public func write(_ packet: HCIPacket, received: Bool, unixMicroseconds: Int64) throws(SystemError) {
-        try fd.writeAll(encoder.record(packet, received: received, unixMicroseconds: unixMicroseconds))
+        if let failure { throw failure }
+        do {
+            try append(encoder.record(packet, received: received, unixMicroseconds: unixMicroseconds))
+        } catch {
+            failure = error
+            // A torn record would make the rest of the file unreadable: cut it off.
+            _ = try? retryingOnInterrupt("ftruncate") { ftruncate(fd.rawValue, off_t(bytesWritten)) }
+            onFailure?(error)
+            throw error
+        }
     }
 
-    /// Flushes to disk and gives the file its name.
+    private func append(_ bytes: [UInt8]) throws(SystemError) {
+        try fd.writeAll(bytes)
+        bytesWritten += Int64(bytes.count)
+    }
+
+    /// Flushes to disk and gives the file its name (after a write failure too: the file then
+    /// ends at the last whole record). A failed sync, close or rename removes the temporary
+    /// file and throws: nothing half-written is left under any name.
     public func close() throws(SystemError) {
         guard !closed else { return }
         closed = true
@@ -64,14 +99,23 @@ public final class CaptureFileWriter {
             try fd.sync()
         } catch {
             fd.close()
+            OutputFile.remove(temporaryPath)
             throw error
         }
-        // A close that fails after writing may have lost data: keep the partial name then.
-        try fd.closeChecked()
-        _ = try retryingOnInterrupt("rename \(path)") { rename(temporaryPath, path) }
+        do {
+            try fd.closeChecked()
+            try OutputFile.install(temporaryPath, as: path)
+        } catch {
+            OutputFile.remove(temporaryPath)
+            throw error
+        }
     }
 
+    /// A writer dropped without `close` (an error path) leaves nothing behind.
     deinit {
-        if !closed { fd.close() }
+        if !closed {
+            fd.close()
+            OutputFile.remove(temporaryPath)
+        }
     }
 }

@@ -7,14 +7,19 @@ import CLinux
 public struct SystemError: Error, Equatable, Sendable, CustomStringConvertible {
     public var call: String
     public var errno: Int32
+    /// Our own words for a refusal errno alone would not explain ("is a character device, not
+    /// a regular file: not replaced"); nil: errno's text.
+    public var explanation: String?
 
-    public init(_ call: String, errno: Int32) {
+    public init(_ call: String, errno: Int32, explanation: String? = nil) {
         self.call = call
         self.errno = errno
+        self.explanation = explanation
     }
 
-    /// What errno says, without the call ("No such file or directory").
+    /// Why, without the call: the explanation, else what errno says ("No such file or directory").
     public var reason: String {
+        if let explanation { return explanation }
         guard let message = strerror(errno) else { return "errno \(errno)" }
         return String(cString: message)
     }
@@ -138,25 +143,107 @@ public struct FileDescriptor: Hashable, Sendable {
     }
 }
 
-/// Writes a whole file or nothing: into `PATH.partial`, synced, then renamed over `PATH`.
+/// Writes a whole file or nothing, safely (see `OutputFile`): a hidden temporary with an
+/// unpredictable name in the target's directory, synced and closed with its errors checked,
+/// then renamed over `path` only when that is a regular file or nothing.
 public enum AtomicFile {
     public static func write(_ bytes: [UInt8], to path: String) throws(SystemError) {
-        let temporary = path + ".partial"
-        let fd = try FileDescriptor.open(temporary, O_WRONLY | O_CREAT | O_TRUNC)
+        let (fd, temporary) = try OutputFile.createTemporary(for: path)
         do {
             try fd.writeAll(bytes)
             try fd.sync()
         } catch {
             fd.close()
-            unlink(temporary)
+            OutputFile.remove(temporary)
             throw error
         }
         do {
             try fd.closeChecked()
-            _ = try retryingOnInterrupt("rename \(path)") { rename(temporary, path) }
+            try OutputFile.install(temporary, as: path)
         } catch {
-            unlink(temporary)
+            OutputFile.remove(temporary)
             throw error
         }
+    }
+}
+
+/// How every file we write gets its name. Nothing is created under a predictable name:
+/// the data goes to `DIR/.NAME.<64 random bits>.tmp` in the target's own directory, opened
+/// `O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC` (a planted file or symlink there is never
+/// opened, and the name cannot be guessed to plant one), and is renamed over the target
+/// only when the target is a regular file or nothing: a directory, device (`/dev/null`),
+/// FIFO, socket or symlink is refused, before anything is written and again at the rename.
+enum OutputFile {
+    /// Refuses a target that exists and is not a regular file: EISDIR for a directory,
+    /// EEXIST with an explanation for the rest.
+    static func checkReplaceable(_ path: String) throws(SystemError) {
+        guard !path.isEmpty else { throw SystemError("open \"\"", errno: ENOENT) }
+        var info = stat()
+        do {
+            _ = try retryingOnInterrupt("lstat \(path)") { lstat(path, &info) }
+        } catch {
+            if error.errno == ENOENT { return }
+            throw error
+        }
+        let kind = info.st_mode & mode_t(S_IFMT)
+        if kind == mode_t(S_IFREG) { return }
+        if kind == mode_t(S_IFDIR) { throw SystemError("open \(path)", errno: EISDIR) }
+        let what: String
+        switch kind {
+        case mode_t(S_IFLNK): what = "a symbolic link"
+        case mode_t(S_IFCHR): what = "a character device"
+        case mode_t(S_IFBLK): what = "a block device"
+        case mode_t(S_IFIFO): what = "a FIFO"
+        case mode_t(S_IFSOCK): what = "a socket"
+        default: what = "not a regular file"
+        }
+        throw SystemError(
+            "open \(path)", errno: EEXIST, explanation: "is \(what), not a regular file: refusing to replace it")
+    }
+
+    /// The directory part of `path` ("." for a bare name).
+    static func directory(of path: String) -> String {
+        guard let slash = path.lastIndex(of: "/") else { return "." }
+        return slash == path.startIndex ? "/" : String(path[..<slash])
+    }
+
+    /// A new, empty file next to `path` under an unpredictable hidden name, and that name.
+    /// Checks `path` first. Errors name `path`, not the temporary.
+    static func createTemporary(for path: String, mode: mode_t = 0o644) throws(SystemError) -> (FileDescriptor, String) {
+        try checkReplaceable(path)
+        let directory = directory(of: path)
+        let base = path.split(separator: "/").last.map(String.init) ?? "file"
+        var attempts = 0
+        while true {
+            let random = String(UInt64.random(in: .min ... .max), radix: 16)
+            let temporary = "\(directory)/.\(base).\(random).tmp"
+            do {
+                let fd = try retryingOnInterrupt("create \(path)") {
+                    Glibc.open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode)
+                }
+                return (FileDescriptor(rawValue: fd), temporary)
+            } catch {
+                attempts += 1
+                if error.errno != EEXIST || attempts >= 8 { throw error }
+            }
+        }
+    }
+
+    /// Renames the finished temporary over `path` (checked again: it may have changed since
+    /// it was opened), then syncs the directory so the name survives a power cut.
+    static func install(_ temporary: String, as path: String) throws(SystemError) {
+        try checkReplaceable(path)
+        _ = try retryingOnInterrupt("rename \(path)") { rename(temporary, path) }
+        if let directory = try? retryingOnInterrupt("open \(path)", {
+            Glibc.open(directory(of: path), O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        }) {
+            _ = try? retryingOnInterrupt("fsync") { fsync(directory) }
+            _ = Glibc.close(directory)
+        }
+    }
+
+    /// Removes a temporary that will not be installed (its error is not news).
+    static func remove(_ temporary: String) {
+        _ = try? retryingOnInterrupt("unlink") { unlink(temporary) }
     }
 }

@@ -246,11 +246,13 @@ private struct EngineState {
             }
             identifier = current
         case .file(let path):
-            let usable = try shortLowercasePath(for: path)
-            let rc = espeak_SetVoiceByFile(usable)
-            let current = currentIdentifier()
-            guard rc == EE_OK, current == usable else {
-                throw VoiceError("\(path): eSpeak NG did not take this voice file (current voice: \(current ?? "none"))")
+            // eSpeak NG reads the file here, in SetVoiceByFile: a staged copy may go after.
+            try VoiceStaging.withUsablePath(for: path) { (usable: String) throws(VoiceError) -> Void in
+                let rc = espeak_SetVoiceByFile(usable)
+                let current = currentIdentifier()
+                guard rc == EE_OK, current == usable else {
+                    throw VoiceError("\(path): eSpeak NG did not take this voice file (current voice: \(current ?? "none"))")
+                }
             }
             identifier = path
         }
@@ -267,29 +269,6 @@ private struct EngineState {
         return String(cString: id)
     }
 
-    /// espeak_SetVoiceByFile lowercases its argument and keeps 59 bytes of it: a path that
-    /// would not survive that is copied to a short lowercase one first.
-    static func shortLowercasePath(for path: String) throws(VoiceError) -> String {
-        if path.utf8.count <= 59, path == path.lowercased() { return path }
-        let data: Data
-        do {
-            data = try Data(contentsOf: URL(fileURLWithPath: path))
-        } catch {
-            throw VoiceError("\(path): cannot read voice file (\(error))", kind: .missingFile)
-        }
-        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
-        for byte in path.utf8 { hash = (hash ^ UInt64(byte)) &* 0x100_0000_01b3 }
-        let directory = "/tmp/ph-voice-\(getuid())"
-        mkdir(directory, 0o700)
-        let copy = "\(directory)/\(String(hash, radix: 16))"
-        do {
-            try data.write(to: URL(fileURLWithPath: copy), options: .atomic)
-        } catch {
-            throw VoiceError("\(path): cannot stage voice file at \(copy) (\(error))")
-        }
-        return copy
-    }
-
     /// One synchronous espeak_Synth call: the callback fills the collector before it returns.
     static func run(_ text: String) -> [Int16] {
         let collector = Collector()
@@ -304,5 +283,126 @@ private struct EngineState {
                 user.toOpaque())
         }
         return collector.samples
+    }
+}
+
+/// Where a voice file goes when eSpeak NG cannot open it where it is: espeak_SetVoiceByFile
+/// lowercases its argument and keeps 59 bytes of it. The copy goes to a directory of our
+/// own, never a predictable one (the old `/tmp/ph-voice-<uid>` could be pre-created or
+/// symlinked by another local user, and root then used their voice): `<parent>/ph-voice-`
+/// and 12 random lowercase letters and digits (mkdtemp's template would put capitals in
+/// the path, which eSpeak NG would lowercase away), made by mkdir with mode 0700, which
+/// fails on anything already there, a symlink included; then checked with lstat (a real
+/// directory, ours, mode 0700) before anything goes in; removed as soon as eSpeak NG has
+/// read the file.
+struct VoiceStaging {
+    static let parent = "/tmp"
+    let directory: String
+    var file: String { directory + "/voice" }
+
+    /// `path` itself when eSpeak NG can take it, else a staged copy; the copy and its
+    /// directory are removed when `body` returns or throws.
+    static func withUsablePath<T>(
+        for path: String, parent: String = parent, _ body: (String) throws(VoiceError) -> T
+    ) throws(VoiceError) -> T {
+        if path.utf8.count <= 59, path == path.lowercased() { return try body(path) }
+        let bytes: [UInt8]
+        do {
+            bytes = try SafeFile.read(path, limit: 1 << 20)
+        } catch {
+            throw VoiceError("\(path): cannot read voice file: \(error.reason)", kind: .missingFile)
+        }
+        let staging = try create(in: parent)
+        defer { staging.remove() }
+        guard staging.file.utf8.count <= 59, staging.file == staging.file.lowercased() else {
+            throw VoiceError("\(path): cannot stage voice file: \(parent) is too long or not lowercase for eSpeak NG")
+        }
+        try staging.stage(bytes, from: path)
+        return try body(staging.file)
+    }
+
+    static func randomName() -> String {
+        let alphabet = Array("abcdefghijklmnopqrstuvwxyz0123456789")
+        return "ph-voice-" + String((0..<12).map { _ in alphabet[Int.random(in: 0..<alphabet.count)] })
+    }
+
+    /// A new private directory in `parent`. A name already taken (by anyone, as anything) is
+    /// never used: another is drawn, eight times at most.
+    static func create(in parent: String = parent, name: () -> String = randomName) throws(VoiceError) -> VoiceStaging {
+        var lastError: Int32 = EEXIST
+        for _ in 0..<8 {
+            let directory = parent + "/" + name()
+            do {
+                _ = try retryingOnInterrupt { mkdir(directory, 0o700) }
+            } catch {
+                lastError = error.code
+                if error.code == EEXIST { continue }
+                break
+            }
+            let staging = VoiceStaging(directory: directory)
+            do {
+                try checkPrivate(directory)
+            } catch {
+                staging.remove()
+                throw error
+            }
+            return staging
+        }
+        throw VoiceError("cannot make a private directory in \(parent) for the voice file: \(reason(lastError))")
+    }
+
+    /// Refuses `directory` unless it is a real directory (not a symlink), ours, mode 0700.
+    static func checkPrivate(_ directory: String) throws(VoiceError) {
+        var info = stat()
+        do {
+            _ = try retryingOnInterrupt { lstat(directory, &info) }
+        } catch {
+            throw VoiceError("voice staging directory \(directory): \(reason(error.code))")
+        }
+        let kind = info.st_mode & mode_t(S_IFMT)
+        guard kind == mode_t(S_IFDIR) else {
+            let what = kind == mode_t(S_IFLNK) ? "a symbolic link" : "not a directory"
+            throw VoiceError("voice staging directory \(directory) is \(what): refused")
+        }
+        guard info.st_uid == geteuid() else {
+            throw VoiceError("voice staging directory \(directory) belongs to uid \(info.st_uid), not \(geteuid()): refused")
+        }
+        let permissions = info.st_mode & 0o7777
+        guard permissions == 0o700 else {
+            throw VoiceError("voice staging directory \(directory) has mode \(String(permissions, radix: 8)), not 700: refused")
+        }
+    }
+
+    /// Writes the copy (O_EXCL | O_NOFOLLOW: a fresh file in our fresh directory). Not
+    /// fsynced: it lives a few milliseconds and is never read after a crash.
+    func stage(_ bytes: [UInt8], from path: String) throws(VoiceError) {
+        do throws(Errno) {
+            let fd = try retryingOnInterrupt { open(file, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o600) }
+            var offset = 0
+            do throws(Errno) {
+                while offset < bytes.count {
+                    offset += try retryingOnInterrupt {
+                        bytes.withUnsafeBytes { raw in Glibc.write(fd, raw.baseAddress.map { $0 + offset }, raw.count - offset) }
+                    }
+                }
+            } catch {
+                _ = close(fd)
+                throw error
+            }
+            // Never retried: Linux has released the descriptor even when close fails.
+            if close(fd) != 0 { throw Errno(errno) }
+        } catch {
+            throw VoiceError("\(path): cannot stage voice file in \(directory): \(Self.reason(error.code))")
+        }
+    }
+
+    /// Removes the copy and the directory.
+    func remove() {
+        _ = try? retryingOnInterrupt { unlink(file) }
+        _ = try? retryingOnInterrupt { rmdir(directory) }
+    }
+
+    static func reason(_ code: Int32) -> String {
+        strerror(code).map { String(cString: $0) } ?? "errno \(code)"
     }
 }

@@ -1,5 +1,4 @@
 import Audio
-import FoundationEssentials
 
 #if canImport(Glibc)
 import Glibc
@@ -42,27 +41,69 @@ public struct RenderKey: Hashable, Sendable {
 }
 
 /// Rendered lines on disk, one file per line, in a directory given by configuration.
-/// A file that does not match its key (or is damaged) is a miss and is rewritten.
+/// A file that does not match its key (or is damaged) is a miss and is rewritten. Files are
+/// written with `SafeFile` (hidden random temporary, O_EXCL | O_NOFOLLOW, fsync, rename).
 public struct LineCache: Sendable {
     public let directory: String
     private static let magic = Array("PHPCM1\n".utf8)
 
     public init(directory: String) { self.directory = directory }
 
-    /// Creates the directory if needed.
-    public func prepare() throws(VoiceError) {
-        do {
-            try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
-        } catch {
-            throw VoiceError("\(directory): cannot create cache directory (\(error))")
+    /// Creates the directory (and its parents) if needed, and checks it: throws when it cannot
+    /// be used at all, saying why ("Not a directory"; a directory another user owns, other
+    /// than root, or anyone may write to, is refused); `.readOnly` with the reason when it
+    /// can be read but not written ("Read-only file system").
+    /// What `prepare` found in a directory it can use.
+    public enum Readiness: Sendable, Equatable {
+        case ready
+        /// Lines can be read from it but not stored there: why.
+        case readOnly(String)
+    }
+
+    @discardableResult
+    public func prepare() throws(VoiceError) -> Readiness {
+        var prefix = directory.hasPrefix("/") ? "" : "."
+        for component in directory.split(separator: "/") {
+            prefix += "/" + component
+            do {
+                _ = try retryingOnInterrupt { mkdir(prefix, 0o755) }
+            } catch {
+                if error.code != EEXIST { throw failure("cannot create cache directory", error.code) }
+            }
         }
+        var info = stat()
+        do {
+            _ = try retryingOnInterrupt { stat(directory, &info) }
+        } catch {
+            throw failure("cannot use cache directory", error.code)
+        }
+        guard info.st_mode & mode_t(S_IFMT) == mode_t(S_IFDIR) else { throw failure("cannot use cache directory", ENOTDIR) }
+        // Cache file names are predictable (hashes of the lines): anyone else who can write
+        // here could plant a poisoned line under one. Such a directory is not used.
+        if info.st_uid != geteuid(), info.st_uid != 0 {
+            throw VoiceError("\(directory): cache directory belongs to uid \(info.st_uid), not \(geteuid()): not used")
+        }
+        if info.st_mode & 0o002 != 0 {
+            throw VoiceError(
+                "\(directory): cache directory is writable by everyone (mode \(String(info.st_mode & 0o7777, radix: 8))): not used")
+        }
+        do {
+            _ = try retryingOnInterrupt { access(directory, W_OK) }
+        } catch {
+            return .readOnly(failure("cannot write to cache directory", error.code).message)
+        }
+        return .ready
+    }
+
+    private func failure(_ what: String, _ code: Int32) -> VoiceError {
+        VoiceError("\(directory): \(what): \(strerror(code).map { String(cString: $0) } ?? "errno \(code)")")
     }
 
     public func load(_ key: RenderKey) -> PCMBuffer? {
-        guard let data = try? Data(contentsOf: URL(fileURLWithPath: "\(directory)/\(key.fileName)")) else {
+        // Never through a planted symlink, never blocked on a planted FIFO.
+        guard let bytes = try? SafeFile.read("\(directory)/\(key.fileName)", followSymlinks: false) else {
             return nil
         }
-        let bytes = [UInt8](data)
         let keyBytes = Array(key.canonical.utf8)
         var offset = Self.magic.count
         func u32() -> Int? {
@@ -96,11 +137,11 @@ public struct LineCache: Sendable {
         put32(buffer.sampleRate)
         put32(buffer.samples.count)
         buffer.samples.withUnsafeBytes { bytes.append(contentsOf: $0) }
-        let path = "\(directory)/\(key.fileName)"
+        // Whole or not at all, never through a planted symlink or over what is not a file.
         do {
-            try Data(bytes).write(to: URL(fileURLWithPath: path), options: .atomic)
+            try SafeFile.write(bytes, to: "\(directory)/\(key.fileName)")
         } catch {
-            throw VoiceError("\(path): cannot write cache file (\(error))")
+            throw VoiceError("\(error.path): cannot write cache file: \(error.reason)")
         }
     }
 }

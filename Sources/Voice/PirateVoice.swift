@@ -32,6 +32,10 @@ public struct RenderReport: Sendable, Equatable {
     public var fromCache = 0
     /// Cache files that could not be written (the lines are still in memory).
     public var cacheWriteFailures = 0
+    /// What went wrong with the line cache, one line per cause, each with its reason
+    /// ("/var/cache/pirate-hunter: cannot write to cache directory: Read-only file system;
+    /// 57 lines kept in memory, synthesized at each start"): log each once.
+    public var warnings: [String] = []
 
     public init(lines: Int = 0, synthesized: Int = 0, fromCache: Int = 0, cacheWriteFailures: Int = 0) {
         self.lines = lines
@@ -94,9 +98,21 @@ public final class PirateVoice: Sendable {
         _ = try synthesizer.currentVoiceIdentifier(after: pack.voice)
         let identity = try voiceIdentity(pack.voice)
         let cache = configuration.cacheDirectory.map(LineCache.init(directory:))
-        var cacheUsable = true
+        var cacheReadable = true
+        var cacheUsable = true  // writable
+        var cacheProblem: String?
+        var storeProblem: String?
         if let cache {
-            do { try cache.prepare() } catch { cacheUsable = false }
+            do {
+                if case .readOnly(let why) = try cache.prepare() {
+                    cacheUsable = false
+                    cacheProblem = why
+                }
+            } catch {
+                cacheReadable = false
+                cacheUsable = false
+                cacheProblem = error.message
+            }
         }
         var report = RenderReport()
         var rendered: [LineEvent: [RenderedLine]] = [:]
@@ -106,7 +122,7 @@ public final class PirateVoice: Sendable {
                 let key = RenderKey(
                     text: text, voice: identity, parameters: parameters, engineVersion: synthesizer.version)
                 report.lines += 1
-                if let cache, let hit = cache.load(key) {
+                if let cache, cacheReadable, let hit = cache.load(key) {
                     buffers.append(.cached(key, frames: hit.frameCount))
                     report.fromCache += 1
                     continue
@@ -123,6 +139,7 @@ public final class PirateVoice: Sendable {
                         stored = true
                     } catch {
                         report.cacheWriteFailures += 1
+                        if storeProblem == nil { storeProblem = error.message }
                     }
                 } else if cache != nil {
                     report.cacheWriteFailures += 1
@@ -131,9 +148,16 @@ public final class PirateVoice: Sendable {
             }
             rendered[event] = buffers
         }
+        if let cacheProblem {
+            report.warnings.append(
+                "line cache \(cacheProblem); \(report.synthesized) of \(report.lines) lines synthesized and kept in memory, at each start")
+        } else if let storeProblem {
+            report.warnings.append(
+                "line cache: \(report.cacheWriteFailures) of \(report.synthesized) new lines not stored (first: \(storeProblem)); they are kept in memory")
+        }
         return PirateVoice(
             pack: pack, parameters: parameters, synthesizer: synthesizer, report: report,
-            rendered: rendered, cache: cacheUsable ? cache : nil, random: random)
+            rendered: rendered, cache: cacheReadable ? cache : nil, random: random)
     }
 
     private init(
