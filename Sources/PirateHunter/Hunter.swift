@@ -66,6 +66,7 @@ final class Hunter {
     private var speechTimer: Int?
     private var foundAt: Double?
     private var startupSaid = false
+    private var cacheWarnings: Set<String> = []
     /// A line said on the way out (the radio that cannot be used): the exit waits for it.
     private var lastWords = false
 
@@ -124,6 +125,11 @@ final class Hunter {
         }
         if let report = voice?.report {
             Log.info("voice ready: \(report.lines) lines (\(report.fromCache) from cache, \(report.synthesized) synthesized)")
+            // Only once per cause: a reload that meets the same cache problem does not repeat it.
+            for warning in report.warnings where !cacheWarnings.contains(warning) {
+                cacheWarnings.insert(warning)
+                Log.warning(warning)
+            }
         }
     }
 

@@ -1,3 +1,6 @@
+#if canImport(Glibc)
+import Glibc
+#endif
 import Audio
 import Hunt
 import Voice
@@ -75,7 +78,11 @@ enum SayCommand {
                 try WAVFile.write(
                     PCMBuffer(sampleRate: speech.sampleRate, channels: 1, samples: samples), to: output ?? "")
             } catch {
-                throw CLIError(.ioError, error.message)
+                switch error.errno {
+                case EACCES, EPERM, EROFS: throw CLIError(.noPermission, error.message)
+                case ENOENT, ENOTDIR, EISDIR, EEXIST, ELOOP, ENAMETOOLONG: throw CLIError(.cantCreate, error.message)
+                default: throw CLIError(.ioError, error.message)
+                }
             }
             return .ok
         }

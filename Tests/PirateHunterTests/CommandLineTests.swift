@@ -59,6 +59,8 @@ import Testing
         (["--json=yes"], 64, "--json takes no value", ["hunt", "treasure", "scan", "demo"]),
         (["--record", "/nonexistent-dir/x.btsnoop", "--hci", "simulator", "--duration", "1"], 73,
          "--record /nonexistent-dir/x.btsnoop: No such file or directory", ["hunt", "treasure", "scan"]),
+        (["--record", "/dev/null", "--hci", "simulator", "--duration", "1"], 73,
+         "--record /dev/null: is a character device, not a regular file", ["hunt", "treasure", "scan"]),
         (["--frobnicate"], 64, "unknown option '--frobnicate'", ["hunt", "treasure", "scan", "demo", "replay", "say"]),
     ]
 
@@ -168,5 +170,29 @@ import Testing
         #expect(result.status == 66)
         #expect(result.stderr == "pirate-hunter: scan: \(path): a FIFO nobody writes to, not a configuration file\n")
         #expect(Date().timeIntervalSince(started) < 10)
+    }
+}
+
+/// A recording onto a filesystem that fills up: said at once in one line, the command goes
+/// on, the file ends at its last whole record, exit 74.
+@Suite struct RecordingFullTests {
+    @Test(.enabled(if: getuid() == 0, "mounting a small tmpfs needs root"))
+    func aFullDiskIsSaidAtOnceAndTheCaptureStaysWhole() throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("full-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let mount = try PirateHunterBinary.runProgram("/bin/mount", ["-t", "tmpfs", "-o", "size=64k", "tmpfs", directory.path])
+        try #require(mount.status == 0, "\(mount.stderr)")
+        defer { _ = try? PirateHunterBinary.runProgram("/bin/umount", [directory.path]) }
+        let capture = directory.appendingPathComponent("r.btsnoop").path
+        let result = try PirateHunterBinary.run(["scan", "--hci", "simulator", "--virtual-time", "--duration", "120", "--json", "--record", capture], timeout: 60)
+        #expect(result.status == 74, "\(result.stderr)")
+        let errors = result.stderr.split(separator: "\n").filter { $0.contains("--record") }
+        #expect(errors.count == 1, "\(errors)")
+        #expect(errors.first?.contains("No space left on device") == true)
+        #expect(result.stdout.split(separator: "\n").count > 1000, "scanning went on after the disk filled")
+        let parsed = BTSnoopParser.parseAll([UInt8](try Data(contentsOf: URL(fileURLWithPath: capture))))
+        #expect(parsed.error == nil, "the capture ends at a whole record")
+        #expect(parsed.records.count > 100)
     }
 }

@@ -64,6 +64,7 @@ final class ApplianceRuntime {
     /// failure (a controller we could not use) is not news.
     private var fatal = false
     private var running: [AnyObject] = []
+    private var recordingFailed = false
 
     /// Signals are blocked here, before any other thread (the PCM's, eSpeak's) starts.
     init(_ options: RuntimeOptions) throws(CLIError) {
@@ -83,6 +84,12 @@ final class ApplianceRuntime {
             }
         } else {
             recorder = nil
+        }
+        // A recording that cannot be written (disk full) is said at once, in one line; the
+        // file ends at its last whole record, the command goes on, and exits 74 at the end.
+        recorder?.onFailure = { [unowned self] error in
+            Log.error("--record \(recorder?.path ?? ""): \(error.reason); the recording stops at its last whole record")
+            recordingFailed = true
         }
         // stdout gone (EPIPE: the reader left): stop as cleanly as on SIGTERM, exit 0; any
         // other write error is an I/O error (74).
@@ -193,10 +200,7 @@ final class ApplianceRuntime {
         for handler in stopHandlers { handler() }
         stopHandlers = []
         if let recorder {
-            if let failure = recordings.compactMap(\.writeError).first {
-                Log.error("--record \(recorder.path): \(failure)")
-                if exitCode == .ok { exitCode = .ioError }
-            }
+            if recordingFailed, exitCode == .ok { exitCode = .ioError }
             do {
                 try recorder.close()
             } catch {
@@ -221,10 +225,10 @@ final class ApplianceRuntime {
     /// place does not exist or is not a file, 74 otherwise; the message names the flag and
     /// the cause in words.
     static func fileError(_ what: String, _ error: SystemError) -> CLIError {
-        let cause = String(cString: strerror(error.errno))
+        let cause = error.reason
         switch error.errno {
         case EACCES, EPERM, EROFS: return CLIError(.noPermission, "\(what): \(cause)")
-        case ENOENT, ENOTDIR, EISDIR, ELOOP, ENAMETOOLONG, EEXIST: return CLIError(.cantCreate, "\(what): \(cause)")
+        case ENOENT, ENOTDIR, EISDIR, ELOOP, ENAMETOOLONG, EEXIST, ENXIO: return CLIError(.cantCreate, "\(what): \(cause)")
         default: return CLIError(.ioError, "\(what): \(cause)")
         }
     }
