@@ -2,8 +2,10 @@
 ///
 /// Edges are distances, turned into path loss by the distance model. The committed class
 /// is left only when the path loss is past the class's edge by `hysteresis` dB, and the new
-/// class is committed only after it held for `dwell` seconds. "unknown" is never the result
-/// of a reading: it is set from outside (`markLost`) after silence.
+/// class (also the first one after unknown) is committed only after it held for `dwell`
+/// seconds. "unknown" is never the result of a reading: it is set from outside
+/// (`markLost`) when the gap model judges the beacon gone; a loss burst it calls loss
+/// keeps the committed class.
 public struct ProximityClassifier: Sendable, Equatable {
     public let immediateLoss: Double
     public let nearLoss: Double
@@ -51,19 +53,15 @@ public struct ProximityClassifier: Sendable, Equatable {
         return rawClass(pathLoss: pathLoss)
     }
 
-    /// Feeds one filtered path loss at `time`. From unknown the first class is committed at
-    /// once (the caller waits for enough packets); otherwise after the dwell. Returns the
+    /// Feeds one filtered path loss at `time`. Every change, also the first class after
+    /// unknown (a new beacon, or one back after a true absence), is committed only after the
+    /// class held for the dwell (the caller also waits for enough packets). Returns the
     /// change `(from, to)` when one was committed.
     public mutating func update(pathLoss: Double, time: Double) -> (from: Proximity, to: Proximity)? {
         let wanted = candidate(pathLoss: pathLoss)
         if wanted == committed {
             pending = nil
             return nil
-        }
-        if committed == .unknown {
-            committed = wanted
-            pending = nil
-            return (.unknown, wanted)
         }
         if pending != wanted {
             pending = wanted

@@ -3,7 +3,9 @@
 public struct RangingConfiguration: Sendable, Equatable {
     // MARK: RSSI filter (KalmanRSSIFilter)
     /// Random-walk process noise of the RSSI level, dB² per second of real time.
-    public var processNoise: Double = 2.0
+    /// Small: the level averages long while it is steady; real changes are found by the
+    /// change-point test below, which re-centres the level within about a second.
+    public var processNoise: Double = 0.05
     /// Variance of one RSSI reading around the level, dB²: 5.7 dB Gaussian spread plus the
     /// ±5 dB spread of the three advertising channels (5.7² + 5²·2/3 ≈ 49).
     public var measurementNoise: Double = 49.0
@@ -13,6 +15,10 @@ public struct RangingConfiguration: Sendable, Equatable {
     /// RSSI readings outside this range are impossible and dropped (127 = not available,
     /// 0 and above are not real scanner readings).
     public var plausibleRSSI: ClosedRange<Int> = -110 ... -1
+    /// CUSUM on the filter's normalised innovations: drift k (standard deviations) ...
+    public var changeDrift: Double = 0.5
+    /// ... and threshold h; past it the level moved and jumps to the readings since the onset.
+    public var changeThreshold: Double = 10.0
 
     // MARK: Distance (LogDistanceModel)
     /// Path-loss exponent. Fitted on the shared lcav real data
@@ -38,12 +44,14 @@ public struct RangingConfiguration: Sendable, Equatable {
     // MARK: Silence (beacon lost, region exit; see ArrivalStatistics)
     /// The silence limits are set so that a source still present, losing packets the way it
     /// was seen to lose them, is declared gone at most this often: a region exit (fast) ...
-    public var falseExitsPerHour: Double = 0.2
-    /// ... and a beacon lost, proximity "unknown" (more patient: never from packet loss).
-    public var falseUnknownsPerHour: Double = 0.02
+    public var falseExitsPerHour: Double = 0.5
+    /// ... and a beacon lost, proximity "unknown" (same model, a stricter budget).
+    public var falseUnknownsPerHour: Double = 0.1
     /// Bounds of the adaptive silence limit, seconds.
     public var minimumSilence: Double = 3.0
-    public var maximumSilence: Double = 15.0
+    public var maximumSilence: Double = 60.0
+    /// Beacons tracked at once (live or recently lost); the one heard longest ago goes first.
+    public var maximumBeacons: Int = 1024
 
     // MARK: Regions (RegionMonitor)
     /// Enter needs `enterPackets` within `enterWindow` seconds ...
@@ -64,8 +72,11 @@ public struct RangingConfiguration: Sendable, Equatable {
 
     // MARK: Trend (TrendDetector)
     /// Slope of the nearest beacon's filtered RSSI over this window (s) ...
-    public var trendWindow: Double = 8.0
-    /// ... must be at least this steep (dB/s) ...
+    public var trendWindow: Double = 10.0
+    /// ... must be significant: slope / its standard error at least this (two-sided
+    /// false-alarm probability 6e-5 per look at 4) ...
+    public var trendSignificance: Double = 4.0
+    /// ... and at least this steep (dB/s) ...
     public var trendSlope: Double = 0.75
     /// ... and a reversal (warmer after colder or back) this many times steeper.
     public var trendReversalFactor: Double = 1.5

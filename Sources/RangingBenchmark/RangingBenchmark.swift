@@ -417,6 +417,34 @@ func nanoseconds(_ duration: Duration) -> Double {
     return Double(parts.seconds) * 1e9 + Double(parts.attoseconds) / 1e9
 }
 
+// MARK: Probe
+
+/// Prints the learned exit limit over time for a few loss patterns (a development aid).
+func probe() {
+    let cases: [(String, Double, GilbertElliottLoss)] = [
+        ("10 Hz GE 20 % / 5", 0.1, usualLoss10Hz),
+        ("1 Hz indep 20 %", 1.0, .independent(lossFraction: 0.2)),
+        ("10 Hz indep 10 %", 0.1, .independent(lossFraction: 0.1)),
+        ("10 Hz GE 70 % / 50", 0.1, GilbertElliottLoss(lossFraction: 0.7, meanBurstPackets: 50)),
+        ("1 Hz GE 50 % / 3", 1.0, GilbertElliottLoss(lossFraction: 0.5, meanBurstPackets: 3)),
+    ]
+    for (name, interval, loss) in cases {
+        let reports = simulate([SimulatedBeacon(id: 0, advertisingInterval: interval, path: .standing(at: 2), loss: loss)],
+                               seed: 3, until: 1800)
+        var stats = ArrivalStatistics()
+        var line = name + ":"
+        var next = 30.0
+        for r in reports {
+            stats.record(time: r.time, .default)
+            if r.time >= next {
+                line += " \(Int(next))s=\(format(stats.silenceLimit(falseAlarmsPerHour: 0.5, at: r.time, .default), 1))"
+                next *= 2
+            }
+        }
+        print(line)
+    }
+}
+
 // MARK: Main
 
 func format(_ value: Double, _ digits: Int = 2) -> String {
@@ -456,6 +484,9 @@ enum RangingBenchmark {
                 dataDirectory = value
             case "--fit":
                 fitOnly = true
+            case "--probe":
+                probe()
+                return
             case "--seeds":
                 guard let value = arguments.popFirst(), let n = Int(value), n > 0 else {
                     fail("--seeds needs a positive number", code: 64)
