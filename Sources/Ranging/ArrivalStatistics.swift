@@ -53,7 +53,7 @@ public struct ArrivalStatistics: Sendable, Equatable {
     public static let priorLost = 5.0
     public static let priorIntervals = 100.0
     /// A threshold speaks for the tail once this many (decayed) gaps exceeded it.
-    public static let minimumExceedances = 3.0
+    public static let minimumExceedances = 10.0
 
     public init() {
         exceeding = Array(repeating: 0, count: Self.ladder.count)

@@ -476,6 +476,9 @@ enum RangingBenchmark {
         var dataDirectory = "/work/shared/data/rssi/lcav_pylocus_beacon_static"
         var seedCount = 20
         var fitOnly = false
+        var familyPart: Bool?
+        var stillMinutes = 20.0
+        var only: String?
         var arguments = CommandLine.arguments.dropFirst()
         while let argument = arguments.popFirst() {
             switch argument {
@@ -484,6 +487,19 @@ enum RangingBenchmark {
                 dataDirectory = value
             case "--fit":
                 fitOnly = true
+            case "--family":
+                switch arguments.popFirst() {
+                case "held-out": familyPart = true
+                case "tuning": familyPart = false
+                default: fail("--family needs held-out or tuning", code: 64)
+                }
+            case "--minutes":
+                guard let value = arguments.popFirst(), let m = Double(value), m > 0 else {
+                    fail("--minutes needs a positive number", code: 64)
+                }
+                stillMinutes = m
+            case "--only":
+                only = arguments.popFirst()
             case "--probe":
                 probe()
                 return
@@ -493,8 +509,12 @@ enum RangingBenchmark {
                 }
                 seedCount = n
             default:
-                fail("unknown argument \(argument) (usage: RangingBenchmark [--data DIR] [--seeds N] [--fit])", code: 64)
+                fail("unknown argument \(argument) (usage: RangingBenchmark [--data DIR] [--seeds N] [--fit] [--family held-out|tuning [--minutes M] [--only ROW]])", code: 64)
             }
+        }
+        if let heldOut = familyPart {
+            runFamily(part: heldOut, seeds: (1...UInt64(seedCount)).map { $0 }, stillMinutes: stillMinutes, only: only)
+            return
         }
         let captures: [RealCapture]
         do {
