@@ -15,6 +15,10 @@ public struct ProximityClassifier: Sendable, Equatable {
     public private(set) var committed: Proximity = .unknown
     private var pending: Proximity?
     private var pendingSince: Double = 0
+    private var pendingCount = 0
+    /// Readings the new class must also hold for (a dwell of 1.5 s is one or two packets of
+    /// a 1 Hz beacon: too little evidence).
+    public static let dwellPackets = 3
 
     /// `immediateLoss`/`nearLoss`: path loss (dB re 1 m) at the immediate and near edges.
     public init(immediateLoss: Double, nearLoss: Double, hysteresis: Double, dwell: Double) {
@@ -66,8 +70,10 @@ public struct ProximityClassifier: Sendable, Equatable {
         if pending != wanted {
             pending = wanted
             pendingSince = time
+            pendingCount = 0
         }
-        guard time - pendingSince >= dwell else { return nil }
+        pendingCount += 1
+        guard time - pendingSince >= dwell, pendingCount >= Self.dwellPackets else { return nil }
         let from = committed
         committed = wanted
         pending = nil

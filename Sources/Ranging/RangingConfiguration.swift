@@ -35,7 +35,7 @@ public struct RangingConfiguration: Sendable, Equatable {
     public var immediateEdge: Double = 0.5
     public var nearEdge: Double = 3.0
     /// Leaving a class needs the path loss beyond its edge by this much, dB.
-    public var proximityHysteresis: Double = 2.0
+    public var proximityHysteresis: Double = 3.0
     /// A new class must hold this long (seconds) before it is committed.
     public var proximityDwell: Double = 1.5
     /// Packets needed before a newly seen beacon gets its first class.

@@ -3,7 +3,8 @@
 /// Enter: one beacon of the region has at least `enterPackets` packets within `enterWindow`
 /// seconds and `confirmPackets` within `confirmWindow` (counted per beacon: packets of
 /// independent beacons are never pooled, so strays from several far beacons do not add up
-/// to an enter). Exit: only when every beacon of the region is judged gone, each by its own
+/// to an enter); or `slowEnterPackets` within `slowEnterWindow` (beacons that deliver less
+/// than a packet a second). Exit: only when every beacon of the region is judged gone, each by its own
 /// gap model (see `ArrivalStatistics`); the engine says so through `advance(to:anyPresent:)`.
 /// Initial state: inside as soon as the enter rule holds, outside when it has not held
 /// `initialStateTimeout` seconds after start.
@@ -19,6 +20,12 @@ public struct RegionMonitor: Sendable, Equatable {
 
     public static let maximumSources = 64
     public static let maximumPackets = 64
+    /// The slow path of the enter rule: this many packets of one beacon within
+    /// `slowEnterWindow` s also enter. A 1 Hz beacon that loses every other packet never
+    /// has 2 packets within 1.5 s; 5 in 12 s lets it in after ~10 s, while strays (one per
+    /// 30 s) meet it ~0.1 times an hour.
+    public static let slowEnterPackets = 5
+    public static let slowEnterWindow = 12.0
 
     public let region: Region
     public private(set) var state: RegionState = .unknown
@@ -42,14 +49,16 @@ public struct RegionMonitor: Sendable, Equatable {
             recent.removeAll(keepingCapacity: true)
             return nil
         }
-        let horizon = max(configuration.enterWindow, configuration.confirmWindow)
+        let horizon = max(configuration.enterWindow, configuration.confirmWindow, Self.slowEnterWindow)
         var times = recent[key] ?? []
         times.removeAll { time - $0 > horizon }
         times.append(time)
         if times.count > Self.maximumPackets { times.removeFirst(times.count - Self.maximumPackets) }
         let inEnterWindow = times.count { time - $0 <= configuration.enterWindow }
         let inConfirmWindow = times.count { time - $0 <= configuration.confirmWindow }
-        guard inEnterWindow >= configuration.enterPackets, inConfirmWindow >= configuration.confirmPackets else {
+        let inSlowWindow = times.count { time - $0 <= Self.slowEnterWindow }
+        guard (inEnterWindow >= configuration.enterPackets && inConfirmWindow >= configuration.confirmPackets)
+                || inSlowWindow >= Self.slowEnterPackets else {
             recent[key] = times
             if recent.count > Self.maximumSources, let oldest = recent.min(by: { ($0.value.last ?? 0) < ($1.value.last ?? 0) })?.key {
                 recent[oldest] = nil

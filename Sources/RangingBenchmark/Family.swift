@@ -37,7 +37,10 @@ struct Condition {
         switch lossKind {
         case .independent: return .independent(lossFraction: 1 - delivery)
         case .shortBursts, .longBursts:
-            return GilbertElliottLoss(lossFraction: 1 - delivery, meanBurstPackets: max(1, meanBad / interval))
+            // A continuous-time two-state channel sampled at each packet: the bad state lasts
+            // `meanBad` s on average, the good one long enough for the asked delivery.
+            let meanGood = meanBad * delivery / (1 - delivery)
+            return GilbertElliottLoss(goodToBad: 1 - exp(-interval / meanGood), badToGood: 1 - exp(-interval / meanBad))
         }
     }
 

@@ -3,13 +3,19 @@ import FoundationEssentials
 @testable import Ranging
 
 @Suite struct ProximityClassifierTests {
-    /// Exponent 2: the near edge (3 m) is 9.54 dB of path loss, immediate (0.5 m) -6.02 dB.
-    func makeClassifier() -> ProximityClassifier { ProximityClassifier(configuration: exponentTwo()) }
+    /// Exponent 2: the near edge (3 m) is 9.54 dB of path loss, immediate (0.5 m) -6.02 dB;
+    /// hysteresis 2 dB (the numbers below are written for it).
+    func makeClassifier() -> ProximityClassifier {
+        var configuration = exponentTwo()
+        configuration.proximityHysteresis = 2
+        return ProximityClassifier(configuration: configuration)
+    }
 
     /// A classifier that committed near (path loss 5 dB held for the dwell from t = 0).
     func nearClassifier(pathLoss: Double = 5) -> ProximityClassifier {
         var classifier = makeClassifier()
         _ = classifier.update(pathLoss: pathLoss, time: 0)
+        _ = classifier.update(pathLoss: pathLoss, time: 0.75)
         _ = classifier.update(pathLoss: pathLoss, time: 1.5)
         return classifier
     }
@@ -17,11 +23,20 @@ import FoundationEssentials
     @Test func firstClassIsCommittedOnlyAfterTheDwell() {
         var classifier = makeClassifier()
         #expect(classifier.update(pathLoss: 5, time: 0) == nil)
+        #expect(classifier.update(pathLoss: 5, time: 0.1) == nil)
         #expect(classifier.update(pathLoss: 5, time: 1.4) == nil)
         #expect(classifier.committed == .unknown)
         let change = classifier.update(pathLoss: 5, time: 1.5)
         #expect(change?.from == .unknown && change?.to == .near)
         #expect(classifier.committed == .near)
+    }
+
+    @Test func aDwellOfOneOrTwoPacketsIsNotEnough() {
+        // A 1 Hz beacon: two readings 1.5 s apart are not three.
+        var classifier = nearClassifier()
+        #expect(classifier.update(pathLoss: 14, time: 10) == nil)
+        #expect(classifier.update(pathLoss: 14, time: 11.6) == nil)
+        #expect(classifier.update(pathLoss: 14, time: 12.6)?.to == .far)
     }
 
     @Test func aFirstClassThatDoesNotHoldIsNotCommitted() {
@@ -83,8 +98,7 @@ import FoundationEssentials
     @Test func unknownComesOnlyFromMarkLost() {
         var classifier = makeClassifier()
         for (i, pathLoss) in [-40.0, 0, 30, 80, 200].enumerated() {
-            _ = classifier.update(pathLoss: pathLoss, time: Double(i) * 2)
-            _ = classifier.update(pathLoss: pathLoss, time: Double(i) * 2 + 1.5)
+            for dt in [0, 0.75, 1.5] { _ = classifier.update(pathLoss: pathLoss, time: Double(i) * 2 + dt) }
             #expect(classifier.candidate(pathLoss: pathLoss) != .unknown)
             #expect(classifier.committed != .unknown)
         }
