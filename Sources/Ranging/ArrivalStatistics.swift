@@ -22,6 +22,11 @@ import Darwin
 /// most cautious threshold (so the short losses cannot hide a long-burst component), as a
 /// time `nominal · (1 + k)`, bounded by [minimumSilence, maximumSilence].
 ///
+/// Thresholds with fewer than `minimumExceedances` gaps do not extrapolate, but any gap
+/// length seen more often than the budget (decayed count per hour) is a floor of the limit.
+/// The nominal interval is the 10th percentile of the last `recentGapCount` gaps; reports
+/// closer than 20 ms are one advertising event (or a batched log), not a gap.
+///
 /// Memory: counts decay with a time constant of `memory` seconds (ten minutes), so the
 /// model follows a child who walks from a quiet room into a busy one. Every gap up to
 /// `maximumSilence` is learned, also those past the limit (a beacon that came back after a
@@ -39,11 +44,16 @@ public struct ArrivalStatistics: Sendable, Equatable {
     /// Decayed number of gaps with k ≥ ladder[i], and sum of their k − ladder[i].
     private var exceeding: [Double]
     private var excessSum: [Double]
+    /// The last gaps (at most `recentGapCount`), for the nominal interval.
+    private var recentGaps: [Double] = []
     /// Decayed seconds observed (the denominator of the rates).
     private var span: Double = 0
 
     /// Thresholds, in lost packets.
     public static let ladder: [Double] = [1, 2, 4, 8, 16, 32, 64, 128, 256, 512]
+    /// Gaps shorter than this (s) are not gaps (20 ms: the spec's shortest advertising interval).
+    public static let sameEvent = 0.02
+    public static let recentGapCount = 32
     /// Time constant of the decay, seconds.
     public static let memory = 600.0
     /// Prior, as pseudo-observations that fade like data: `priorGaps` loss gaps of
@@ -53,7 +63,7 @@ public struct ArrivalStatistics: Sendable, Equatable {
     public static let priorLost = 5.0
     public static let priorIntervals = 100.0
     /// A threshold speaks for the tail once this many (decayed) gaps exceeded it.
-    public static let minimumExceedances = 10.0
+    public static let minimumExceedances = 3.0
 
     public init() {
         exceeding = Array(repeating: 0, count: Self.ladder.count)
@@ -69,13 +79,17 @@ public struct ArrivalStatistics: Sendable, Equatable {
             return
         }
         let gap = max(0, time - last)
+        // Reports closer than the shortest advertising interval the spec allows are one
+        // advertising event heard twice (or a scanner's batched log): not a gap.
+        guard gap >= Self.sameEvent else { return }
         lastTime = max(last, time)
-        let nominal = nominalInterval ?? gap
-        if gap < nominal {
-            nominalInterval = gap
-        } else if gap <= 1.5 * nominal {
-            nominalInterval = nominal + 0.1 * (gap - nominal)
-        }
+        // The nominal interval: the 10th percentile of the last gaps (robust to a real
+        // scanner's irregular, batched reports; a loss gap is never the 10th percentile
+        // unless nine in ten packets are lost).
+        recentGaps.append(gap)
+        if recentGaps.count > Self.recentGapCount { recentGaps.removeFirst(recentGaps.count - Self.recentGapCount) }
+        let sorted = recentGaps.sorted()
+        nominalInterval = sorted[Int(Double(sorted.count - 1) * 0.1)]
         // A silence past the cap was an absence under any model: not learned.
         guard gap <= configuration.maximumSilence else { return }
         let decay = exp(-gap / Self.memory)
@@ -114,12 +128,16 @@ public struct ArrivalStatistics: Sendable, Equatable {
                 n += prior
                 s += prior * (Self.priorLost - u)
             }
-            // The base threshold always speaks (it carries the prior); higher ones once
-            // enough gaps exceeded them.
-            guard n >= (i == 0 ? 0.5 : Self.minimumExceedances) else { continue }
+            guard n >= 0.5 else { continue }
             let perHour = 3600 * n / seconds
             let ratio = perHour / max(budget, 1e-9)
             guard ratio > 1 else { continue }
+            // Empirical floor: gaps this long were seen more often than the budget allows,
+            // so the limit is at least their mean length, however few they were.
+            limit = max(limit, u + s / n)
+            // The base threshold always extrapolates (it carries the prior); higher ones once
+            // enough gaps exceeded them.
+            guard i == 0 || n >= Self.minimumExceedances else { continue }
             limit = max(limit, u + Self.tailExcess(ratio: ratio, successes: s, trials: n))
         }
         return limit

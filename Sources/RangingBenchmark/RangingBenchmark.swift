@@ -19,8 +19,8 @@ enum Which: CaseIterable {
     }
 }
 
-/// Our engine runs with its defaults everywhere (the fitted exponent 1.97 puts the
-/// simulation's 3 m within 0.15 dB of our near/far edge).
+/// Our engine runs with its defaults everywhere (exponent 2: the simulation's 3 m sits on our
+/// near/far edge).
 let simulatedConfiguration = RangingConfiguration.default
 
 /// Exponent 2.0, for the "not fitted" comparison row on the real data.
@@ -421,6 +421,20 @@ func nanoseconds(_ duration: Duration) -> Double {
 
 /// Prints the learned exit limit over time for a few loss patterns (a development aid).
 func probe() {
+    if let traces = try? loadITag(path: "/work/shared/data/rssi/uci_itag_vestibule/raw_rssi.csv") {
+        for trace in traces.prefix(4) {
+            var stats = ArrivalStatistics()
+            var line = trace.tag + ":"
+            var last = trace.times.first ?? 0
+            for t in trace.times {
+                let limit = stats.silenceLimit(falseAlarmsPerHour: 0.5, at: last, .default)
+                if t - last > limit { line += " gap \(format(t - last, 1))>\(format(limit, 1))@\(Int(t))" }
+                stats.record(time: t, .default)
+                if t - last >= 0.02 { last = t }
+            }
+            print(line, "nominal", format(stats.nominalInterval ?? 0, 3))
+        }
+    }
     let cases: [(String, Double, GilbertElliottLoss)] = [
         ("10 Hz GE 20 % / 5", 0.1, usualLoss10Hz),
         ("1 Hz indep 20 %", 1.0, .independent(lossFraction: 0.2)),
@@ -479,6 +493,8 @@ enum RangingBenchmark {
         var familyPart: Bool?
         var stillMinutes = 20.0
         var only: String?
+        var realOnly = false
+        var iTagPath = "/work/shared/data/rssi/uci_itag_vestibule/raw_rssi.csv"
         var arguments = CommandLine.arguments.dropFirst()
         while let argument = arguments.popFirst() {
             switch argument {
@@ -500,6 +516,11 @@ enum RangingBenchmark {
                 stillMinutes = m
             case "--only":
                 only = arguments.popFirst()
+            case "--real":
+                realOnly = true
+            case "--itag":
+                guard let value = arguments.popFirst() else { fail("--itag needs a file", code: 64) }
+                iTagPath = value
             case "--probe":
                 probe()
                 return
@@ -509,7 +530,7 @@ enum RangingBenchmark {
                 }
                 seedCount = n
             default:
-                fail("unknown argument \(argument) (usage: RangingBenchmark [--data DIR] [--seeds N] [--fit] [--family held-out|tuning [--minutes M] [--only ROW]])", code: 64)
+                fail("unknown argument \(argument) (usage: RangingBenchmark [--data DIR] [--seeds N] [--fit] [--real [--itag FILE]] [--family held-out|tuning [--minutes M] [--only ROW]])", code: 64)
             }
         }
         if let heldOut = familyPart {
@@ -523,6 +544,11 @@ enum RangingBenchmark {
             fail("\(error)", code: 66)
         }
 
+        if realOnly {
+            crossValidateDistance(captures: captures)
+            do { try iTagPresence(path: iTagPath) } catch { fail("\(error)", code: 66) }
+            return
+        }
         if fitOnly {
             fitExponent(captures: captures)
             return
