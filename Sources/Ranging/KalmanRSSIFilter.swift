@@ -12,7 +12,8 @@
 /// each clipped at `innovationGate`: g⁺ = max(0, g⁺ + z − k), g⁻ = max(0, g⁻ − z − k). When
 /// g⁺ or g⁻ passes `changeThreshold` (h) the level moved: it jumps to the mean of the
 /// readings since that side's CUSUM last left zero (the change's onset), with the variance
-/// of that mean, and both sums restart. With k = `changeDrift` = 0.5 and h = 10, a 12 dB step
+/// of that mean, and both sums restart. With k = `changeDrift` = 0.5 and h = `changeThreshold`
+/// = 10 (constants, init parameters for experiments), a 12 dB step
 /// (1.5 → 6 m) is found after ~8 packets (0.8 s at 10 Hz); the average run length between
 /// false alarms under Gaussian noise is ~1.4·10⁵ packets a side (~4 h at 10 Hz), and a
 /// false alarm only re-centres the level on recent readings (no event of its own).
@@ -61,9 +62,7 @@ public struct KalmanRSSIFilter: Sendable, Equatable {
         self.init(processNoise: configuration.processNoise,
                   measurementNoise: configuration.measurementNoise,
                   innovationGate: configuration.innovationGate,
-                  plausibleRSSI: configuration.plausibleRSSI,
-                  changeDrift: configuration.changeDrift,
-                  changeThreshold: configuration.changeThreshold)
+                  plausibleRSSI: configuration.plausibleRSSI)
     }
 
     public func isPlausible(_ rssi: Int?) -> Bool {

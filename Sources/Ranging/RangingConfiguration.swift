@@ -15,10 +15,6 @@ public struct RangingConfiguration: Sendable, Equatable {
     /// RSSI readings outside this range are impossible and dropped (127 = not available,
     /// 0 and above are not real scanner readings).
     public var plausibleRSSI: ClosedRange<Int> = -110 ... -1
-    /// CUSUM on the filter's normalised innovations: drift k (standard deviations) ...
-    public var changeDrift: Double = 0.5
-    /// ... and threshold h; past it the level moved and jumps to the readings since the onset.
-    public var changeThreshold: Double = 10.0
 
     // MARK: Distance (LogDistanceModel)
     /// Path-loss exponent. Leave-one-position-out on the shared lcav real data
@@ -53,8 +49,6 @@ public struct RangingConfiguration: Sendable, Equatable {
     /// Bounds of the adaptive silence limit, seconds.
     public var minimumSilence: Double = 3.0
     public var maximumSilence: Double = 60.0
-    /// Beacons tracked at once (live or recently lost); the one heard longest ago goes first.
-    public var maximumBeacons: Int = 1024
 
     // MARK: Regions (RegionMonitor)
     /// Enter needs `enterPackets` within `enterWindow` seconds ...
@@ -76,9 +70,8 @@ public struct RangingConfiguration: Sendable, Equatable {
     // MARK: Trend (TrendDetector)
     /// Slope of the nearest beacon's filtered RSSI over this window (s) ...
     public var trendWindow: Double = 10.0
-    /// ... must be significant: slope / its standard error at least this (two-sided
-    /// false-alarm probability 6e-5 per look at 4) ...
-    public var trendSignificance: Double = 4.0
+    /// ... must be significant (slope / its standard error >= `TrendDetector.significance`,
+    /// 4: two-sided false-alarm probability 6e-5 per look) ...
     /// ... and at least this steep (dB/s) ...
     public var trendSlope: Double = 0.75
     /// ... and a reversal (warmer after colder or back) this many times steeper.

@@ -70,8 +70,13 @@ public struct RangingEngine: Sendable {
     /// How often (s) a region re-evaluates its nearest beacon on sightings of other beacons.
     private let nearestCheckInterval = 0.2
 
-    public init(configuration: RangingConfiguration = .default, regions: [Region] = []) {
+    /// Beacons tracked at once (live or recently lost); when full, the one heard longest ago
+    /// is judged gone and forgotten.
+    public let maximumBeacons: Int
+
+    public init(configuration: RangingConfiguration = .default, regions: [Region] = [], maximumBeacons: Int = 1024) {
         self.configuration = configuration
+        self.maximumBeacons = max(1, maximumBeacons)
         self.regions = regions
         self.model = LogDistanceModel(configuration: configuration)
         self.proximityTemplate = ProximityClassifier(configuration: configuration)
@@ -120,7 +125,7 @@ public struct RangingEngine: Sendable {
         } else {
             let indices = regions.indices.filter { regions[$0].contains(key) }
             if !regions.isEmpty && indices.isEmpty { return events }
-            if tracks.count >= configuration.maximumBeacons { evictOldest(at: time, into: &events) }
+            if tracks.count >= maximumBeacons { evictOldest(at: time, into: &events) }
             track = Track(filter: filterTemplate, proximity: proximityTemplate,
                           measuredPower: sample.measuredPower, regionIndices: indices)
         }

@@ -19,6 +19,8 @@ public struct TrendDetector: Sendable, Equatable {
     public let minimumInterval: Double
     public let zThreshold: Double
     public static let minimumPackets = 6
+    /// The z threshold the engine uses.
+    public static let significance = 4.0
     public static let maximumPoints = 512
 
     private var times: [Double] = []
@@ -38,7 +40,7 @@ public struct TrendDetector: Sendable, Equatable {
         self.init(window: configuration.trendWindow, slope: configuration.trendSlope,
                   reversalFactor: configuration.trendReversalFactor,
                   minimumInterval: configuration.trendMinimumInterval,
-                  zThreshold: configuration.trendSignificance)
+                  zThreshold: Self.significance)
     }
 
     /// The test statistic now: (least-squares slope dB/s, z), when the window is full enough.

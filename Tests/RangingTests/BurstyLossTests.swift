@@ -197,9 +197,7 @@ import Simulation
     }
 
     @Test func theTableOfBeaconsIsBounded() {
-        var configuration = RangingConfiguration.default
-        configuration.maximumBeacons = 4
-        var engine = RangingEngine(configuration: configuration)
+        var engine = RangingEngine(configuration: .default, maximumBeacons: 4)
         for i in 0..<200 {
             _ = engine.ingest(sample(UInt16(i % 10), -70, at: Double(i) * 0.01))
             #expect(engine.trackedBeaconCount <= 4)
