@@ -88,8 +88,11 @@ public struct ArrivalStatistics: Sendable, Equatable {
         // unless nine in ten packets are lost).
         recentGaps.append(gap)
         if recentGaps.count > Self.recentGapCount { recentGaps.removeFirst(recentGaps.count - Self.recentGapCount) }
-        let sorted = recentGaps.sorted()
-        nominalInterval = sorted[Int(Double(sorted.count - 1) * 0.1)]
+        // Re-ranked every 8th gap (the sort is most of the cost of a packet).
+        if nominalInterval == nil || recentGaps.count < Self.recentGapCount || count % 8 == 0 {
+            let sorted = recentGaps.sorted()
+            nominalInterval = sorted[Int(Double(sorted.count - 1) * 0.1)]
+        }
         // A silence past the cap was an absence under any model: not learned.
         guard gap <= configuration.maximumSilence else { return }
         let decay = exp(-gap / Self.memory)

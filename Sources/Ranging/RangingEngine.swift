@@ -24,7 +24,8 @@ public struct RangingEngine: Sendable {
         /// Region exit and beacon lost deadlines from the last packet.
         var exitDeadline: Double = .infinity
         var lostDeadline: Double = .infinity
-        /// The two silence limits, recomputed on a new loss gap or once a second.
+        /// The two silence limits, recomputed on a new loss gap or every 10 s (the model moves
+        /// slowly in between: its memory is 10 minutes); on every packet while it is young.
         var exitLimit: Double = 0
         var lostLimit: Double = 0
         var limitsTime: Double = -Double.infinity
@@ -120,7 +121,8 @@ public struct RangingEngine: Sendable {
         let key = sample.key
 
         var track: Track
-        if let existing = tracks[key] {
+        // Taken out of the table while it changes, so its arrays are not copied on write.
+        if let existing = tracks.removeValue(forKey: key) {
             track = existing
         } else {
             let indices = regions.indices.filter { regions[$0].contains(key) }
@@ -132,7 +134,7 @@ public struct RangingEngine: Sendable {
         track.isLost = false
         // The packet proves presence even when its RSSI is unusable.
         track.arrivals.record(time: time, configuration)
-        if track.arrivals.lossGaps != track.limitsLossGaps || time - track.limitsTime >= 1 {
+        if track.arrivals.lossGaps != track.limitsLossGaps || time - track.limitsTime >= 10 || track.arrivals.count <= 64 {
             track.exitLimit = track.arrivals.silenceLimit(falseAlarmsPerHour: configuration.falseExitsPerHour,
                                                           at: time, configuration)
             track.lostLimit = max(track.exitLimit,
