@@ -46,6 +46,9 @@ public struct ArrivalStatistics: Sendable, Equatable {
     private var excessSum: [Double]
     /// The last gaps (at most `recentGapCount`), for the nominal interval.
     private var recentGaps: [Double] = []
+    /// The longest learned gap of the last `longestGapMemory` seconds, and when it ended.
+    private var longestGapLength = 0.0
+    private var longestGapTime = -Double.infinity
     /// Decayed seconds observed (the denominator of the rates).
     private var span: Double = 0
 
@@ -54,6 +57,11 @@ public struct ArrivalStatistics: Sendable, Equatable {
     /// Gaps shorter than this (s) are not gaps (20 ms: the spec's shortest advertising interval).
     public static let sameEvent = 0.02
     public static let recentGapCount = 32
+    /// A gap this many times the longest of the last `longestGapMemory` s is a floor of the
+    /// limit: real tails are heavier than geometric (the UCI iTAG phone's gaps grew 13 →
+    /// 21 → 25 s in 20 min).
+    public static let longestGapFactor = 1.5
+    public static let longestGapMemory = 1200.0
     /// Time constant of the decay, seconds.
     public static let memory = 600.0
     /// Prior, as pseudo-observations that fade like data: `priorGaps` loss gaps of
@@ -95,6 +103,10 @@ public struct ArrivalStatistics: Sendable, Equatable {
         }
         // A silence past the cap was an absence under any model: not learned.
         guard gap <= configuration.maximumSilence else { return }
+        if gap >= longestGapLength || time - longestGapTime > Self.longestGapMemory {
+            longestGapLength = gap
+            longestGapTime = time
+        }
         let decay = exp(-gap / Self.memory)
         span = span * decay + gap
         for i in exceeding.indices {
@@ -169,7 +181,10 @@ public struct ArrivalStatistics: Sendable, Equatable {
               let lost = lostPacketLimit(falseAlarmsPerHour: falseAlarmsPerHour, at: time) else {
             return configuration.maximumSilence
         }
-        let wanted = nominal * (1 + lost)
+        var wanted = nominal * (1 + lost)
+        if time - longestGapTime <= Self.longestGapMemory, longestGapLength > 1.5 * nominal {
+            wanted = max(wanted, Self.longestGapFactor * longestGapLength)
+        }
         return min(max(wanted, configuration.minimumSilence), configuration.maximumSilence)
     }
 

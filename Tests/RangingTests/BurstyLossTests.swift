@@ -74,6 +74,23 @@ import Simulation
         #expect(bursty.silenceLimit(falseAlarmsPerHour: 0.05, at: 1200, configuration) >= long)
     }
 
+    @Test func aLongGapSeenRecentlyIsAFloorOfTheLimit() {
+        // A clean 10 Hz beacon for 10 min, one 8 s gap, then clean again.
+        let configuration = RangingConfiguration.default
+        var stats = ArrivalStatistics()
+        var t = 0.0
+        while t < 600 { stats.record(time: t, configuration); t += 0.1 }
+        let before = stats.silenceLimit(falseAlarmsPerHour: 0.5, at: t, configuration)
+        t += 8
+        while t < 1200 { stats.record(time: t, configuration); t += 0.1 }
+        let after = stats.silenceLimit(falseAlarmsPerHour: 0.5, at: t, configuration)
+        #expect(before < 8, "before the gap: \(before) s")
+        #expect(after >= 1.5 * 8, "10 min after an 8 s gap: \(after) s")
+        // 25 min later with no long gap the floor has gone.
+        while t < 2700 { stats.record(time: t, configuration); t += 0.1 }
+        #expect(stats.silenceLimit(falseAlarmsPerHour: 0.5, at: t, configuration) < 8)
+    }
+
     @Test func twoBeaconsThatAlternateKeepTheRegion() {
         // Each beacon is silent 8 s of every 16 s, in turn: the region is never empty, yet each
         // beacon's own silences are long. Pooled into one stream there would be no gap at all;
