@@ -28,10 +28,11 @@ import Darwin
 /// closer than 20 ms are one advertising event (or a batched log), not a gap.
 ///
 /// Memory: counts decay with a time constant of `memory` seconds (ten minutes), so the
-/// model follows a child who walks from a quiet room into a busy one. Every gap up to
-/// `maximumSilence` is learned, also those past the limit (a beacon that came back after a
-/// long burst was present: the model must learn that such bursts happen). Storage is fixed:
-/// two arrays of `ladder.count` numbers.
+/// model follows a child who walks from a quiet room into a busy one. Gaps past the limit
+/// but within twice the lost limit (and `maximumSilence`) are learned: the beacon came
+/// back, so it was probably loss the model under-estimated; longer silences were true
+/// absences and are not. Storage is fixed: 32 recent gaps and two arrays of
+/// `ladder.count` numbers.
 public struct ArrivalStatistics: Sendable, Equatable {
     public private(set) var lastTime: Double?
     /// Typical interval between packets when none is lost, seconds.
@@ -90,7 +91,13 @@ public struct ArrivalStatistics: Sendable, Equatable {
         // Reports closer than the shortest advertising interval the spec allows are one
         // advertising event heard twice (or a scanner's batched log): not a gap.
         guard gap >= Self.sameEvent else { return }
+        // A silence past twice the lost limit was a true absence (the hunter walked away and
+        // back): not learned, so a walk-away does not slow the next exits. Gaps just past the
+        // limit are more likely loss the model under-estimated (real tails are heavy): learned.
+        let judgedAbsent = gap > configuration.minimumSilence
+            && gap > 2 * silenceLimit(falseAlarmsPerHour: configuration.falseUnknownsPerHour, at: last, configuration)
         lastTime = max(last, time)
+        guard !judgedAbsent else { return }
         // The nominal interval: the 10th percentile of the last gaps (robust to a real
         // scanner's irregular, batched reports; a loss gap is never the 10th percentile
         // unless nine in ten packets are lost).

@@ -61,7 +61,9 @@ public struct ProximityClassifier: Sendable, Equatable {
     /// unknown (a new beacon, or one back after a true absence), is committed only after the
     /// class held for the dwell (the caller also waits for enough packets). Returns the
     /// change `(from, to)` when one was committed.
-    public mutating func update(pathLoss: Double, time: Double) -> (from: Proximity, to: Proximity)? {
+    /// `mayCommit`: false while the caller still waits for enough packets (the dwell and its
+    /// readings count from the first packet all the same).
+    public mutating func update(pathLoss: Double, time: Double, mayCommit: Bool = true) -> (from: Proximity, to: Proximity)? {
         let wanted = candidate(pathLoss: pathLoss)
         if wanted == committed {
             pending = nil
@@ -73,7 +75,7 @@ public struct ProximityClassifier: Sendable, Equatable {
             pendingCount = 0
         }
         pendingCount += 1
-        guard time - pendingSince >= dwell, pendingCount >= Self.dwellPackets else { return nil }
+        guard mayCommit, time - pendingSince >= dwell, pendingCount >= Self.dwellPackets else { return nil }
         let from = committed
         committed = wanted
         pending = nil

@@ -156,8 +156,8 @@ public struct RangingEngine: Sendable {
             if estimate != nil {
                 let pathLoss = model.pathLoss(measuredPower: track.measuredPower, rssi: level)
                 loss = pathLoss
-                if track.filter.count >= configuration.proximityMinimumPackets,
-                   let change = track.proximity.update(pathLoss: pathLoss, time: time),
+                if let change = track.proximity.update(pathLoss: pathLoss, time: time,
+                                                       mayCommit: track.filter.count >= configuration.proximityMinimumPackets),
                    !regions.isEmpty {
                     events.append(.proximity(time: time, key: key, from: change.from, to: change.to))
                 }

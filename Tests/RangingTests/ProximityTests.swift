@@ -124,12 +124,20 @@ import FoundationEssentials
         #expect(events.compactMap(\.rangeReport).filter { $0.time >= 2 }.allSatisfy { $0.proximity == .near })
     }
 
-    @Test func firstClassNeedsThreePacketsThenTheDwell() {
+    @Test func firstClassWaitsForTheDwellFromTheFirstPacket() {
         var engine = RangingEngine(configuration: exponentTwo(), regions: [region])
-        let early = feed(&engine, rssi: -65, from: 0, count: 17)
-        #expect(early.compactMap(\.proximityChange).isEmpty, "the third packet (0.2 s) starts the 1.5 s dwell")
-        let committed = engine.ingest(sample(1, -65, at: 1.7))
+        let early = feed(&engine, rssi: -65, from: 0, count: 15)
+        #expect(early.compactMap(\.proximityChange).isEmpty, "the dwell (1.5 s) runs from the first packet")
+        let committed = engine.ingest(sample(1, -65, at: 1.5))
         #expect(committed.compactMap(\.proximityChange).first?.to == .near)
+    }
+
+    @Test func firstClassAlsoNeedsThreePackets() {
+        // A sparse beacon: two packets 2 s apart are past the dwell but not enough packets.
+        var engine = RangingEngine(configuration: exponentTwo(), regions: [region])
+        #expect(engine.ingest(sample(1, -65, at: 0)).compactMap(\.proximityChange).isEmpty)
+        #expect(engine.ingest(sample(1, -65, at: 2)).compactMap(\.proximityChange).isEmpty)
+        #expect(engine.ingest(sample(1, -65, at: 4)).compactMap(\.proximityChange).first?.to == .near)
     }
 
     @Test func unknownOnlyAfterTheAdaptiveSilenceAndTheFilterRestarts() throws {
