@@ -4,97 +4,200 @@ import Glibc
 import Darwin
 #endif
 
-/// Packet arrival statistics of one source (a beacon or a region), and the silence after
-/// which it counts as gone.
+/// Packet arrival statistics of one beacon, and the silence after which it counts as gone.
 ///
-/// Gaps are split into "nominal" ones (about one advertising interval) and "loss gaps"
-/// (longer than 1.5 nominal intervals: one or more packets lost, often in bursts). The
-/// excess of a loss gap over the nominal interval, counted in nominal intervals (packets
-/// lost), is modelled as exponential with mean `meanLost`; loss gaps occur at
-/// `lossGapsPerHour`. The silence limit is the length that a loss gap exceeds only
-/// `falseAlarmsPerHour` times an hour under that model:
-///     limit = nominal · (1 + n·meanLost·((lossGapsPerHour / falseAlarmsPerHour)^(1/n) − 1))
-/// the posterior-predictive tail after n loss gaps (≈ nominal·(1 + meanLost·ln(ratio)) for
-/// large n, more cautious while little has been seen),
-/// bounded by [minimumSilence, maximumSilence]. So a 10 Hz beacon with short bursts is
-/// declared gone after ~3-5 s, a 1 Hz one after ~10-12 s, a beacon behind long bursts later.
+/// A gap between two packets is "nominal" (about one advertising interval) or a "loss gap"
+/// (longer than 1.5 nominal intervals); a loss gap of length g lost `k = g/nominal − 1`
+/// packets. Loss comes in bursts (Gilbert-Elliott: a bad state that lasts seconds) mixed
+/// with independent single losses, so the distribution of k has a heavy tail that one
+/// exponential fitted to mostly short gaps would miss. The model is an empirical tail with
+/// a geometric extrapolation (peaks over thresholds): for each threshold u of a fixed
+/// ladder (1, 2, 4, ... 512 packets) it keeps the time-decayed count `n_u` of loss gaps with
+/// k ≥ u and the sum `S_u` of their excesses k − u. Beyond u the tail is geometric
+/// (memoryless: the excess of the longest component of a mixture of geometrics), with the
+/// continuation probability q given a Beta(S_u + 1, n_u + 1) posterior, so the predictive
+/// tail is `P(k ≥ u + j) = (n_u / N) · B(S_u + 1 + j, n_u + 1) / B(S_u + 1, n_u + 1)`: heavy
+/// (a power law) while little has been seen, geometric once much has. The silence limit is
+/// the smallest k that a present source exceeds at most `budget` times an hour, taking the
+/// most cautious threshold (so the short losses cannot hide a long-burst component), as a
+/// time `nominal · (1 + k)`, bounded by [minimumSilence, maximumSilence].
+///
+/// Thresholds with fewer than `minimumExceedances` gaps do not extrapolate, but any gap
+/// length seen more often than the budget (decayed count per hour) is a floor of the limit.
+/// The nominal interval is the 10th percentile of the last `recentGapCount` gaps; reports
+/// closer than 20 ms are one advertising event (or a batched log), not a gap.
+///
+/// Memory: counts decay with a time constant of `memory` seconds (ten minutes), so the
+/// model follows a child who walks from a quiet room into a busy one. Gaps past the limit
+/// but within twice the lost limit (and `maximumSilence`) are learned: the beacon came
+/// back, so it was probably loss the model under-estimated; longer silences were true
+/// absences and are not. Storage is fixed: 32 recent gaps and two arrays of
+/// `ladder.count` numbers.
 public struct ArrivalStatistics: Sendable, Equatable {
     public private(set) var lastTime: Double?
     /// Typical interval between packets when none is lost, seconds.
     public private(set) var nominalInterval: Double?
-    /// Exponentially weighted mean interval between packets (all gaps), seconds.
-    public private(set) var meanInterval: Double?
-    /// Mean number of packets lost per loss gap (starts at a prior).
-    public private(set) var meanLost: Double
-    /// Share of gaps that are loss gaps (starts at a prior).
-    public private(set) var lossGapShare: Double
     public private(set) var count: Int = 0
-    private var lossGaps: Int = 0
+    /// Loss gaps learned so far (the limit changes mainly when this does).
+    public private(set) var lossGaps: Int = 0
+    /// Time of the first packet (the prior fades from there).
+    private var firstTime: Double?
+    /// Decayed number of gaps with k ≥ ladder[i], and sum of their k − ladder[i].
+    private var exceeding: [Double]
+    private var excessSum: [Double]
+    /// The last gaps (at most `recentGapCount`), for the nominal interval.
+    private var recentGaps: [Double] = []
+    /// The longest learned gap of the last `longestGapMemory` seconds, and when it ended.
+    private var longestGapLength = 0.0
+    private var longestGapTime = -Double.infinity
+    /// Decayed seconds observed (the denominator of the rates).
+    private var span: Double = 0
 
-    /// Priors, each weighing as `priorWeight` observations: packets lost per loss gap,
-    /// share of gaps that are loss gaps.
-    public static let priorWeight = 5.0
-    public static let priorLost = 2.0
-    public static let priorLossGapShare = 0.2
+    /// Thresholds, in lost packets.
+    public static let ladder: [Double] = [1, 2, 4, 8, 16, 32, 64, 128, 256, 512]
+    /// Gaps shorter than this (s) are not gaps (20 ms: the spec's shortest advertising interval).
+    public static let sameEvent = 0.02
+    public static let recentGapCount = 32
+    /// A gap this many times the longest of the last `longestGapMemory` s is a floor of the
+    /// limit: real tails are heavier than geometric (the UCI iTAG phone's gaps grew 13 →
+    /// 21 → 25 s in 20 min).
+    public static let longestGapFactor = 1.5
+    public static let longestGapMemory = 1200.0
+    /// Time constant of the decay, seconds.
+    public static let memory = 600.0
+    /// Prior, as pseudo-observations that fade like data: `priorGaps` loss gaps of
+    /// `priorLost` packets each in `priorIntervals` nominal intervals (a cautious start:
+    /// a 10 Hz beacon is gone after ~11 s before anything is learned, a 1 Hz one at the cap).
+    public static let priorGaps = 2.0
+    public static let priorLost = 5.0
+    public static let priorIntervals = 100.0
+    /// A threshold speaks for the tail once this many (decayed) gaps exceeded it.
+    public static let minimumExceedances = 3.0
 
     public init() {
-        meanLost = Self.priorLost
-        lossGapShare = Self.priorLossGapShare
+        exceeding = Array(repeating: 0, count: Self.ladder.count)
+        excessSum = Array(repeating: 0, count: Self.ladder.count)
     }
 
-    /// `falseAlarmsPerHour` chooses which limit decides that a gap was an absence.
-    public mutating func record(time: Double, falseAlarmsPerHour: Double, _ configuration: RangingConfiguration) {
+    /// Records a packet at `time`. `configuration` bounds which gaps are learned.
+    public mutating func record(time: Double, _ configuration: RangingConfiguration) {
         defer { count += 1 }
         guard let last = lastTime else {
             lastTime = time
+            firstTime = time
             return
         }
         let gap = max(0, time - last)
-        let limit = silenceLimit(falseAlarmsPerHour: falseAlarmsPerHour, configuration)
+        // Reports closer than the shortest advertising interval the spec allows are one
+        // advertising event heard twice (or a scanner's batched log): not a gap.
+        guard gap >= Self.sameEvent else { return }
+        // A silence past twice the lost limit was a true absence (the hunter walked away and
+        // back): not learned, so a walk-away does not slow the next exits. Gaps just past the
+        // limit are more likely loss the model under-estimated (real tails are heavy): learned.
+        let judgedAbsent = gap > configuration.minimumSilence
+            && gap > 2 * silenceLimit(falseAlarmsPerHour: configuration.falseUnknownsPerHour, at: last, configuration)
         lastTime = max(last, time)
-        // A silence past the limit was an absence, not packet loss: learn nothing from it.
-        guard gap <= limit else { return }
-        let nominal = nominalInterval ?? gap
-        if gap < nominal {
-            nominalInterval = gap
-        } else if gap <= 1.5 * nominal {
-            nominalInterval = nominal + 0.1 * (gap - nominal)
-        } else {
-            nominalInterval = nominal
+        guard !judgedAbsent else { return }
+        // The nominal interval: the 10th percentile of the last gaps (robust to a real
+        // scanner's irregular, batched reports; a loss gap is never the 10th percentile
+        // unless nine in ten packets are lost).
+        recentGaps.append(gap)
+        if recentGaps.count > Self.recentGapCount { recentGaps.removeFirst(recentGaps.count - Self.recentGapCount) }
+        // Re-ranked every 8th gap (the sort is most of the cost of a packet).
+        if nominalInterval == nil || recentGaps.count < Self.recentGapCount || count % 8 == 0 {
+            let sorted = recentGaps.sorted()
+            nominalInterval = sorted[Int(Double(sorted.count - 1) * 0.1)]
         }
-        meanInterval = meanInterval.map { $0 + 0.1 * (gap - $0) } ?? gap
-        let isLossGap = gap > 1.5 * (nominalInterval ?? gap)
-        // Running means that start as plain averages (the prior weighs as
-        // `priorWeight` observations) and become exponential with a memory of ~100.
-        lossGapShare += max(0.01, 1 / (Double(count) + Self.priorWeight)) * ((isLossGap ? 1 : 0) - lossGapShare)
-        if isLossGap {
-            lossGaps += 1
-            let interval = max(nominalInterval ?? gap, 1e-3)
-            meanLost += max(0.01, 1 / (Double(lossGaps) + Self.priorWeight)) * ((gap - interval) / interval - meanLost)
+        // A silence past the cap was an absence under any model: not learned.
+        guard gap <= configuration.maximumSilence else { return }
+        if gap >= longestGapLength || time - longestGapTime > Self.longestGapMemory {
+            longestGapLength = gap
+            longestGapTime = time
+        }
+        let decay = exp(-gap / Self.memory)
+        span = span * decay + gap
+        for i in exceeding.indices {
+            exceeding[i] *= decay
+            excessSum[i] *= decay
+        }
+        let interval = max(nominalInterval ?? gap, 1e-3)
+        guard gap > 1.5 * interval else { return }
+        let lost = max(1, gap / interval - 1)
+        lossGaps += 1
+        for (i, u) in Self.ladder.enumerated() where lost >= u {
+            exceeding[i] += 1
+            excessSum[i] += lost - u
         }
     }
 
+    /// Weight of the prior at `time` (fades with the memory from the first packet).
+    private func priorWeight(at time: Double) -> Double {
+        guard let first = firstTime else { return Self.priorGaps }
+        return Self.priorGaps * exp(-max(0, time - first) / Self.memory)
+    }
+
+    /// Lost packets that a present source exceeds at most `budget` times an hour.
+    public func lostPacketLimit(falseAlarmsPerHour budget: Double, at time: Double) -> Double? {
+        guard let nominal = nominalInterval, nominal > 0 else { return nil }
+        let prior = priorWeight(at: time)
+        let seconds = span + prior * Self.priorIntervals * nominal
+        guard seconds > 0 else { return nil }
+        var limit = 0.0
+        for (i, u) in Self.ladder.enumerated() {
+            var n = exceeding[i]
+            var s = excessSum[i]
+            if Self.priorLost >= u {
+                n += prior
+                s += prior * (Self.priorLost - u)
+            }
+            guard n >= 0.5 else { continue }
+            let perHour = 3600 * n / seconds
+            let ratio = perHour / max(budget, 1e-9)
+            guard ratio > 1 else { continue }
+            // Empirical floor: gaps this long were seen more often than the budget allows,
+            // so the limit is at least their mean length, however few they were.
+            limit = max(limit, u + s / n)
+            // The base threshold always extrapolates (it carries the prior); higher ones once
+            // enough gaps exceeded them.
+            guard i == 0 || n >= Self.minimumExceedances else { continue }
+            limit = max(limit, u + Self.tailExcess(ratio: ratio, successes: s, trials: n))
+        }
+        return limit
+    }
+
+    /// Smallest j with E[q^j] <= 1/ratio for q ~ Beta(successes + 1, trials + 1).
+    static func tailExcess(ratio: Double, successes s: Double, trials n: Double) -> Double {
+        let a = s + 1
+        let b = n + 1
+        let target = -log(ratio)
+        // ln E[q^j] = lnΓ(a+j) − lnΓ(a+b+j) − lnΓ(a) + lnΓ(a+b), decreasing in j.
+        func logTail(_ j: Double) -> Double { lgamma(a + j) - lgamma(a + b + j) - lgamma(a) + lgamma(a + b) }
+        var high = 1.0
+        while logTail(high) > target && high < 1e7 { high *= 2 }
+        var low = 0.0
+        for _ in 0..<32 {
+            let mid = (low + high) / 2
+            if logTail(mid) > target { low = mid } else { high = mid }
+        }
+        return high
+    }
+
     /// Silence (seconds since the last packet) after which the source counts as gone.
-    public func silenceLimit(falseAlarmsPerHour: Double, _ configuration: RangingConfiguration) -> Double {
-        guard let nominal = nominalInterval, let mean = meanInterval, mean > 0 else {
+    public func silenceLimit(falseAlarmsPerHour: Double, at time: Double, _ configuration: RangingConfiguration) -> Double {
+        guard let nominal = nominalInterval,
+              let lost = lostPacketLimit(falseAlarmsPerHour: falseAlarmsPerHour, at: time) else {
             return configuration.maximumSilence
         }
-        let lossGapsPerHour = 3600 * lossGapShare / mean
-        let ratio = max(lossGapsPerHour / max(falseAlarmsPerHour, 1e-9), 1)
-        // Posterior predictive of an exponential whose mean is known from n samples
-        // (conjugate Gamma): P(excess > x) = (1 + x/(n·mean))^-n, a heavier tail while
-        // little has been seen; solving P · rate = budget gives n·mean·(ratio^(1/n) − 1),
-        // which tends to mean·ln(ratio) as n grows. n counts the prior's weight and is capped
-        // at 199, the effective sample size of a running mean with weight 0.01.
-        let samples = min(Double(lossGaps) + Self.priorWeight, 199)
-        let lost = samples * meanLost * (pow(ratio, 1 / samples) - 1)
-        let wanted = nominal * (1 + lost)
+        var wanted = nominal * (1 + lost)
+        if time - longestGapTime <= Self.longestGapMemory, longestGapLength > 1.5 * nominal {
+            wanted = max(wanted, Self.longestGapFactor * longestGapLength)
+        }
         return min(max(wanted, configuration.minimumSilence), configuration.maximumSilence)
     }
 
     public func isSilent(at time: Double, falseAlarmsPerHour: Double, _ configuration: RangingConfiguration) -> Bool {
         guard let last = lastTime else { return false }
-        return time - last > silenceLimit(falseAlarmsPerHour: falseAlarmsPerHour, configuration)
+        return time - last > silenceLimit(falseAlarmsPerHour: falseAlarmsPerHour, at: last, configuration)
     }
 
     public mutating func reset() { self = ArrivalStatistics() }

@@ -2,8 +2,10 @@
 ///
 /// Edges are distances, turned into path loss by the distance model. The committed class
 /// is left only when the path loss is past the class's edge by `hysteresis` dB, and the new
-/// class is committed only after it held for `dwell` seconds. "unknown" is never the result
-/// of a reading: it is set from outside (`markLost`) after silence.
+/// class (also the first one after unknown) is committed only after it held for `dwell`
+/// seconds. "unknown" is never the result of a reading: it is set from outside
+/// (`markLost`) when the gap model judges the beacon gone; a loss burst it calls loss
+/// keeps the committed class.
 public struct ProximityClassifier: Sendable, Equatable {
     public let immediateLoss: Double
     public let nearLoss: Double
@@ -13,6 +15,10 @@ public struct ProximityClassifier: Sendable, Equatable {
     public private(set) var committed: Proximity = .unknown
     private var pending: Proximity?
     private var pendingSince: Double = 0
+    private var pendingCount = 0
+    /// Readings the new class must also hold for (a dwell of 1.5 s is one or two packets of
+    /// a 1 Hz beacon: too little evidence).
+    public static let dwellPackets = 3
 
     /// `immediateLoss`/`nearLoss`: path loss (dB re 1 m) at the immediate and near edges.
     public init(immediateLoss: Double, nearLoss: Double, hysteresis: Double, dwell: Double) {
@@ -51,25 +57,25 @@ public struct ProximityClassifier: Sendable, Equatable {
         return rawClass(pathLoss: pathLoss)
     }
 
-    /// Feeds one filtered path loss at `time`. From unknown the first class is committed at
-    /// once (the caller waits for enough packets); otherwise after the dwell. Returns the
+    /// Feeds one filtered path loss at `time`. Every change, also the first class after
+    /// unknown (a new beacon, or one back after a true absence), is committed only after the
+    /// class held for the dwell (the caller also waits for enough packets). Returns the
     /// change `(from, to)` when one was committed.
-    public mutating func update(pathLoss: Double, time: Double) -> (from: Proximity, to: Proximity)? {
+    /// `mayCommit`: false while the caller still waits for enough packets (the dwell and its
+    /// readings count from the first packet all the same).
+    public mutating func update(pathLoss: Double, time: Double, mayCommit: Bool = true) -> (from: Proximity, to: Proximity)? {
         let wanted = candidate(pathLoss: pathLoss)
         if wanted == committed {
             pending = nil
             return nil
         }
-        if committed == .unknown {
-            committed = wanted
-            pending = nil
-            return (.unknown, wanted)
-        }
         if pending != wanted {
             pending = wanted
             pendingSince = time
+            pendingCount = 0
         }
-        guard time - pendingSince >= dwell else { return nil }
+        pendingCount += 1
+        guard mayCommit, time - pendingSince >= dwell, pendingCount >= Self.dwellPackets else { return nil }
         let from = committed
         committed = wanted
         pending = nil

@@ -19,6 +19,17 @@ public struct RangingEngine: Sendable {
         var measuredPower: Int
         var lastRange: Double?
         var regionIndices: [Int]
+        /// Judged gone (proximity unknown, filter reset); kept a while for its gap model.
+        var isLost = false
+        /// Region exit and beacon lost deadlines from the last packet.
+        var exitDeadline: Double = .infinity
+        var lostDeadline: Double = .infinity
+        /// The two silence limits, recomputed on a new loss gap or every 10 s (the model moves
+        /// slowly in between: its memory is 10 minutes); on every packet while it is young.
+        var exitLimit: Double = 0
+        var lostLimit: Double = 0
+        var limitsTime: Double = -Double.infinity
+        var limitsLossGaps: Int = -1
     }
 
     private struct RegionSlot: Sendable {
@@ -27,8 +38,26 @@ public struct RangingEngine: Sendable {
         var trend: TrendDetector
         /// Path loss of the region's live beacons with a filtered level.
         var losses: [BeaconKey: Double] = [:]
+        /// Exit deadline of each live beacon of the region; the region is present until
+        /// the latest of them (every beacon judged gone before it exits).
+        var exitDeadlines: [BeaconKey: Double] = [:]
+        var presentUntil: Double = -Double.infinity
         var nextNearestCheck: Double = -Double.infinity
+
+        mutating func setDeadline(_ deadline: Double?, for key: BeaconKey) {
+            let old = exitDeadlines[key]
+            exitDeadlines[key] = deadline
+            if let deadline, deadline >= presentUntil {
+                presentUntil = deadline
+            } else if old == presentUntil {
+                presentUntil = exitDeadlines.values.max() ?? -Double.infinity
+            }
+        }
     }
+
+    /// How long (s) a lost beacon's gap model is kept, so a beacon that comes back after a
+    /// long burst is judged with what was learned of it.
+    public static let lostBeaconMemory = 600.0
 
     private let model: LogDistanceModel
     private let proximityTemplate: ProximityClassifier
@@ -36,14 +65,19 @@ public struct RangingEngine: Sendable {
     private var tracks: [BeaconKey: Track] = [:]
     private var slots: [RegionSlot]
     private var now: Double?
-    /// No track can be silent before this time (a lower bound; sweeps refresh it).
+    /// No track can be lost or forgotten before this time (a lower bound; sweeps refresh it).
     private var nextSweep: Double = -Double.infinity
 
     /// How often (s) a region re-evaluates its nearest beacon on sightings of other beacons.
     private let nearestCheckInterval = 0.2
 
-    public init(configuration: RangingConfiguration = .default, regions: [Region] = []) {
+    /// Beacons tracked at once (live or recently lost); when full, the one heard longest ago
+    /// is judged gone and forgotten.
+    public let maximumBeacons: Int
+
+    public init(configuration: RangingConfiguration = .default, regions: [Region] = [], maximumBeacons: Int = 1024) {
         self.configuration = configuration
+        self.maximumBeacons = max(1, maximumBeacons)
         self.regions = regions
         self.model = LogDistanceModel(configuration: configuration)
         self.proximityTemplate = ProximityClassifier(configuration: configuration)
@@ -56,8 +90,8 @@ public struct RangingEngine: Sendable {
         }
     }
 
-    /// Number of beacons currently tracked (seen and not yet lost).
-    public var trackedBeaconCount: Int { tracks.count }
+    /// Number of beacons currently tracked (seen and not yet judged gone).
+    public var trackedBeaconCount: Int { tracks.values.count { !$0.isLost } }
 
     /// Current state of every region, in the order given at init.
     public var regionStates: [RegionState] { slots.map(\.monitor.state) }
@@ -67,25 +101,53 @@ public struct RangingEngine: Sendable {
         slots.first { $0.monitor.region.name == name }?.nearest.current
     }
 
+    /// Silence (s) after which a beacon counts as gone for its region (exit), as learned
+    /// from its gaps; `nil` for a beacon not tracked.
+    public func exitSilenceLimit(for key: BeaconKey) -> Double? {
+        guard let track = tracks[key], let last = track.arrivals.lastTime else { return nil }
+        return track.exitDeadline - last
+    }
+
+    /// Silence (s) after which a beacon is judged lost (proximity unknown); `nil` for a
+    /// beacon not tracked.
+    public func lostSilenceLimit(for key: BeaconKey) -> Double? {
+        guard let track = tracks[key], let last = track.arrivals.lastTime else { return nil }
+        return track.lostDeadline - last
+    }
+
     public mutating func ingest(_ sample: RangingSample) -> [RangingEvent] {
         var events = advance(to: sample.time)
         let time = now ?? sample.time
         let key = sample.key
 
         var track: Track
-        if let existing = tracks[key] {
+        // Taken out of the table while it changes, so its arrays are not copied on write.
+        if let existing = tracks.removeValue(forKey: key) {
             track = existing
         } else {
             let indices = regions.indices.filter { regions[$0].contains(key) }
             if !regions.isEmpty && indices.isEmpty { return events }
+            if tracks.count >= maximumBeacons { evictOldest(at: time, into: &events) }
             track = Track(filter: filterTemplate, proximity: proximityTemplate,
                           measuredPower: sample.measuredPower, regionIndices: indices)
         }
+        track.isLost = false
         // The packet proves presence even when its RSSI is unusable.
-        track.arrivals.record(time: time, falseAlarmsPerHour: configuration.falseUnknownsPerHour, configuration)
+        track.arrivals.record(time: time, configuration)
+        if track.arrivals.lossGaps != track.limitsLossGaps || time - track.limitsTime >= 10 || track.arrivals.count <= 64 {
+            track.exitLimit = track.arrivals.silenceLimit(falseAlarmsPerHour: configuration.falseExitsPerHour,
+                                                          at: time, configuration)
+            track.lostLimit = max(track.exitLimit,
+                                  track.arrivals.silenceLimit(falseAlarmsPerHour: configuration.falseUnknownsPerHour,
+                                                              at: time, configuration))
+            track.limitsTime = time
+            track.limitsLossGaps = track.arrivals.lossGaps
+        }
+        track.exitDeadline = time + track.exitLimit
+        track.lostDeadline = time + track.lostLimit
         track.measuredPower = sample.measuredPower
         let accepted = track.filter.update(rssi: sample.rssi, time: time)
-        nextSweep = min(nextSweep, time + track.arrivals.silenceLimit(falseAlarmsPerHour: configuration.falseUnknownsPerHour, configuration))
+        nextSweep = min(nextSweep, track.lostDeadline)
 
         var loss: Double?
         if accepted, let level = track.filter.level {
@@ -94,8 +156,8 @@ public struct RangingEngine: Sendable {
             if estimate != nil {
                 let pathLoss = model.pathLoss(measuredPower: track.measuredPower, rssi: level)
                 loss = pathLoss
-                if track.filter.count >= configuration.proximityMinimumPackets,
-                   let change = track.proximity.update(pathLoss: pathLoss, time: time),
+                if let change = track.proximity.update(pathLoss: pathLoss, time: time,
+                                                       mayCommit: track.filter.count >= configuration.proximityMinimumPackets),
                    !regions.isEmpty {
                     events.append(.proximity(time: time, key: key, from: change.from, to: change.to))
                 }
@@ -109,7 +171,8 @@ public struct RangingEngine: Sendable {
         tracks[key] = track
 
         for index in track.regionIndices {
-            if let transition = slots[index].monitor.packet(at: time, configuration) {
+            slots[index].setDeadline(track.exitDeadline, for: key)
+            if let transition = slots[index].monitor.packet(at: time, from: key, configuration) {
                 events.append(regionEvent(transition, index: index, time: time))
             }
             if let loss { slots[index].losses[key] = loss }
@@ -118,8 +181,9 @@ public struct RangingEngine: Sendable {
             if isCurrent || slots[index].nearest.current == nil || time >= slots[index].nextNearestCheck {
                 updateNearest(index: index, time: time, into: &events)
             }
-            if accepted, slots[index].nearest.current == key, let level = track.filter.level,
-               let trend = slots[index].trend.update(value: level, time: time) {
+            if accepted, slots[index].nearest.current == key, let rssi = sample.rssi,
+               let trend = slots[index].trend.update(value: Double(rssi), time: time,
+                                                     noiseVariance: track.filter.noiseVariance) {
                 events.append(.trend(time: time, region: regions[index].name, trend: trend))
             }
         }
@@ -130,9 +194,10 @@ public struct RangingEngine: Sendable {
         let time = max(time, now ?? time)
         now = time
         var events: [RangingEvent] = []
-        if time >= nextSweep { sweepLostBeacons(at: time, into: &events) }
+        if time >= nextSweep { sweep(at: time, into: &events) }
         for index in slots.indices {
-            guard let transition = slots[index].monitor.advance(to: time, configuration) else { continue }
+            let present = time <= slots[index].presentUntil
+            guard let transition = slots[index].monitor.advance(to: time, anyPresent: present, configuration) else { continue }
             events.append(regionEvent(transition, index: index, time: time))
             if transition == .exited {
                 slots[index].nearest.reset()
@@ -142,35 +207,61 @@ public struct RangingEngine: Sendable {
         return events
     }
 
-    private mutating func sweepLostBeacons(at time: Double, into events: inout [RangingEvent]) {
+    /// Beacons past their lost deadline are judged gone; lost ones past their memory forgotten.
+    private mutating func sweep(at time: Double, into events: inout [RangingEvent]) {
         var earliest = Double.infinity
         var lost: [BeaconKey] = []
+        var forgotten: [BeaconKey] = []
         for (key, track) in tracks {
-            guard let last = track.arrivals.lastTime else { continue }
-            let deadline = last + track.arrivals.silenceLimit(falseAlarmsPerHour: configuration.falseUnknownsPerHour, configuration)
-            if time > deadline { lost.append(key) } else { earliest = min(earliest, deadline) }
+            if track.isLost {
+                let forget = (track.arrivals.lastTime ?? time) + Self.lostBeaconMemory
+                if time > forget { forgotten.append(key) } else { earliest = min(earliest, forget) }
+            } else if time > track.lostDeadline {
+                lost.append(key)
+                earliest = min(earliest, (track.arrivals.lastTime ?? time) + Self.lostBeaconMemory)
+            } else {
+                earliest = min(earliest, track.lostDeadline)
+            }
         }
         nextSweep = earliest
+        for key in forgotten { tracks[key] = nil }
         // Deterministic order for the events.
         lost.sort { ($0.uuid.uuidString, $0.major, $0.minor) < ($1.uuid.uuidString, $1.major, $1.minor) }
-        for key in lost {
-            guard var track = tracks.removeValue(forKey: key) else { continue }
-            if let change = track.proximity.markLost(), !regions.isEmpty {
-                events.append(.proximity(time: time, key: key, from: change.from, to: change.to))
-            }
-            if let level = track.filter.level {
-                events.append(.range(RangeReport(time: time, key: key, rssi: level, distance: nil,
-                                                 proximity: .unknown)))
-            }
-            track.filter.reset()
-            for index in track.regionIndices {
-                slots[index].losses[key] = nil
-                if slots[index].nearest.current == key {
-                    slots[index].trend.reset()
-                    updateNearest(index: index, time: time, into: &events)
-                }
+        for key in lost { markLost(key, at: time, into: &events) }
+    }
+
+    /// A true absence: proximity unknown (committed at once), one last range without a
+    /// distance, the filter forgotten; the gap model is kept.
+    private mutating func markLost(_ key: BeaconKey, at time: Double, into events: inout [RangingEvent]) {
+        guard var track = tracks[key], !track.isLost else { return }
+        if let change = track.proximity.markLost(), !regions.isEmpty {
+            events.append(.proximity(time: time, key: key, from: change.from, to: change.to))
+        }
+        if let level = track.filter.level {
+            events.append(.range(RangeReport(time: time, key: key, rssi: level, distance: nil,
+                                             proximity: .unknown)))
+        }
+        track.filter.reset()
+        track.lastRange = nil
+        track.isLost = true
+        tracks[key] = track
+        for index in track.regionIndices {
+            slots[index].losses[key] = nil
+            slots[index].setDeadline(nil, for: key)
+            if slots[index].nearest.current == key {
+                slots[index].trend.reset()
+                updateNearest(index: index, time: time, into: &events)
             }
         }
+    }
+
+    /// The table is full: forget the beacon heard longest ago (judged gone first if it
+    /// was not).
+    private mutating func evictOldest(at time: Double, into events: inout [RangingEvent]) {
+        guard let oldest = tracks.min(by: { ($0.value.arrivals.lastTime ?? 0) < ($1.value.arrivals.lastTime ?? 0) })?.key
+        else { return }
+        markLost(oldest, at: time, into: &events)
+        tracks[oldest] = nil
     }
 
     private mutating func updateNearest(index: Int, time: Double, into events: inout [RangingEvent]) {

@@ -1,9 +1,16 @@
-/// Inside / outside for one region from the packets of its beacons.
+/// Inside / outside for one region of one or more beacons.
 ///
-/// Enter: at least `enterPackets` packets within `enterWindow` seconds and
-/// `confirmPackets` within `confirmWindow`. Exit: silence longer than the region's
-/// adaptive silence limit (see `ArrivalStatistics`). Initial state: inside as soon as the
-/// enter rule holds, outside when it has not held `initialStateTimeout` seconds after start.
+/// Enter: one beacon of the region has at least `enterPackets` packets within `enterWindow`
+/// seconds and `confirmPackets` within `confirmWindow` (counted per beacon: packets of
+/// independent beacons are never pooled, so strays from several far beacons do not add up
+/// to an enter); or `slowEnterPackets` within `slowEnterWindow` (beacons that deliver less
+/// than a packet a second). Exit: only when every beacon of the region is judged gone, each by its own
+/// gap model (see `ArrivalStatistics`); the engine says so through `advance(to:anyPresent:)`.
+/// Initial state: inside as soon as the enter rule holds, outside when it has not held
+/// `initialStateTimeout` seconds after start.
+///
+/// Memory: the recent packet times of at most `maximumSources` beacons, each at most
+/// `maximumPackets` long; the beacon heard longest ago is dropped first.
 public struct RegionMonitor: Sendable, Equatable {
     public enum Transition: Sendable, Equatable {
         case determined(RegionState)
@@ -11,12 +18,20 @@ public struct RegionMonitor: Sendable, Equatable {
         case exited
     }
 
+    public static let maximumSources = 64
+    public static let maximumPackets = 64
+    /// The slow path of the enter rule: this many packets of one beacon within
+    /// `slowEnterWindow` s also enter. A 1 Hz beacon that loses every other packet never
+    /// has 2 packets within 1.5 s; 5 in 12 s lets it in after ~10 s, while strays (one per
+    /// 30 s) meet it ~0.1 times an hour.
+    public static let slowEnterPackets = 5
+    public static let slowEnterWindow = 12.0
+
     public let region: Region
     public private(set) var state: RegionState = .unknown
-    public private(set) var arrivals = ArrivalStatistics()
     private var startTime: Double?
-    /// Times of recent packets (within the longer of the two windows).
-    private var recent: [Double] = []
+    /// Times of recent packets per beacon (within the longer of the two windows).
+    private var recent: [BeaconKey?: [Double]] = [:]
 
     public init(region: Region) {
         self.region = region
@@ -27,20 +42,27 @@ public struct RegionMonitor: Sendable, Equatable {
         if startTime == nil { startTime = time }
     }
 
-    /// A packet from a beacon of this region arrived.
-    public mutating func packet(at time: Double, _ configuration: RangingConfiguration) -> Transition? {
+    /// A packet from beacon `key` of this region arrived (`nil`: a single-source caller).
+    public mutating func packet(at time: Double, from key: BeaconKey? = nil, _ configuration: RangingConfiguration) -> Transition? {
         start(at: time)
-        arrivals.record(time: time, falseAlarmsPerHour: configuration.falseExitsPerHour, configuration)
         guard state != .inside else {
             recent.removeAll(keepingCapacity: true)
             return nil
         }
-        let horizon = max(configuration.enterWindow, configuration.confirmWindow)
-        recent.removeAll { time - $0 > horizon }
-        recent.append(time)
-        let inEnterWindow = recent.count { time - $0 <= configuration.enterWindow }
-        let inConfirmWindow = recent.count { time - $0 <= configuration.confirmWindow }
-        guard inEnterWindow >= configuration.enterPackets, inConfirmWindow >= configuration.confirmPackets else {
+        let horizon = max(configuration.enterWindow, configuration.confirmWindow, Self.slowEnterWindow)
+        var times = recent[key] ?? []
+        times.removeAll { time - $0 > horizon }
+        times.append(time)
+        if times.count > Self.maximumPackets { times.removeFirst(times.count - Self.maximumPackets) }
+        let inEnterWindow = times.count { time - $0 <= configuration.enterWindow }
+        let inConfirmWindow = times.count { time - $0 <= configuration.confirmWindow }
+        let inSlowWindow = times.count { time - $0 <= Self.slowEnterWindow }
+        guard (inEnterWindow >= configuration.enterPackets && inConfirmWindow >= configuration.confirmPackets)
+                || inSlowWindow >= Self.slowEnterPackets else {
+            recent[key] = times
+            if recent.count > Self.maximumSources, let oldest = recent.min(by: { ($0.value.last ?? 0) < ($1.value.last ?? 0) })?.key {
+                recent[oldest] = nil
+            }
             return nil
         }
         recent.removeAll(keepingCapacity: true)
@@ -49,8 +71,9 @@ public struct RegionMonitor: Sendable, Equatable {
         return wasKnown ? .entered : .determined(.inside)
     }
 
-    /// Time passes: initial state and exits.
-    public mutating func advance(to time: Double, _ configuration: RangingConfiguration) -> Transition? {
+    /// Time passes: initial state and exits. `anyPresent`: some beacon of the region is not
+    /// (yet) judged gone.
+    public mutating func advance(to time: Double, anyPresent: Bool, _ configuration: RangingConfiguration) -> Transition? {
         start(at: time)
         switch state {
         case .unknown:
@@ -58,7 +81,7 @@ public struct RegionMonitor: Sendable, Equatable {
             state = .outside
             return .determined(.outside)
         case .inside:
-            guard arrivals.isSilent(at: time, falseAlarmsPerHour: configuration.falseExitsPerHour, configuration) else { return nil }
+            guard !anyPresent else { return nil }
             state = .outside
             return .exited
         case .outside:

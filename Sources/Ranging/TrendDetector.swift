@@ -1,73 +1,103 @@
-/// "Warmer" / "colder" from the slope of a filtered signal (dBm; rising = warmer).
+/// "Warmer" / "colder" only when the level's change is statistically significant.
 ///
-/// The slope is a least-squares fit over the last `window` seconds (needs the window to be
-/// at least 3/4 full). A trend fires when |slope| >= `slope` dB/s, at most once per
-/// `minimumInterval`; a reversal needs `reversalFactor` times the slope, so noise around a
-/// standstill does not flip it back and forth. `reset()` when the followed beacon changes.
+/// The test: the least-squares slope b of the readings (raw RSSI, dBm; rising = warmer)
+/// over the last `window` seconds, against its standard error under "nothing moved",
+/// se = σ / sqrt(Σ(t − t̄)²), σ² the larger of the reading noise the filter learned and the
+/// residual variance around the fitted line (a noisier room than assumed cannot sneak
+/// trends through). A trend fires when |b| / se ≥ `zThreshold` (4: two-sided false-alarm
+/// probability 6·10⁻⁵ per look under Gaussian noise; looks a window apart are independent,
+/// so < 0.03 an hour with a 10 s window) **and** |b| ≥ `slope` dB/s (a child's walk, not a
+/// drift). The window must hold `minimumPackets` readings spanning 3/4 of it, so a loss burst
+/// gives no test rather than a test on a handful of packets; at most one event per
+/// `minimumInterval`; a reversal (colder after warmer or back) needs `reversalFactor` times
+/// the z threshold. `reset()` when the followed beacon changes. Memory: at most
+/// `maximumPoints` readings within the window (the oldest are dropped first).
 public struct TrendDetector: Sendable, Equatable {
     public let window: Double
     public let slope: Double
     public let reversalFactor: Double
     public let minimumInterval: Double
+    public let zThreshold: Double
+    public static let minimumPackets = 6
+    /// The z threshold the engine uses.
+    public static let significance = 4.0
+    public static let maximumPoints = 512
 
-    private var points: [(time: Double, value: Double)] = []
+    private var times: [Double] = []
+    private var values: [Double] = []
     public private(set) var last: Trend?
     private var lastTime: Double = -Double.infinity
 
-    public init(window: Double, slope: Double, reversalFactor: Double, minimumInterval: Double) {
+    public init(window: Double, slope: Double, reversalFactor: Double, minimumInterval: Double, zThreshold: Double = 4) {
         self.window = window
         self.slope = slope
         self.reversalFactor = reversalFactor
         self.minimumInterval = minimumInterval
+        self.zThreshold = zThreshold
     }
 
     public init(configuration: RangingConfiguration) {
         self.init(window: configuration.trendWindow, slope: configuration.trendSlope,
                   reversalFactor: configuration.trendReversalFactor,
-                  minimumInterval: configuration.trendMinimumInterval)
+                  minimumInterval: configuration.trendMinimumInterval,
+                  zThreshold: Self.significance)
     }
 
-    public static func == (lhs: TrendDetector, rhs: TrendDetector) -> Bool {
-        lhs.window == rhs.window && lhs.slope == rhs.slope && lhs.last == rhs.last
-            && lhs.lastTime == rhs.lastTime && lhs.points.count == rhs.points.count
-            && zip(lhs.points, rhs.points).allSatisfy { $0.time == $1.time && $0.value == $1.value }
-    }
-
-    /// Least-squares slope (dB/s) of the points in the window, if it is full enough.
-    public var currentSlope: Double? {
-        guard let first = points.first, let lastPoint = points.last,
-              lastPoint.time - first.time >= 0.75 * window, points.count >= 3 else { return nil }
-        let n = Double(points.count)
+    /// The test statistic now: (least-squares slope dB/s, z), when the window is full enough.
+    public func statistic(at now: Double, noiseVariance: Double) -> (slope: Double, z: Double)? {
+        var n = 0
         var st = 0.0, sv = 0.0
-        for p in points { st += p.time - first.time; sv += p.value }
-        let mt = st / n, mv = sv / n
-        var num = 0.0, den = 0.0
-        for p in points {
-            let dt = p.time - first.time - mt
-            num += dt * (p.value - mv)
-            den += dt * dt
+        var first = Double.infinity, lastSeen = -Double.infinity
+        for (t, v) in zip(times, values) where now - t <= window {
+            n += 1
+            st += t - now
+            sv += v
+            first = min(first, t)
+            lastSeen = max(lastSeen, t)
         }
-        return den > 0 ? num / den : nil
+        guard n >= Self.minimumPackets, lastSeen - first >= 0.75 * window else { return nil }
+        let mt = st / Double(n), mv = sv / Double(n)
+        var stt = 0.0, stv = 0.0
+        for (t, v) in zip(times, values) where now - t <= window {
+            let dt = t - now - mt
+            stt += dt * dt
+            stv += dt * (v - mv)
+        }
+        guard stt > 0 else { return nil }
+        let slope = stv / stt
+        var residual = 0.0
+        for (t, v) in zip(times, values) where now - t <= window {
+            let e = v - mv - slope * (t - now - mt)
+            residual += e * e
+        }
+        let sigma2 = max(noiseVariance, residual / Double(max(n - 2, 1)))
+        let se = (sigma2 / stt).squareRoot()
+        return (slope, se > 0 ? slope / se : 0)
     }
 
-    public mutating func update(value: Double, time: Double) -> Trend? {
-        // Keep at most ~8 points per second: enough for the fit, bounded memory.
-        if let lastPoint = points.last, time - lastPoint.time < 0.125 {
-            points[points.count - 1] = (lastPoint.time, value)
-        } else {
-            points.append((time, value))
+    /// Feeds one reading (dBm) with the reading noise (dB²) the filter has learned.
+    public mutating func update(value: Double, time: Double, noiseVariance: Double) -> Trend? {
+        times.append(time)
+        values.append(value)
+        var drop = 0
+        while drop < times.count && (time - times[drop] > window || times.count - drop > Self.maximumPoints) { drop += 1 }
+        if drop > 0 {
+            times.removeFirst(drop)
+            values.removeFirst(drop)
         }
-        points.removeAll { time - $0.time > window }
-        guard let s = currentSlope, time - lastTime >= minimumInterval else { return nil }
-        let direction: Trend
-        if s >= slope { direction = .warmer } else if s <= -slope { direction = .colder } else { return nil }
-        if let previous = last, previous != direction, abs(s) < slope * reversalFactor { return nil }
+        guard time - lastTime >= minimumInterval,
+              let (fitted, z) = statistic(at: time, noiseVariance: noiseVariance) else { return nil }
+        let direction: Trend = fitted > 0 ? .warmer : .colder
+        var needed = zThreshold
+        if let previous = last, previous != direction { needed *= reversalFactor }
+        guard abs(z) >= needed, abs(fitted) >= slope else { return nil }
         last = direction
         lastTime = time
         return direction
     }
 
     public mutating func reset() {
-        points.removeAll(keepingCapacity: true)
+        times.removeAll(keepingCapacity: true)
+        values.removeAll(keepingCapacity: true)
     }
 }

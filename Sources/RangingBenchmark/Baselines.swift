@@ -16,6 +16,12 @@ protocol Ranger {
     func distance(_ beacon: Int) -> (meters: Double, interval: ClosedRange<Double>?, sigma: Double?)?
     var inside: Bool { get }
     var nearest: Int? { get }
+    /// Warmer/colder events so far (the baselines have none).
+    var trendCount: Int { get }
+}
+
+extension Ranger {
+    var trendCount: Int { 0 }
 }
 
 func classify(distance: Double) -> Proximity {
@@ -161,6 +167,7 @@ struct OurRanger: Ranger {
     private(set) var inside = false
     private(set) var nearest: Int?
     private(set) var unknownWhileHeard = 0
+    private(set) var trendCount = 0
 
     init(configuration: RangingConfiguration) {
         engine = RangingEngine(configuration: configuration,
@@ -196,7 +203,7 @@ struct OurRanger: Ranger {
             case .nearest(_, _, let key):
                 nearest = Int(key.minor)
             case .trend:
-                break
+                trendCount += 1
             }
         }
     }

@@ -19,8 +19,8 @@ enum Which: CaseIterable {
     }
 }
 
-/// Our engine runs with its defaults everywhere (the fitted exponent 1.97 puts the
-/// simulation's 3 m within 0.15 dB of our near/far edge).
+/// Our engine runs with its defaults everywhere (exponent 2: the simulation's 3 m sits on our
+/// near/far edge).
 let simulatedConfiguration = RangingConfiguration.default
 
 /// Exponent 2.0, for the "not fitted" comparison row on the real data.
@@ -417,6 +417,48 @@ func nanoseconds(_ duration: Duration) -> Double {
     return Double(parts.seconds) * 1e9 + Double(parts.attoseconds) / 1e9
 }
 
+// MARK: Probe
+
+/// Prints the learned exit limit over time for a few loss patterns (a development aid).
+func probe() {
+    if let traces = try? loadITag(path: "/work/shared/data/rssi/uci_itag_vestibule/raw_rssi.csv") {
+        for trace in traces.prefix(4) {
+            var stats = ArrivalStatistics()
+            var line = trace.tag + ":"
+            var last = trace.times.first ?? 0
+            for t in trace.times {
+                let limit = stats.silenceLimit(falseAlarmsPerHour: 0.5, at: last, .default)
+                if t - last > limit { line += " gap \(format(t - last, 1))>\(format(limit, 1))@\(Int(t))" }
+                stats.record(time: t, .default)
+                if t - last >= 0.02 { last = t }
+            }
+            print(line, "nominal", format(stats.nominalInterval ?? 0, 3))
+        }
+    }
+    let cases: [(String, Double, GilbertElliottLoss)] = [
+        ("10 Hz GE 20 % / 5", 0.1, usualLoss10Hz),
+        ("1 Hz indep 20 %", 1.0, .independent(lossFraction: 0.2)),
+        ("10 Hz indep 10 %", 0.1, .independent(lossFraction: 0.1)),
+        ("10 Hz GE 70 % / 50", 0.1, GilbertElliottLoss(lossFraction: 0.7, meanBurstPackets: 50)),
+        ("1 Hz GE 50 % / 3", 1.0, GilbertElliottLoss(lossFraction: 0.5, meanBurstPackets: 3)),
+    ]
+    for (name, interval, loss) in cases {
+        let reports = simulate([SimulatedBeacon(id: 0, advertisingInterval: interval, path: .standing(at: 2), loss: loss)],
+                               seed: 3, until: 1800)
+        var stats = ArrivalStatistics()
+        var line = name + ":"
+        var next = 30.0
+        for r in reports {
+            stats.record(time: r.time, .default)
+            if r.time >= next {
+                line += " \(Int(next))s=\(format(stats.silenceLimit(falseAlarmsPerHour: 0.5, at: r.time, .default), 1))"
+                next *= 2
+            }
+        }
+        print(line)
+    }
+}
+
 // MARK: Main
 
 func format(_ value: Double, _ digits: Int = 2) -> String {
@@ -448,6 +490,11 @@ enum RangingBenchmark {
         var dataDirectory = "/work/shared/data/rssi/lcav_pylocus_beacon_static"
         var seedCount = 20
         var fitOnly = false
+        var familyPart: Bool?
+        var stillMinutes = 20.0
+        var only: String?
+        var realOnly = false
+        var iTagPath = "/work/shared/data/rssi/uci_itag_vestibule/raw_rssi.csv"
         var arguments = CommandLine.arguments.dropFirst()
         while let argument = arguments.popFirst() {
             switch argument {
@@ -456,14 +503,39 @@ enum RangingBenchmark {
                 dataDirectory = value
             case "--fit":
                 fitOnly = true
+            case "--family":
+                switch arguments.popFirst() {
+                case "held-out": familyPart = true
+                case "tuning": familyPart = false
+                default: fail("--family needs held-out or tuning", code: 64)
+                }
+            case "--minutes":
+                guard let value = arguments.popFirst(), let m = Double(value), m > 0 else {
+                    fail("--minutes needs a positive number", code: 64)
+                }
+                stillMinutes = m
+            case "--only":
+                only = arguments.popFirst()
+            case "--real":
+                realOnly = true
+            case "--itag":
+                guard let value = arguments.popFirst() else { fail("--itag needs a file", code: 64) }
+                iTagPath = value
+            case "--probe":
+                probe()
+                return
             case "--seeds":
                 guard let value = arguments.popFirst(), let n = Int(value), n > 0 else {
                     fail("--seeds needs a positive number", code: 64)
                 }
                 seedCount = n
             default:
-                fail("unknown argument \(argument) (usage: RangingBenchmark [--data DIR] [--seeds N] [--fit])", code: 64)
+                fail("unknown argument \(argument) (usage: RangingBenchmark [--data DIR] [--seeds N] [--fit] [--real [--itag FILE]] [--family held-out|tuning [--minutes M] [--only ROW]])", code: 64)
             }
+        }
+        if let heldOut = familyPart {
+            runFamily(part: heldOut, seeds: (1...UInt64(seedCount)).map { $0 }, stillMinutes: stillMinutes, only: only)
+            return
         }
         let captures: [RealCapture]
         do {
@@ -472,6 +544,11 @@ enum RangingBenchmark {
             fail("\(error)", code: 66)
         }
 
+        if realOnly {
+            crossValidateDistance(captures: captures)
+            do { try iTagPresence(path: iTagPath) } catch { fail("\(error)", code: 66) }
+            return
+        }
         if fitOnly {
             fitExponent(captures: captures)
             return

@@ -14,14 +14,18 @@ public struct PathLossModel: Sendable, Equatable {
     public var noiseSigma: Double = 5.7
     /// Offset of channels 37, 38, 39 (dB); packets use them in turn.
     public var channelOffsets: [Double] = [5, 0, -5]
+    /// Readings below this (dBm) are not received (`nil`: no floor).
+    public var sensitivity: Double?
 
     public init() {}
 
-    public init(measuredPower: Int, exponent: Double, noiseSigma: Double, channelOffsets: [Double]) {
+    public init(measuredPower: Int, exponent: Double, noiseSigma: Double, channelOffsets: [Double],
+                sensitivity: Double? = nil) {
         self.measuredPower = measuredPower
         self.exponent = exponent
         self.noiseSigma = noiseSigma
         self.channelOffsets = channelOffsets
+        self.sensitivity = sensitivity
     }
 
     /// Mean RSSI (dBm) at `distance` metres, averaged over channels.
@@ -81,6 +85,38 @@ public struct GilbertElliottLoss: Sendable, Equatable {
         let flip = random.nextUniform()
         if isBad { if flip < badToGood { isBad = false } } else if flip < goodToBad { isBad = true }
         return random.nextUniform() < (isBad ? lossInBad : lossInGood)
+    }
+}
+
+/// Body shadowing: now and then a body (the child's own, another child) stands between
+/// the beacon and the receiver and the level drops by `depth` dB for `duration` seconds.
+/// Episodes start as a Poisson process with `meanInterval` seconds between starts; depth and
+/// duration are uniform in their ranges. Deterministic for a seed.
+public struct BodyShadowing: Sendable, Equatable {
+    public var meanInterval: Double
+    public var depth: ClosedRange<Double>
+    public var duration: ClosedRange<Double>
+
+    public init(meanInterval: Double = 60, depth: ClosedRange<Double> = 10 ... 20, duration: ClosedRange<Double> = 1 ... 10) {
+        self.meanInterval = meanInterval
+        self.depth = depth
+        self.duration = duration
+    }
+
+    /// Episodes (start, end, depth dB) up to `end`.
+    public func episodes(until end: Double, seed: UInt64) -> [(start: Double, end: Double, depth: Double)] {
+        var random = SplitMix64(seed: seed)
+        var out: [(start: Double, end: Double, depth: Double)] = []
+        var t = 0.0
+        while true {
+            t += -meanInterval * log(max(1 - random.nextUniform(), 1e-12))
+            guard t < end else { break }
+            let length = duration.lowerBound + (duration.upperBound - duration.lowerBound) * random.nextUniform()
+            let drop = depth.lowerBound + (depth.upperBound - depth.lowerBound) * random.nextUniform()
+            out.append((t, t + length, drop))
+            t += length
+        }
+        return out
     }
 }
 

@@ -9,15 +9,18 @@ public struct SimulatedBeacon: Sendable, Equatable {
     public var switchOnTime: Double
     public var switchOffTime: Double?
     public var loss: GilbertElliottLoss
+    public var shadowing: BodyShadowing?
 
     public init(id: Int, advertisingInterval: Double = 0.1, path: ScriptedPath,
-                switchOnTime: Double = 0, switchOffTime: Double? = nil, loss: GilbertElliottLoss = .none) {
+                switchOnTime: Double = 0, switchOffTime: Double? = nil, loss: GilbertElliottLoss = .none,
+                shadowing: BodyShadowing? = nil) {
         self.id = id
         self.advertisingInterval = advertisingInterval
         self.path = path
         self.switchOnTime = switchOnTime
         self.switchOffTime = switchOffTime
         self.loss = loss
+        self.shadowing = shadowing
     }
 }
 
@@ -51,6 +54,7 @@ public struct RadioSimulator: Sendable {
     private var noise: [GaussianSource]
     private var nextAdvertising: [Double]
     private var channelIndex: [Int]
+    private var shadowSeeds: [UInt64]
 
     public init(beacons: [SimulatedBeacon], model: PathLossModel = PathLossModel(), seed: UInt64) {
         self.model = model
@@ -59,6 +63,7 @@ public struct RadioSimulator: Sendable {
         self.noise = beacons.map { _ in GaussianSource(seed: seeder.next()) }
         self.nextAdvertising = beacons.map(\.switchOnTime)
         self.channelIndex = beacons.map { _ in 0 }
+        self.shadowSeeds = beacons.map { _ in seeder.next() }
     }
 
     /// All reports with time < `end`, in time order (ties by beacon index).
@@ -68,13 +73,18 @@ public struct RadioSimulator: Sendable {
             let beacon = beacons[index]
             var time = nextAdvertising[index]
             let stop = min(end, beacon.switchOffTime ?? end)
+            let shadows = beacon.shadowing?.episodes(until: end, seed: shadowSeeds[index]) ?? []
+            var shadow = 0
             while time < stop {
                 let channel = channelIndex[index]
                 channelIndex[index] = (channel + 1) % 3
                 let lost = beacons[index].loss.nextIsLost(&noise[index])
                 let distance = beacon.path.distance(at: time)
-                let value = model.reading(atDistance: distance, channel: channel, noise: &noise[index])
-                if !lost {
+                var value = model.reading(atDistance: distance, channel: channel, noise: &noise[index])
+                while shadow < shadows.count && shadows[shadow].end <= time { shadow += 1 }
+                if shadow < shadows.count && shadows[shadow].start <= time { value -= shadows[shadow].depth }
+                let heard = model.sensitivity.map { value >= $0 } ?? true
+                if !lost && heard {
                     let rounded = Int(value.rounded())
                     reports.append(SimulatedReading(beacon: beacon.id, time: time, rssi: min(max(rounded, -127), 20),
                                                      measuredPower: model.measuredPower, channel: 37 + channel,

@@ -109,10 +109,9 @@ import Simulation
         var fired: [(Double, Trend)] = []
         for i in 0...300 {
             let t = Double(i) * 0.1
-            if let trend = detector.update(value: -80 + 2 * t, time: t) { fired.append((t, trend)) }
+            if let trend = detector.update(value: -80 + 2 * t, time: t, noiseVariance: 49) { fired.append((t, trend)) }
         }
         #expect(fired.count >= 3)
-        #expect(!fired.isEmpty)
         #expect(fired.allSatisfy { $0.1 == .warmer })
         #expect((fired.first?.0 ?? 0) >= 0.75 * detector.window, "needs a 3/4-full window first")
         for (a, b) in zip(fired, fired.dropFirst()) { #expect(b.0 - a.0 >= 4 - 1e-9) }
@@ -120,30 +119,76 @@ import Simulation
 
     @Test func aFlatSignalSaysNothing() {
         var detector = makeDetector()
-        for i in 0...600 { #expect(detector.update(value: -70, time: Double(i) * 0.1) == nil) }
+        for i in 0...600 { #expect(detector.update(value: -70, time: Double(i) * 0.1, noiseVariance: 49) == nil) }
     }
 
-    @Test func aReversalNeedsASteeperSlope() {
+    @Test func aSlopeTheNoiseExplainsSaysNothing() {
+        // 1 dB/s over the 10 s window: steeper than the 0.75 dB/s floor, but with 20 dB sd
+        // readings the slope's z is about 1.4.
+        var detector = makeDetector()
+        for i in 0...300 {
+            let t = Double(i) * 0.1
+            #expect(detector.update(value: -80 + t, time: t, noiseVariance: 400) == nil)
+        }
+        // The same slope with 4 dB sd readings is significant.
+        var quiet = makeDetector()
+        let fired = (0...300).compactMap { quiet.update(value: -80 + Double($0) * 0.1, time: Double($0) * 0.1, noiseVariance: 16) }
+        #expect(fired.first == .warmer)
+    }
+
+    @Test func standingStillWithNoiseIsNeverATrend() {
+        // One hour at 10 Hz, 7 dB Gaussian noise plus the three channels' +5/0/-5 dB.
+        var noise = GaussianSource(seed: 11)
+        var detector = makeDetector()
+        var fired = 0
+        for i in 0..<36_000 {
+            let value = -70 + [5.0, 0, -5][i % 3] + 7 * noise.nextGaussian()
+            if detector.update(value: value, time: Double(i) * 0.1, noiseVariance: 49 + 50.0 / 3) != nil { fired += 1 }
+        }
+        #expect(fired <= 1, "\(fired) trends in an hour of standing still")
+    }
+
+    @Test func aRealStepIsTheRightDirection() {
+        var noise = GaussianSource(seed: 5)
+        var detector = makeDetector()
+        var fired: [(Double, Trend)] = []
+        for i in 0..<400 {
+            let t = Double(i) * 0.1
+            let level = t < 20 ? -65.0 : -80.0  // walked away at 20 s
+            if let trend = detector.update(value: level + 6 * noise.nextGaussian(), time: t, noiseVariance: 36) {
+                fired.append((t, trend))
+            }
+        }
+        #expect(fired.first?.1 == .colder)
+        #expect(fired.allSatisfy { $0.1 == .colder && $0.0 >= 20 })
+        #expect((fired.first?.0 ?? 99) <= 26, "colder \(String(describing: fired.first?.0)) s")
+    }
+
+    @Test func aReversalNeedsMoreEvidence() {
         var detector = makeDetector()
         var value = -80.0
         var fired: [Trend] = []
         for i in 0...200 {
             value = -80 + 2 * Double(i) * 0.1
-            if let trend = detector.update(value: value, time: Double(i) * 0.1) { fired.append(trend) }
+            if let trend = detector.update(value: value, time: Double(i) * 0.1, noiseVariance: 36) { fired.append(trend) }
         }
         #expect(fired.last == .warmer)
-        // Falling at 1.0 dB/s: steeper than the threshold, not 1.5 times it: no "colder".
-        let slowSlope = 0.9 * detector.slope * detector.reversalFactor
+        // A fall whose z is past 4 but short of 4 x 1.5 = 6: no "colder" after a warmer.
+        // Noiseless, so z = slope / (6 dB / sqrt(sum dt^2)), sum dt^2 = 100 x 100 / 12.
+        let se = (36 / (100 * 100 / 12.0)).squareRoot()
+        let weakSlope = 5 * se
         var after: [Trend] = []
         for i in 1...300 {
-            if let trend = detector.update(value: value - slowSlope * Double(i) * 0.1, time: 20 + Double(i) * 0.1) {
+            if let trend = detector.update(value: value - weakSlope * Double(i) * 0.1, time: 20 + Double(i) * 0.1,
+                                           noiseVariance: 36) {
                 after.append(trend)
             }
         }
         #expect(!after.contains(.colder))
-        let base = value - slowSlope * 30
+        let base = value - weakSlope * 30
         for i in 1...150 {
-            if let trend = detector.update(value: base - 2 * Double(i) * 0.1, time: 50 + Double(i) * 0.1) {
+            if let trend = detector.update(value: base - 8 * se * Double(i) * 0.1, time: 50 + Double(i) * 0.1,
+                                           noiseVariance: 36) {
                 after.append(trend)
             }
         }

@@ -3,19 +3,53 @@ import FoundationEssentials
 @testable import Ranging
 
 @Suite struct ProximityClassifierTests {
-    /// Exponent 2: the near edge (3 m) is 9.54 dB of path loss, immediate (0.5 m) -6.02 dB.
-    func makeClassifier() -> ProximityClassifier { ProximityClassifier(configuration: exponentTwo()) }
+    /// Exponent 2: the near edge (3 m) is 9.54 dB of path loss, immediate (0.5 m) -6.02 dB;
+    /// hysteresis 2 dB (the numbers below are written for it).
+    func makeClassifier() -> ProximityClassifier {
+        var configuration = exponentTwo()
+        configuration.proximityHysteresis = 2
+        return ProximityClassifier(configuration: configuration)
+    }
 
-    @Test func firstClassIsCommittedAtOnce() {
+    /// A classifier that committed near (path loss 5 dB held for the dwell from t = 0).
+    func nearClassifier(pathLoss: Double = 5) -> ProximityClassifier {
         var classifier = makeClassifier()
-        let change = classifier.update(pathLoss: 5, time: 0)
+        _ = classifier.update(pathLoss: pathLoss, time: 0)
+        _ = classifier.update(pathLoss: pathLoss, time: 0.75)
+        _ = classifier.update(pathLoss: pathLoss, time: 1.5)
+        return classifier
+    }
+
+    @Test func firstClassIsCommittedOnlyAfterTheDwell() {
+        var classifier = makeClassifier()
+        #expect(classifier.update(pathLoss: 5, time: 0) == nil)
+        #expect(classifier.update(pathLoss: 5, time: 0.1) == nil)
+        #expect(classifier.update(pathLoss: 5, time: 1.4) == nil)
+        #expect(classifier.committed == .unknown)
+        let change = classifier.update(pathLoss: 5, time: 1.5)
         #expect(change?.from == .unknown && change?.to == .near)
         #expect(classifier.committed == .near)
     }
 
-    @Test func hysteresisHoldsTheClassJustPastTheEdge() {
+    @Test func aDwellOfOneOrTwoPacketsIsNotEnough() {
+        // A 1 Hz beacon: two readings 1.5 s apart are not three.
+        var classifier = nearClassifier()
+        #expect(classifier.update(pathLoss: 14, time: 10) == nil)
+        #expect(classifier.update(pathLoss: 14, time: 11.6) == nil)
+        #expect(classifier.update(pathLoss: 14, time: 12.6)?.to == .far)
+    }
+
+    @Test func aFirstClassThatDoesNotHoldIsNotCommitted() {
         var classifier = makeClassifier()
-        _ = classifier.update(pathLoss: 5, time: 0)
+        // A noisy start: far, near, far... each shorter than the dwell.
+        for i in 0..<20 {
+            #expect(classifier.update(pathLoss: i % 10 < 5 ? 5 : 15, time: Double(i) * 0.2) == nil)
+        }
+        #expect(classifier.committed == .unknown)
+    }
+
+    @Test func hysteresisHoldsTheClassJustPastTheEdge() {
+        var classifier = nearClassifier()
         // 10.5 dB is past the 9.54 dB edge but inside the 2 dB hysteresis: near forever.
         for i in 1...200 {
             #expect(classifier.update(pathLoss: 10.5, time: Double(i) * 0.1) == nil)
@@ -25,8 +59,7 @@ import FoundationEssentials
     }
 
     @Test func aChangeIsCommittedOnlyAfterTheDwell() {
-        var classifier = makeClassifier()
-        _ = classifier.update(pathLoss: 5, time: 0)
+        var classifier = nearClassifier()
         var committedAt: Double?
         for i in 0...30 {
             let t = 10 + Double(i) * 0.1
@@ -44,8 +77,7 @@ import FoundationEssentials
     }
 
     @Test func anInterruptionRestartsTheDwell() {
-        var classifier = makeClassifier()
-        _ = classifier.update(pathLoss: 5, time: 0)
+        var classifier = nearClassifier()
         for i in 0...10 { #expect(classifier.update(pathLoss: 12, time: 10 + Double(i) * 0.1) == nil) }
         // One reading back inside the band at 11.05 s cancels the pending far.
         #expect(classifier.update(pathLoss: 9, time: 11.05) == nil)
@@ -54,21 +86,21 @@ import FoundationEssentials
     }
 
     @Test func immediateEdgeWorksTheSameWay() {
-        var classifier = makeClassifier()
-        _ = classifier.update(pathLoss: 0, time: 0)
+        var classifier = nearClassifier(pathLoss: 0)
         #expect(classifier.committed == .near)
         // -7 dB is past the -6.02 dB edge but within hysteresis.
-        for i in 1...30 { #expect(classifier.update(pathLoss: -7, time: Double(i) * 0.1) == nil) }
+        for i in 1...30 { #expect(classifier.update(pathLoss: -7, time: 2 + Double(i) * 0.1) == nil) }
         var change: (from: Proximity, to: Proximity)?
-        for i in 31...60 where change == nil { change = classifier.update(pathLoss: -9, time: Double(i) * 0.1) }
+        for i in 31...60 where change == nil { change = classifier.update(pathLoss: -9, time: 2 + Double(i) * 0.1) }
         #expect(change?.to == .immediate)
     }
 
     @Test func unknownComesOnlyFromMarkLost() {
         var classifier = makeClassifier()
-        for pathLoss in [-40.0, 0, 30, 80, 200] {
-            _ = classifier.update(pathLoss: pathLoss, time: 0)
+        for (i, pathLoss) in [-40.0, 0, 30, 80, 200].enumerated() {
+            for dt in [0, 0.75, 1.5] { _ = classifier.update(pathLoss: pathLoss, time: Double(i) * 2 + dt) }
             #expect(classifier.candidate(pathLoss: pathLoss) != .unknown)
+            #expect(classifier.committed != .unknown)
         }
         let change = classifier.markLost()
         #expect(change?.to == .unknown)
@@ -88,29 +120,39 @@ import FoundationEssentials
         let changes = events.compactMap(\.proximityChange)
         #expect(changes.count == 1)
         #expect(changes.first?.from == .unknown && changes.first?.to == .near)
-        // The very first report (one packet) has no class yet; every later one is near.
-        #expect(events.compactMap(\.rangeReport).dropFirst().allSatisfy { $0.proximity == .near })
+        // Reports before the dwell have no class yet; every one from 2 s on is near.
+        #expect(events.compactMap(\.rangeReport).filter { $0.time >= 2 }.allSatisfy { $0.proximity == .near })
     }
 
-    @Test func firstClassNeedsThreePackets() {
+    @Test func firstClassWaitsForTheDwellFromTheFirstPacket() {
         var engine = RangingEngine(configuration: exponentTwo(), regions: [region])
-        let first = feed(&engine, rssi: -65, from: 0, count: 2)
-        #expect(first.compactMap(\.proximityChange).isEmpty)
-        let third = engine.ingest(sample(1, -65, at: 0.2))
-        #expect(third.compactMap(\.proximityChange).first?.to == .near)
+        let early = feed(&engine, rssi: -65, from: 0, count: 15)
+        #expect(early.compactMap(\.proximityChange).isEmpty, "the dwell (1.5 s) runs from the first packet")
+        let committed = engine.ingest(sample(1, -65, at: 1.5))
+        #expect(committed.compactMap(\.proximityChange).first?.to == .near)
     }
 
-    @Test func unknownOnlyAfterTheAdaptiveSilenceAndTheFilterRestarts() {
+    @Test func firstClassAlsoNeedsThreePackets() {
+        // A sparse beacon: two packets 2 s apart are past the dwell but not enough packets.
+        var engine = RangingEngine(configuration: exponentTwo(), regions: [region])
+        #expect(engine.ingest(sample(1, -65, at: 0)).compactMap(\.proximityChange).isEmpty)
+        #expect(engine.ingest(sample(1, -65, at: 2)).compactMap(\.proximityChange).isEmpty)
+        #expect(engine.ingest(sample(1, -65, at: 4)).compactMap(\.proximityChange).first?.to == .near)
+    }
+
+    @Test func unknownOnlyAfterTheAdaptiveSilenceAndTheFilterRestarts() throws {
         let configuration = exponentTwo()
         var engine = RangingEngine(configuration: configuration, regions: [region])
         var arrivals = ArrivalStatistics()
         for i in 0..<100 {
             let t = Double(i) * 0.1
             _ = engine.ingest(sample(1, -65, at: t))
-            arrivals.record(time: t, falseAlarmsPerHour: configuration.falseUnknownsPerHour, configuration)
+            arrivals.record(time: t, configuration)
         }
         let last = 9.9
-        let limit = arrivals.silenceLimit(falseAlarmsPerHour: configuration.falseUnknownsPerHour, configuration)
+        let limit = try #require(engine.lostSilenceLimit(for: key(1)))
+        let fresh = arrivals.silenceLimit(falseAlarmsPerHour: configuration.falseUnknownsPerHour, at: last, configuration)
+        #expect(abs(limit - fresh) <= 0.05 * fresh, "the engine's cached limit is the model's")
         #expect(limit >= configuration.minimumSilence && limit <= configuration.maximumSilence)
         let before = engine.advance(to: last + limit - 0.05)
         #expect(before.compactMap(\.proximityChange).isEmpty)

@@ -1,0 +1,355 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+import Ranging
+import Simulation
+
+// MARK: The family of conditions
+
+enum LossKind: String, CaseIterable {
+    case independent = "independent"
+    case shortBursts = "GE 0.5-1.5 s"
+    case longBursts = "GE 1.5-5 s"
+}
+
+/// One condition of the family: a world the engine was not necessarily tuned on.
+struct Condition {
+    var index: Int
+    var interval: Double        // 0.1 (10 Hz) or 1.0 (1 Hz)
+    var lossKind: LossKind
+    var delivery: Double        // long-run share of packets delivered
+    var meanBad: Double         // seconds of a bad state (GE kinds)
+    var beacons: Int            // per region, each with its own loss
+    var exponent: Double
+    var noise: Double
+    var offsets: [Double]
+    var shadowing: Bool
+    var heldOut: Bool
+
+    var model: PathLossModel {
+        PathLossModel(measuredPower: -59, exponent: exponent, noiseSigma: noise, channelOffsets: offsets, sensitivity: -100)
+    }
+
+    /// Each beacon's loss (the same law, its own draws).
+    var loss: GilbertElliottLoss {
+        switch lossKind {
+        case .independent: return .independent(lossFraction: 1 - delivery)
+        case .shortBursts, .longBursts:
+            // A continuous-time two-state channel sampled at each packet: the bad state lasts
+            // `meanBad` s on average, the good one long enough for the asked delivery.
+            let meanGood = meanBad * delivery / (1 - delivery)
+            return GilbertElliottLoss(goodToBad: 1 - exp(-interval / meanGood), badToGood: 1 - exp(-interval / meanBad))
+        }
+    }
+
+    var shadow: BodyShadowing? { shadowing ? BodyShadowing(meanInterval: 90) : nil }
+
+    var rowName: String {
+        "\(interval < 0.5 ? "10 Hz" : "1 Hz") \(lossKind.rawValue)\(shadowing ? " + bodies" : "")"
+    }
+
+    var summary: String {
+        "#\(index) \(rowName), \(beacons) beacon(s), delivery \(format(delivery * 100, 0)) %"
+            + (lossKind == .independent ? "" : ", bad \(format(meanBad, 1)) s")
+            + ", n \(format(exponent, 2)), noise \(format(noise, 1)) dB, offsets "
+            + offsets.map { format($0, 1) }.joined(separator: "/")
+    }
+}
+
+/// The family: every cell of rate x loss kind x beacons per region x shadowing, drawn twice
+/// with its continuous parameters at random (delivery 30-95 %, bad state 0.5-5 s, exponent
+/// 1.6-3.0, noise 4-8 dB, channel offsets within ±6 dB); the first draw of each cell is the
+/// tuning part, the second the held-out part. Deterministic.
+func family() -> [Condition] {
+    var random = SplitMix64(seed: 2026_12_01)
+    func uniform(_ range: ClosedRange<Double>) -> Double {
+        range.lowerBound + (range.upperBound - range.lowerBound) * random.nextUniform()
+    }
+    var out: [Condition] = []
+    for draw in 0..<2 {
+        for interval in [0.1, 1.0] {
+            for kind in LossKind.allCases {
+                for beacons in 1...3 {
+                    for shadowing in [false, true] {
+                        let delivery = kind == .independent ? uniform(0.6 ... 0.95) : uniform(0.3 ... 0.95)
+                        let bad = kind == .shortBursts ? uniform(0.5 ... 1.5) : uniform(1.5 ... 5)
+                        out.append(Condition(index: out.count, interval: interval, lossKind: kind, delivery: delivery,
+                                             meanBad: bad, beacons: beacons, exponent: uniform(1.6 ... 3.0),
+                                             noise: uniform(4 ... 8),
+                                             offsets: [uniform(-6 ... 6), uniform(-6 ... 6), uniform(-6 ... 6)],
+                                             shadowing: shadowing, heldOut: draw == 1))
+                    }
+                }
+            }
+        }
+    }
+    return out
+}
+
+// MARK: Measures of one condition
+
+struct StillCounts {
+    var hours = 0.0
+    var exits = 0
+    var unknowns = 0
+    var wrongClass = 0
+    var trends = 0
+    var total: Int { exits + unknowns + wrongClass + trends }
+}
+
+/// Standing still at 1.5-3 m (each beacon its own distance) for `minutes`: every claim that
+/// something changed is false. Wrong class: a committed proximity change other than to
+/// unknown after the first class (nothing moved), or "far" while the beacon is <= 2 m.
+func standStill(_ which: Which, _ c: Condition, seed: UInt64, minutes: Double) -> StillCounts {
+    let end = minutes * 60
+    var distances = SplitMix64(seed: seed &* 31 &+ UInt64(c.index))
+    let beacons = (0..<c.beacons).map { id in
+        SimulatedBeacon(id: id, advertisingInterval: c.interval, path: .standing(at: 1.5 + 1.5 * distances.nextUniform()),
+                        loss: c.loss, shadowing: c.shadow)
+    }
+    var simulator = RadioSimulator(beacons: beacons, model: c.model, seed: seed)
+    let reports = simulator.run(until: end)
+    var ranger = makeRanger(which)
+    var counts = StillCounts(hours: end / 3600)
+    var wasInside = false
+    var enteredOnce = false
+    var last = [Proximity](repeating: .unknown, count: c.beacons)
+    var committedOnce = [Bool](repeating: false, count: c.beacons)
+    var trends = 0
+    drive(&ranger, reports: reports, until: end) { r, _ in
+        if r.inside { enteredOnce = true }
+        if wasInside && !r.inside { counts.exits += 1 }
+        wasInside = r.inside
+        for b in 0..<c.beacons {
+            let now = r.proximity(b)
+            guard now != last[b] else { continue }
+            if now == .unknown {
+                if enteredOnce { counts.unknowns += 1 }
+            } else {
+                if committedOnce[b] { counts.wrongClass += 1 }
+                committedOnce[b] = true
+            }
+            last[b] = now
+        }
+        trends = r.trendCount
+    }
+    counts.trends = trends
+    return counts
+}
+
+/// Step from 1.5 m to 6-8 m at 180 s: seconds until beacon 0 is "far" for good (60 if never).
+func stepFar(_ which: Which, _ c: Condition, seed: UInt64) -> Double {
+    let stepTime = 180.0
+    let end = stepTime + 60
+    var draw = SplitMix64(seed: seed &+ 7)
+    let target = 6 + 2 * draw.nextUniform()
+    let beacons = (0..<c.beacons).map { id in
+        SimulatedBeacon(id: id, advertisingInterval: c.interval, path: .step(from: 1.5, to: target, at: stepTime),
+                        loss: c.loss, shadowing: c.shadow)
+    }
+    var simulator = RadioSimulator(beacons: beacons, model: c.model, seed: seed)
+    let reports = simulator.run(until: end)
+    var ranger = makeRanger(which)
+    var last = Proximity.unknown
+    var farSince: Double?
+    drive(&ranger, reports: reports, until: end) { r, step in
+        let now = r.proximity(0)
+        if now != last {
+            farSince = (now == .far && step.time >= stepTime) ? step.time : nil
+            last = now
+        }
+    }
+    return farSince.map { $0 - stepTime } ?? (end - stepTime)
+}
+
+/// Every beacon of the region switched off at 300 s: seconds until exit (120 if never).
+func switchOff(_ which: Which, _ c: Condition, seed: UInt64) -> Double {
+    let off = 300.0
+    let end = off + 120
+    let beacons = (0..<c.beacons).map { id in
+        SimulatedBeacon(id: id, advertisingInterval: c.interval, path: .standing(at: 2), switchOffTime: off,
+                        loss: c.loss, shadowing: c.shadow)
+    }
+    var simulator = RadioSimulator(beacons: beacons, model: c.model, seed: seed)
+    let reports = simulator.run(until: end)
+    var ranger = makeRanger(which)
+    var exitTime: Double?
+    var insideBefore = false
+    drive(&ranger, reports: reports, until: end) { r, step in
+        if step.time < off { insideBefore = r.inside }
+        if step.time >= off, exitTime == nil, !r.inside { exitTime = step.time }
+    }
+    guard insideBefore else { return .nan }
+    return (exitTime ?? end) - off
+}
+
+/// The region's beacons come into range at 10 s while the hunter walks 12 -> 2 m: enter lag.
+func approach(_ which: Which, _ c: Condition, seed: UInt64) -> Double {
+    let on = 10.0
+    let end = 60.0
+    let path = ScriptedPath([.init(time: on, distance: 12), .init(time: on + 10, distance: 2)])
+    let beacons = (0..<c.beacons).map { id in
+        SimulatedBeacon(id: id, advertisingInterval: c.interval, path: path, switchOnTime: on, loss: c.loss, shadowing: c.shadow)
+    }
+    var simulator = RadioSimulator(beacons: beacons, model: c.model, seed: seed)
+    let reports = simulator.run(until: end)
+    var ranger = makeRanger(which)
+    var enterTime: Double?
+    drive(&ranger, reports: reports, until: end) { r, step in
+        if step.time >= on, enterTime == nil, r.inside { enterTime = step.time }
+    }
+    return (enterTime ?? end) - on
+}
+
+/// Strays: the region's beacons far away, each packet delivered with probability 1/300 at
+/// 10 Hz (1/30 at 1 Hz): about one stray per beacon per 30 s, 30 min: false enters.
+func strays(_ which: Which, _ c: Condition, seed: UInt64) -> Int {
+    let end = 1800.0
+    let share = c.interval < 0.5 ? 1.0 / 300 : 1.0 / 30
+    let beacons = (0..<c.beacons).map { id in
+        SimulatedBeacon(id: id, advertisingInterval: c.interval, path: .standing(at: 30),
+                        loss: .independent(lossFraction: 1 - share))
+    }
+    var model = c.model
+    model.sensitivity = nil
+    var simulator = RadioSimulator(beacons: beacons, model: model, seed: seed)
+    let reports = simulator.run(until: end)
+    var ranger = makeRanger(which)
+    var wasInside = false
+    var enters = 0
+    drive(&ranger, reports: reports, until: end) { r, _ in
+        if !wasInside && r.inside { enters += 1 }
+        wasInside = r.inside
+    }
+    return enters
+}
+
+/// Two beacons of the region, 10 min: nearest switches a minute when both are at 2 m, and
+/// the share of ticks the 1.5x closer one (2 m vs 3 m) is reported.
+func nearestPair(_ which: Which, _ c: Condition, seed: UInt64) -> (switches: Double, right: Double) {
+    let end = 600.0
+    func run(_ d0: Double, _ d1: Double) -> (Int, Int, Int) {
+        let beacons = [SimulatedBeacon(id: 0, advertisingInterval: c.interval, path: .standing(at: d0), loss: c.loss, shadowing: c.shadow),
+                       SimulatedBeacon(id: 1, advertisingInterval: c.interval, path: .standing(at: d1), loss: c.loss, shadowing: c.shadow)]
+        var simulator = RadioSimulator(beacons: beacons, model: c.model, seed: seed)
+        let reports = simulator.run(until: end)
+        var ranger = makeRanger(which)
+        var last: Int?
+        var switches = 0, right = 0, total = 0
+        drive(&ranger, reports: reports, until: end) { r, step in
+            guard let now = r.nearest else { return }
+            if now != last {
+                if last != nil { switches += 1 }
+                last = now
+            }
+            if step.isTick {
+                total += 1
+                if now == 0 { right += 1 }
+            }
+        }
+        return (switches, right, total)
+    }
+    let tied = run(2, 2)
+    let apart = run(2, 3)
+    return (Double(tied.0) / (end / 60), apart.2 > 0 ? Double(apart.1) / Double(apart.2) : 0)
+}
+
+// MARK: The table
+
+struct RowResult {
+    var still = StillCounts()
+    var steps: [Double] = []
+    var offs: [Double] = []
+    var enters: [Double] = []
+    var strayEnters = 0
+    var strayHalfHours = 0.0
+    var switches: [Double] = []
+    var right: [Double] = []
+}
+
+func runFamily(part heldOut: Bool, seeds: [UInt64], stillMinutes: Double, only: String?) {
+    let conditions = family().filter { c in c.heldOut == heldOut && (only.map { c.rowName.contains($0) } ?? true) }
+    print("Family benchmark, \(heldOut ? "held-out" : "tuning") part: \(conditions.count) conditions x \(seeds.count) seeds; "
+          + "standing still \(format(stillMinutes, 0)) min per run")
+    for c in conditions { print("  " + c.summary) }
+    var rowNames: [String] = []
+    var results: [String: [Which: RowResult]] = [:]
+    for c in conditions {
+        if !rowNames.contains(c.rowName) { rowNames.append(c.rowName) }
+        for which in Which.allCases {
+            var r = results[c.rowName]?[which] ?? RowResult()
+            for seed in seeds {
+                let s = standStill(which, c, seed: seed, minutes: stillMinutes)
+                r.still.hours += s.hours
+                r.still.exits += s.exits
+                r.still.unknowns += s.unknowns
+                r.still.wrongClass += s.wrongClass
+                r.still.trends += s.trends
+                r.steps.append(stepFar(which, c, seed: seed))
+                let lag = switchOff(which, c, seed: seed)
+                if lag.isFinite { r.offs.append(lag) }
+                r.enters.append(approach(which, c, seed: seed))
+                r.strayEnters += strays(which, c, seed: seed)
+                r.strayHalfHours += 1
+                if c.beacons >= 2 {
+                    let n = nearestPair(which, c, seed: seed)
+                    r.switches.append(n.switches)
+                    r.right.append(n.right)
+                }
+            }
+            results[c.rowName, default: [:]][which] = r
+        }
+    }
+    func perHour(_ n: Int, _ h: Double) -> String { format(Double(n) / max(h, 1e-9), 2) }
+    print("")
+    print("Standing still at 1.5-3 m: false claims per hour (exit / unknown / wrong class / trend = total)")
+    print("| condition | ours | AltBeacon | iOS-like | ours <= 1/h |")
+    print("|---|---|---|---|---|")
+    for name in rowNames {
+        guard let row = results[name] else { continue }
+        func cell(_ w: Which) -> String {
+            guard let s = row[w]?.still else { return "" }
+            return "\(perHour(s.exits, s.hours)) / \(perHour(s.unknowns, s.hours)) / \(perHour(s.wrongClass, s.hours)) / "
+                + "\(perHour(s.trends, s.hours)) = **\(perHour(s.total, s.hours))**"
+        }
+        let ours = row[.ours]?.still ?? StillCounts()
+        let met = Double(ours.total) / max(ours.hours, 1e-9) <= 1
+        print("| \(name) | \(cell(.ours)) | \(cell(.altBeacon)) | \(cell(.iOS)) | \(met ? "yes" : "NO") |")
+    }
+    print("")
+    print("Moves: step 1.5 -> 6-8 m, s to far for good (median/p90); switch-off, s to exit (median/p90); "
+          + "approach, s to enter (median/max); strays, false enters per 30 min")
+    print("| condition | step ours | step AltB | step iOS | off ours | off AltB | off iOS | enter ours | enter AltB | strays ours | strays AltB |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|")
+    for name in rowNames {
+        guard let row = results[name] else { continue }
+        func mp(_ v: [Double]) -> String { "\(format(median(v), 1))/\(format(percentile(v, 0.9), 1))" }
+        func mm(_ v: [Double]) -> String { "\(format(median(v), 1))/\(format(v.max() ?? .nan, 1))" }
+        func st(_ w: Which) -> String {
+            guard let r = row[w] else { return "" }
+            return format(Double(r.strayEnters) / max(r.strayHalfHours, 1), 2)
+        }
+        print("| \(name) | \(mp(row[.ours]?.steps ?? [])) | \(mp(row[.altBeacon]?.steps ?? [])) | \(mp(row[.iOS]?.steps ?? [])) "
+              + "| \(mp(row[.ours]?.offs ?? [])) | \(mp(row[.altBeacon]?.offs ?? [])) | \(mp(row[.iOS]?.offs ?? [])) "
+              + "| \(mm(row[.ours]?.enters ?? [])) | \(mm(row[.altBeacon]?.enters ?? [])) | \(st(.ours)) | \(st(.altBeacon)) |")
+    }
+    print("")
+    print("Nearest of two (2-3 beacon conditions): switches/min with both at 2 m; % right at 2 m vs 3 m; "
+          + "exit operating point against AltBeacon (false exits/h, median exit lag s)")
+    print("| condition | switches ours | AltB | iOS | right ours | AltB | iOS | ours (exits/h, lag) | AltB (exits/h, lag) | AltB dominates us | we dominate AltB |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|")
+    for name in rowNames {
+        guard let row = results[name], let ours = row[.ours], let alt = row[.altBeacon], let ios = row[.iOS] else { continue }
+        let oursExits = Double(ours.still.exits) / max(ours.still.hours, 1e-9)
+        let altExits = Double(alt.still.exits) / max(alt.still.hours, 1e-9)
+        let oursLag = median(ours.offs), altLag = median(alt.offs)
+        let altDominates = altExits <= oursExits && altLag <= oursLag && (altExits < oursExits || altLag < oursLag)
+        let weDominate = oursExits <= altExits && oursLag <= altLag && (oursExits < altExits || oursLag < altLag)
+        print("| \(name) | \(format(mean(ours.switches), 2)) | \(format(mean(alt.switches), 2)) | \(format(mean(ios.switches), 2)) "
+              + "| \(format(mean(ours.right) * 100, 1)) | \(format(mean(alt.right) * 100, 1)) | \(format(mean(ios.right) * 100, 1)) "
+              + "| \(format(oursExits, 2)), \(format(oursLag, 1)) | \(format(altExits, 2)), \(format(altLag, 1)) "
+              + "| \(altDominates ? "YES" : "no") | \(weDominate ? "yes" : "no") |")
+    }
+}
