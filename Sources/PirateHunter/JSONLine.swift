@@ -1,8 +1,15 @@
 /// Builds one JSON object on one line with keys in the order they are added: the
 /// line-oriented contract other tools parse (`replay --json`, `hunt --json`, `scan --json`).
 struct JSONLine {
-    private var text = "{"
+    private var text: String
     private var first = true
+
+    init() {
+        // One allocation for a whole line (appending to a string that must grow copies it).
+        text = String()
+        text.reserveCapacity(320)
+        text += "{"
+    }
 
     private mutating func key(_ name: String) {
         if !first { text += ", " }
@@ -51,6 +58,12 @@ struct JSONLine {
 
     static func appendQuoted(_ value: String, to text: inout String) {
         text += "\""
+        // Most values (ids, names of events) need no escape: appended whole.
+        if value.utf8.allSatisfy({ $0 >= 0x20 && $0 < 0x7F && $0 != 0x22 && $0 != 0x5C }) {
+            text += value
+            text += "\""
+            return
+        }
         for scalar in value.unicodeScalars {
             switch scalar {
             case "\"": text += "\\\""
