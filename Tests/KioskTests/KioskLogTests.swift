@@ -38,7 +38,7 @@ import Testing
     @Test func greetingIsLoggedOnce() {
         let before = boxState(hunters: [hunter(7, .immediate, 0.2)])
         var greeted = before
-        greeted.hunters[0].greeted = true
+        greeted.hunters[0].found = true
         greeted.greeting = .init(hunterID: 7, at: 50, qrLines: ["▀▄"])
         #expect(KioskLog.changes(from: before, to: greeted) == ["greeted hunter 7"])
         #expect(KioskLog.changes(from: greeted, to: greeted) == [])
