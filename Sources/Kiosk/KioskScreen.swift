@@ -40,7 +40,7 @@ public enum KioskScreen {
 
     // MARK: - Layout
 
-    struct Area {
+    struct Area: Equatable {
         var x: Int, y: Int, width: Int, height: Int
     }
 
@@ -65,43 +65,94 @@ public enum KioskScreen {
         return Area(x: 1, y: 1, width: w - 2, height: h - 2)
     }
 
-    /// The normal screen: the chest, and beside or under it what the box is doing and who is near.
-    static func drawBoard(_ state: KioskState, on canvas: inout Canvas, now: Double) {
-        let area = drawFrame(on: &canvas) ?? Area(x: 0, y: 0, width: canvas.width, height: canvas.height)
-        let hunters = state.huntersNearestFirst
-        let minRows = 6 + (hunters.isEmpty ? 0 : 1)
-        // Beside the chest, the status, the UUID and the ids must fit uncut.
-        let natural = infoLines(state, hunters: hunters, width: Int.max, rows: 3, now: now)
-        let minInfoWidth = max(32, natural.map(\.columns).max() ?? 0)
+    /// Where everything goes on a `width` x `height` screen: computed from the size alone,
+    /// so nothing moves when the words change.
+    struct Layout: Equatable {
+        var framed: Bool
+        /// The chest and its top-left corner, nil when there is no room for one.
+        var picture: Int?
+        var pictureRow = 0, pictureColumn = 0
+        /// The column of words (beside or under the chest).
+        var text: Area
+        /// The chest is beside the words (else above them).
+        var beside: Bool
+        /// The technical footer's rows at the bottom, nil when the screen is too small.
+        var footer: Area?
+        /// The whole drawing area (inside the frame).
+        var area: Area
+    }
 
-        for picture in Picture.bySize {
-            let room = area.width - picture.width - gap - 1  // one column of air before the frame
-            guard room >= minInfoWidth, area.height >= picture.height, area.height >= minRows else { continue }
-            let info = infoLines(state, hunters: hunters, width: room, rows: area.height, now: now)
-            let infoWidth = min(room, info.map(\.columns).max() ?? 0)
-            let blockHeight = max(picture.height, info.count)
-            let x = area.x + (area.width - picture.width - gap - infoWidth) / 2
-            let y = area.y + (area.height - blockHeight) / 2
-            picture.draw(on: &canvas, row: y + (blockHeight - picture.height) / 2, column: x, now: now)
-            drawLines(info, on: &canvas, row: y + (blockHeight - info.count) / 2, column: x + picture.width + gap,
-                limit: x + picture.width + gap + infoWidth)
-            return
+    /// Rows the words need at least: the two headline lines, the trail's progress, one more.
+    static let minTextRows = 4
+    /// Columns the words need at least beside the chest, and at most.
+    static let minTextColumns = 36, maxTextColumns = 64
+    /// The block of chest and words is at most this tall (the rest is air).
+    static let maxBlockRows = 24
+
+    static func layout(width: Int, height: Int) -> Layout {
+        let framed = width >= 30 && height >= 10
+        let area = framed ? Area(x: 1, y: 1, width: width - 2, height: height - 2) : Area(x: 0, y: 0, width: max(0, width), height: max(0, height))
+        for (index, picture) in Picture.bySize.enumerated() {
+            if area.width >= picture.width + gap + minTextColumns + 2, area.height >= max(picture.height, minTextRows) {
+                let footerRows = area.height >= picture.height + 3 ? 2 : area.height >= picture.height + 2 ? 1 : 0
+                let body = area.height - footerRows - (footerRows > 0 ? 1 : 0)
+                let textWidth = min(maxTextColumns, area.width - picture.width - gap - 2)
+                let blockHeight = min(body, max(picture.height, maxBlockRows))
+                let x = area.x + (area.width - picture.width - gap - textWidth) / 2
+                let y = area.y + (body - blockHeight) / 2
+                return Layout(
+                    framed: framed, picture: index, pictureRow: y, pictureColumn: x,
+                    text: Area(x: x + picture.width + gap, y: y, width: textWidth, height: blockHeight), beside: true,
+                    footer: footer(area, footerRows), area: area)
+            }
         }
-        for picture in Picture.bySize {
-            let rows = area.height - picture.height - 1
-            guard area.width >= picture.width, rows >= minRows else { continue }
-            let info = infoLines(state, hunters: hunters, width: area.width, rows: rows, now: now)
-            let infoWidth = min(area.width, info.map(\.columns).max() ?? 0)
-            let y = area.y + (area.height - picture.height - 1 - info.count) / 2
-            picture.draw(on: &canvas, row: y, column: area.x + (area.width - picture.width) / 2, now: now)
-            let x = area.x + (area.width - infoWidth) / 2
-            drawLines(info, on: &canvas, row: y + picture.height + 1, column: x, limit: x + infoWidth)
-            return
+        // Under it only when no chest fits beside the words (under, they get few rows).
+        for (index, picture) in Picture.bySize.enumerated() {
+            if area.width >= picture.width, area.height >= picture.height + minTextRows {
+                let spare = area.height - picture.height - minTextRows
+                let footerRows = spare >= 6 ? 2 : spare >= 3 ? 1 : 0
+                let body = area.height - footerRows - (footerRows > 0 ? 1 : 0)
+                let spacer = body >= picture.height + minTextRows + 1 ? 1 : 0
+                let textRows = min(body - picture.height - spacer, maxBlockRows)
+                let blockHeight = picture.height + spacer + textRows
+                let y = area.y + (body - blockHeight) / 2
+                let textWidth = min(maxTextColumns, max(0, area.width - 2))
+                return Layout(
+                    framed: framed, picture: index, pictureRow: y, pictureColumn: area.x + (area.width - picture.width) / 2,
+                    text: Area(x: area.x + (area.width - textWidth) / 2, y: y + picture.height + spacer, width: textWidth, height: textRows),
+                    beside: false, footer: footer(area, footerRows), area: area)
+            }
         }
-        let info = infoLines(state, hunters: hunters, width: area.width, rows: area.height, now: now)
-        let infoWidth = min(area.width, info.map(\.columns).max() ?? 0)
-        let x = area.x + (area.width - infoWidth) / 2
-        drawLines(info, on: &canvas, row: area.y + max(0, (area.height - info.count) / 2), column: x, limit: x + infoWidth)
+        let footerRows = area.height >= minTextRows + 6 ? 2 : area.height >= minTextRows + 3 ? 1 : 0
+        let body = area.height - footerRows - (footerRows > 0 ? 1 : 0)
+        let textWidth = min(maxTextColumns, area.width > 2 ? area.width - 2 : area.width)
+        let textRows = min(body, maxBlockRows)
+        return Layout(
+            framed: framed, picture: nil,
+            text: Area(x: area.x + (area.width - textWidth) / 2, y: area.y + (body - textRows) / 2, width: textWidth, height: textRows),
+            beside: false, footer: footer(area, footerRows), area: area)
+    }
+
+    static func footer(_ area: Area, _ rows: Int) -> Area? {
+        guard rows > 0 else { return nil }
+        return Area(x: area.x + 1, y: area.y + area.height - rows, width: max(0, area.width - 2), height: rows)
+    }
+
+    /// The normal screen: the chest, the big words beside or under it (who is near, how it
+    /// goes, the trail), the hunters and the finders, and the technical lines in a footer.
+    static func drawBoard(_ state: KioskState, on canvas: inout Canvas, now: Double) {
+        let layout = layout(width: canvas.width, height: canvas.height)
+        if layout.framed { _ = drawFrame(on: &canvas) }
+        if let index = layout.picture {
+            Picture.bySize[index].draw(on: &canvas, row: layout.pictureRow, column: layout.pictureColumn, now: now)
+        }
+        let text = layout.text
+        let lines = wordLines(state, width: text.width, rows: text.height, now: now)
+        drawLines(lines, on: &canvas, row: text.y, column: text.x, limit: text.x + text.width)
+        if let footer = layout.footer {
+            let lines = footerLines(state, width: footer.width, rows: footer.height)
+            drawLines(lines, on: &canvas, row: footer.y, column: footer.x, limit: footer.x + footer.width)
+        }
     }
 
     /// The greeting: "Ahoy hunter 7!" and the reward's QR code, whole or not at all.
@@ -111,15 +162,23 @@ public enum KioskScreen {
         let ahoy = [Span("Ahoy hunter \(greeting.hunterID)!", .greet)]
         let reward = state.reward.map { [Span(Text.clean($0), .gold)] }
 
-        // With the frame if the code fits inside it, else on the bare screen.
-        var attempts: [Bool] = [true, false]
-        if canvas.width < 30 || canvas.height < 10 { attempts = [false] }
-        for framed in attempts {
-            let area = framed
+        // Beside the chest where the board has it (so the chest stays put), else with the
+        // frame if the code fits inside it, else on the bare screen.
+        let board = layout(width: canvas.width, height: canvas.height)
+        var attempts: [(framed: Bool, chest: Bool)] = [(true, true), (true, false), (false, false)]
+        if canvas.width < 30 || canvas.height < 10 { attempts = [(false, false)] }
+        if !(board.beside && board.picture != nil && board.framed) { attempts.removeAll { $0.chest } }
+        for (framed, besideChest) in attempts {
+            let area = besideChest
+                ? Area(x: board.text.x, y: board.area.y, width: board.area.x + board.area.width - board.text.x - 1, height: board.area.height)
+                : framed
                 ? Area(x: 1, y: 1, width: canvas.width - 2, height: canvas.height - 2)
                 : Area(x: 0, y: 0, width: canvas.width, height: canvas.height)
             guard qrWidth <= area.width, qr.count + 1 <= area.height else { continue }
             if framed { _ = drawFrame(on: &canvas, force: true) }
+            if besideChest, let index = board.picture {
+                Picture.bySize[index].draw(on: &canvas, row: board.pictureRow, column: board.pictureColumn, now: now)
+            }
 
             // The column: the greeting and the code, then extras while there is room:
             // what the reward is, the big AHOY!, some air.
@@ -127,7 +186,9 @@ public enum KioskScreen {
             var bottom: [[Span]] = []
             var spare = area.height - qr.count - 1
             if spare >= 1 {
-                top.append([Span("You found the treasure! Scan your reward:", .gold)])
+                // "Scan your reward" only over a code of a reward.
+                let scan = state.reward != nil && !qr.isEmpty
+                top.append([Span(scan ? "You found the treasure! Scan your reward:" : "You found the treasure!", .gold)])
                 spare -= 1
             }
             if let reward, spare >= 1 {
@@ -146,7 +207,9 @@ public enum KioskScreen {
             let columnWidth = min(area.width, max(qrWidth, (top + bottom).map(\.columns).max() ?? 0))
             var x = area.x + (area.width - columnWidth) / 2
             // The chest beside the code when there is room for both.
-            if let picture = Picture.bySize.first(where: {
+            if besideChest {
+                x = area.x + (area.width - columnWidth) / 2
+            } else if let picture = Picture.bySize.first(where: {
                 $0.width + gap + columnWidth <= area.width && $0.height <= area.height
             }) {
                 let blockX = area.x + (area.width - picture.width - gap - columnWidth) / 2
@@ -198,79 +261,118 @@ public enum KioskScreen {
 
     // MARK: - Content
 
-    /// The state as lines for a column `width` wide and at most `rows` tall: status, beacon
-    /// ids, reward, then the hunters, nearest first ("and 3 more" when they do not all fit).
-    static func infoLines(_ state: KioskState, hunters: [KioskState.Hunter], width: Int, rows: Int, now: Double) -> [[Span]] {
-        var lines: [[Span]] = [statusLine(state.advertising), [Span(Text.clean(state.uuid))]]
-        let ids = [Span("major ", .label), Span("\(state.major)"), Span("  minor ", .label), Span("\(state.minor)")]
-        let radio = [Span("\(state.power) dBm", .plain), Span("  every ", .label), Span("\(state.intervalMilliseconds) ms")]
-        if (ids + [Span("  ")] + radio).columns <= width {
-            lines.append(ids + [Span("  ")] + radio)
-        } else {
-            lines += [ids, radio]
-        }
-        if let reward = state.reward {
-            lines.append([Span("reward ", .label), Span(Text.clean(reward), .gold)])
-        } else {
-            lines.append([Span("reward ", .label), Span("(none yet)", .label)])
-        }
-        lines.append([])
-        if hunters.isEmpty {
-            lines.append([Span("No hunters near yet. Come and find me!", .title)])
+    /// The column of words, `rows` tall, in fixed slots: the headline (two lines), the
+    /// trail's progress, then the hunters nearest first and, below them at fixed rows, the
+    /// finders.
+    static func wordLines(_ state: KioskState, width: Int, rows: Int, now: Double) -> [[Span]] {
+        let hunters = state.huntersNearestFirst
+        let nearest = hunters.first
+        let (first, second) = Words.headline(nearest)
+        let paint: Paint = nearest.map { .hunter($0.proximity) } ?? .title
+        var lines: [[Span]] = [[Span(first, paint)], second.isEmpty ? [] : [Span(second, paint)]]
+        let (icons, progress) = Words.progress(state.trail)
+        lines.append(icons.isEmpty ? [Span(progress, .gold)] : [Span(icons + " ", .gold), Span(progress, .gold)])
+        guard rows > 3 else { return Array(lines.prefix(max(0, rows))) }
+
+        // The rest, split by the size alone: hunters, then the finders.
+        let blank = rows >= 6 ? 1 : 0
+        let rest = rows - 3 - blank
+        let finderRows = rest >= 6 ? max(3, rest / 3) : rest >= 3 ? 1 : 0
+        let hunterRows = rest - finderRows - (finderRows >= 3 ? 1 : 0)
+        if blank > 0 { lines.append([]) }
+
+        let finders = state.standingsInOrder
+        var list: [[Span]] = []
+        // A single row left (small screens): the first find is bigger news than a count.
+        if hunterRows == 1, finderRows == 0, let winner = finders.first, hunters.count > 1 {
+            let took = Words.duration(winner.took).map { " in " + $0 } ?? ""
+            let what = state.trail.normalized.count > 1 ? "treasure \(winner.treasure)" : "it"
+            lines.append([Span("Hunter \(winner.hunter) found \(what)\(took)!", .gold)])
             return Array(lines.prefix(max(0, rows)))
         }
-        lines.append(headline(hunters[0]))
-        let room = max(0, rows - lines.count)
-        let shown = hunters.count <= room ? hunters.count : max(0, room - 1)
+        let shown = hunters.count <= hunterRows ? hunters.count : max(0, hunterRows - 1)
         for hunter in hunters.prefix(shown) {
-            lines.append(hunterLine(hunter, width: width, now: now))
+            list.append(hunterLine(hunter, state, width: width, now: now))
         }
-        if shown < hunters.count, room > 0 {
-            lines.append([Span("and \(hunters.count - shown) more", .label)])
+        if shown < hunters.count, hunterRows > 0 {
+            list.append([Span(shown == 0 ? "\(hunters.count) hunters" : "and \(hunters.count - shown) more", .label)])
+        }
+        while list.count < hunterRows { list.append([]) }
+        lines += list
+
+        if finderRows >= 3 {
+            lines.append([])
+            if !finders.isEmpty {
+                // One chest: who found it; a trail: every find, whichever chest.
+                let header = state.trail.normalized.count == 1 ? "Treasure found by:" : "Finders:"
+                lines.append([Span(header, .title)])
+                let room = finderRows - 1
+                let shownFinders = finders.count <= room ? finders.count : room - 1
+                for (place, finder) in finders.prefix(shownFinders).enumerated() {
+                    lines.append(finderLine(place + 1, finder, state, width: width, now: now))
+                }
+                if shownFinders < finders.count { lines.append([Span("and \(finders.count - shownFinders) more", .label)]) }
+            }
+        } else if finderRows == 1, let winner = finders.first {
+            lines.append([Span("1st ", .title)] + finderLine(1, winner, state, width: width - 4, now: now).dropFirst())
         }
         return Array(lines.prefix(max(0, rows)))
     }
 
-    /// What the nearest hunter is told, hot-and-cold style.
-    static func headline(_ nearest: KioskState.Hunter) -> [Span] {
-        let who = "Hunter \(nearest.id)"
-        switch nearest.proximity {
-        case .immediate: return [Span("\(who) is red hot! Right here!", .hunter(.immediate))]
-        case .near: return [Span("\(who) is getting warmer!", .hunter(.near))]
-        case .far: return [Span("\(who) is far away. Brrr, cold!", .hunter(.far))]
-        case .unknown: return [Span("I hear a hunter... where are you?", .hunter(.unknown))]
+    /// "#7     ███░ close       warmer found it!  ~1.2 m  5 s ago": fixed columns; the
+    /// trend only from the state's trend, the distance only when it agrees with the class,
+    /// "found it!" only for a finder still near; later parts only when they fit.
+    static func hunterLine(_ hunter: KioskState.Hunter, _ state: KioskState, width: Int, now: Double) -> [Span] {
+        let p = hunter.proximity
+        var spans = [
+            Span(pad("#\(hunter.id)", 7), .hunter(p)),
+            Span(meter(p) + " ", .hunter(p)),
+            Span(pad(Words.proximity(p), 12), .hunter(p)),
+        ]
+        func add(_ text: String, _ paint: Paint) {
+            if spans.columns + Text.width(of: text) <= width { spans.append(Span(text, paint)) }
         }
+        add(pad(hunter.trend.map(Words.trend) ?? "", 7), .hunter(p))
+        if hunter.foundAndNear { add("found it!  ", .gold) }
+        if let distance = Text.distance(state.shownDistance(hunter)) { add(pad(distance, 8), .plain) }
+        if let age = Words.ago(now - hunter.lastSeen) { add(age, .label) }
+        return spans
+    }
+
+    /// "1. Hunter 7   treasure 2   2:13" (the time taken, or how long ago when not known).
+    static func finderLine(_ place: Int, _ finder: KioskState.Finisher, _ state: KioskState, width: Int, now: Double) -> [Span] {
+        var spans = [Span(pad("\(place).", 4), .gold), Span(pad("Hunter \(finder.hunter)", 13), .gold)]
+        func add(_ text: String, _ paint: Paint) {
+            if spans.columns + Text.width(of: text) <= width { spans.append(Span(text, paint)) }
+        }
+        if state.trail.normalized.count > 1 { add(pad("treasure \(finder.treasure)", 13), .plain) }
+        if let took = Words.duration(finder.took) {
+            add(took, .plain)
+        } else if let age = Words.ago(now - finder.at) {
+            add(age, .label)
+        }
+        return spans
+    }
+
+    /// The technical lines, small and grey: what the radio does, the reward, the beacon's ids.
+    static func footerLines(_ state: KioskState, width: Int, rows: Int) -> [[Span]] {
+        var status = statusLine(state.advertising)
+        status.append(Span("   reward ", .label))
+        status.append(state.reward.map { Span(Text.clean($0), .label) } ?? Span("(none)", .label))
+        let ids = [Span(
+            "\(Text.clean(state.uuid))  major \(state.major) minor \(state.minor)  \(state.power) dBm  \(state.intervalMilliseconds) ms",
+            .label)]
+        if rows >= 2 { return [status, ids] }
+        return rows == 1 ? [status] : []
     }
 
     static func statusLine(_ advertising: KioskState.Advertising) -> [Span] {
         switch advertising {
         case .advertising(let adapter, let family):
-            return [Span("((o)) ", .good), Span("advertising on \(Text.clean(adapter)) (\(Text.clean(family)))", .good)]
+            return [Span("((o)) advertising on \(Text.clean(adapter)) (\(Text.clean(family)))", .label)]
         case .waiting(let reason):
-            return [Span("zzz ", .warn), Span("waiting: \(Text.clean(reason))", .warn)]
+            return [Span("zzz waiting: \(Text.clean(reason))", .warn)]
         }
-    }
-
-    /// "#7     ███░ close       ~1.2 m  found it!  seen 5 s ago": the "found it!" and the age
-    /// only when they fit in `width`.
-    static func hunterLine(_ hunter: KioskState.Hunter, width: Int, now: Double) -> [Span] {
-        let p = hunter.proximity
-        var spans = [
-            Span(pad("#\(hunter.id)", 7), .hunter(p)),
-            Span(meter(p) + " ", .hunter(p)),
-            Span(pad(word(p), 12), .hunter(p)),
-            Span(pad(Text.distance(hunter.distance) ?? "", 8)),
-        ]
-        func add(_ span: Span) {
-            if spans.columns + Text.width(of: span.text) <= width { spans.append(span) }
-        }
-        if hunter.greeted { add(Span("found it!  ", .gold)) }
-        let age = now - hunter.lastSeen
-        if age.isFinite, age >= 2, age < 1e9 {
-            let text = age < 120 ? "\(Int(age)) s ago" : "\(Int(age / 60)) min ago"
-            if spans.columns + 5 + text.count <= width { add(Span("seen " + text, .label)) } else { add(Span(text, .label)) }
-        }
-        return spans
     }
 
     static func meter(_ p: Proximity) -> String {
@@ -279,15 +381,6 @@ public enum KioskScreen {
         case .near: return "███░"
         case .far: return "█░░░"
         case .unknown: return "░░░░"
-        }
-    }
-
-    static func word(_ p: Proximity) -> String {
-        switch p {
-        case .immediate: return "right here!"
-        case .near: return "close"
-        case .far: return "far away"
-        case .unknown: return "in the fog"
         }
     }
 

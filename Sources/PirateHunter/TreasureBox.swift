@@ -50,8 +50,27 @@ final class TreasureBox {
         /// The tag of the treasure it says it found.
         var foundTag: UInt16
         var lastSeen: Double
-        var proximity: Proximity = .unknown
+        /// The committed class; a change between two known classes is the hunter's trend
+        /// (closer: warmer), kept with when it happened.
+        var proximity: Proximity = .unknown {
+            didSet {
+                guard oldValue != proximity, oldValue != .unknown, proximity != .unknown else { return }
+                trend = Self.rank(proximity) < Self.rank(oldValue) ? .warmer : .colder
+                trendAt = lastSeen
+            }
+        }
         var distance: Double?
+        var trend: Trend?
+        var trendAt = -Double.infinity
+
+        static func rank(_ p: Proximity) -> Int {
+            switch p {
+            case .immediate: return 0
+            case .near: return 1
+            case .far: return 2
+            case .unknown: return 3
+            }
+        }
     }
 
     private var setup: TreasureSetup
@@ -215,17 +234,30 @@ final class TreasureBox {
             // One steady state for a whole outage (its first reason), not one per retry.
             status = .waiting(controllerLog.outage.map { "controller unavailable (\($0)), retrying" } ?? "connecting to \(setup.transport.description)")
         }
+        // A trend is told for 10 s after the class changed, then nothing (not "warmer" forever).
+        let t0 = now, trendSeconds = 10.0
         let nearby = hunters.entries.map(\.value).sorted { $0.id < $1.id }.map {
-            KioskState.Hunter(id: $0.id, proximity: $0.proximity, distance: $0.distance, greeted: greeted[$0.id] != nil, lastSeen: $0.lastSeen)
+            KioskState.Hunter(
+                id: $0.id, proximity: $0.proximity, distance: $0.distance,
+                trend: t0 - $0.trendAt <= trendSeconds ? $0.trend : nil,
+                found: greeted[$0.id] != nil, lastSeen: $0.lastSeen)
+        }
+        // Until the race rules feed the standings: the hunters greeted (they found this
+        // box's treasure), in the order they were greeted; one chest, found once anyone has.
+        let finders = greeted.entries.sorted { $0.value < $1.value }.map {
+            KioskState.Finisher(hunter: $0.key, treasure: 1, at: $0.value)
         }
         let t = setup.treasure
         return KioskState(
             advertising: status, uuid: t.uuid.uuidString, major: t.major, minor: t.minor, power: t.power,
             intervalMilliseconds: t.intervalMilliseconds, reward: t.reward, hunters: nearby,
-            greeting: greeting.map { KioskState.Greeting(hunterID: $0.id, at: $0.at, qrLines: qrLines) })
+            greeting: greeting.map { KioskState.Greeting(hunterID: $0.id, at: $0.at, qrLines: qrLines) },
+            trail: KioskState.Trail(count: 1, found: finders.isEmpty ? 0 : 1), standings: finders,
+            proximityEdges: KioskState.ProximityEdges(immediate: setup.ranging.immediateEdge, near: setup.ranging.nearEdge))
     }
 
-    /// The screen redrawn, or what changed logged.
+    /// The screen redrawn (kiosk), and what changed logged (always: the journal gets the
+    /// same lines with the kiosk as without it; `log` keeps them off the kiosk's own terminal).
     private func refresh() {
         guard !stopped else { return }
         let state = kioskState()
@@ -236,13 +268,13 @@ final class TreasureBox {
                 shown = frame
                 writeOut(frame)
             }
-        } else {
-            // The greeting and an outage have their own lines (with the QR code, with a warning).
-            let outage = controllerLog.outage != nil || refusal != nil
-            let ownLine = { (line: String) in line.hasPrefix("greeted") || outage && line.hasPrefix("waiting:") }
-            for line in KioskLog.changes(from: logged, to: state) where !ownLine(line) {
-                log(info: line)
-            }
+        }
+        // The greeting (without the kiosk) and an outage have their own lines (with the QR
+        // code, with a warning).
+        let outage = controllerLog.outage != nil || refusal != nil
+        let ownLine = { [setup] (line: String) in line.hasPrefix("greeted") && !setup.kiosk || outage && line.hasPrefix("waiting:") }
+        for line in KioskLog.changes(from: logged, to: state) where !ownLine(line) {
+            log(info: line)
         }
         logged = state
     }

@@ -38,7 +38,7 @@ import Testing
     @Test func greetingIsLoggedOnce() {
         let before = boxState(hunters: [hunter(7, .immediate, 0.2)])
         var greeted = before
-        greeted.hunters[0].greeted = true
+        greeted.hunters[0].found = true
         greeted.greeting = .init(hunterID: 7, at: 50, qrLines: ["▀▄"])
         #expect(KioskLog.changes(from: before, to: greeted) == ["greeted hunter 7"])
         #expect(KioskLog.changes(from: greeted, to: greeted) == [])
@@ -76,5 +76,33 @@ import Testing
         let lines = KioskLog.changes(from: nil, to: evil)
         #expect(lines.count == 8)
         #expect(lines.allSatisfy { !$0.unicodeScalars.contains { $0.value < 0x20 || (0x7F...0x9F).contains($0.value) } })
+    }
+}
+
+@Suite struct KioskLogAgreesWithTheScreenTests {
+    @Test func aDistanceThatContradictsTheClassIsLeftOut() {
+        let lines = KioskLog.changes(from: boxState(), to: boxState(hunters: [hunter(12, .far, 1.7), hunter(5, .near, 8.0), hunter(3, .near, 1.8)]))
+        #expect(lines == ["hunter 3 near (~1.8 m)", "hunter 5 near", "hunter 12 far"])
+    }
+
+    @Test func theTrendOnlyWhenTheStateCarriesOne() {
+        let start = boxState(hunters: [hunter(3, .far, 5)])
+        let closer = boxState(hunters: [hunter(3, .near, 2, trend: .warmer)])
+        #expect(KioskLog.changes(from: start, to: closer) == ["hunter 3 near (~2.0 m), getting warmer"])
+        // Same class, a trend now: said once; the trend going away says nothing.
+        let cooling = boxState(hunters: [hunter(3, .near, 2.5, trend: .colder)])
+        #expect(KioskLog.changes(from: closer, to: cooling) == ["hunter 3 getting colder"])
+        #expect(KioskLog.changes(from: cooling, to: boxState(hunters: [hunter(3, .near, 2.5)])) == [])
+        #expect(KioskLog.changes(from: nil, to: boxState(hunters: [hunter(3, .near, 2)])).allSatisfy { !$0.contains("warmer") && !$0.contains("colder") })
+    }
+
+    @Test func findsAndTheTrailAreLoggedOnce() {
+        let start = boxState(trail: .init(count: 3, found: 0))
+        let one = boxState(trail: .init(count: 3, found: 1), standings: [.init(hunter: 7, treasure: 1, at: 40, took: 133)])
+        #expect(KioskLog.changes(from: start, to: one) == ["treasures found: 1 of 3", "finder 1: hunter 7 found treasure 1 after 2:13"])
+        #expect(KioskLog.changes(from: one, to: one) == [])
+        var two = one
+        two.standings.append(.init(hunter: 3, treasure: 2, at: 70))
+        #expect(KioskLog.changes(from: one, to: two) == ["finder 2: hunter 3 found treasure 2"])
     }
 }

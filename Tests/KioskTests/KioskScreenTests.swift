@@ -3,7 +3,7 @@ import Ranging
 import Testing
 
 let crowd = [
-    hunter(7, .near, 1.23, greeted: true, seen: 99), hunter(12, .far, 8.6, seen: 95),
+    hunter(7, .near, 1.23, found: true, seen: 99), hunter(12, .far, 8.6, seen: 95),
     hunter(300, .unknown, seen: 100), hunter(65535, .immediate, 0.3, seen: 100),
 ]
 
@@ -54,23 +54,28 @@ let sampleStates: [(String, KioskState)] = [
 }
 
 @Suite struct KioskScreenContentTests {
-    @Test func showsTheStateIdsRewardAndHunters() {
+    @Test func showsTheBigWordsHuntersAndTheTechnicalFooter() {
         let text = rows(KioskScreen.render(boxState(hunters: crowd), width: 80, height: 24, color: false, now: 100), color: false)
             .joined(separator: "\n")
         for expected in [
-            "Pirate Treasure Box", "advertising on hci1 (legacy)", uuid, "major 1", "minor 7", "-59 dBm", "every 100 ms",
-            "Gold coins under the big oak!", "Hunter 65535 is red hot! Right here!", "#7", "#12", "#300", "#65535", "~1.2 m", "~8.6 m", "~0.3 m",
-            "found it!", "5 s ago",
+            "Pirate Treasure Box", "Hunter 65535 is right here!", "Find the treasure!", "#7", "#12", "#300", "#65535",
+            "found it!", "advertising on hci1 (legacy)", "Gold coins under the big oak!", uuid, "major 1", "minor 7", "-59 dBm", "100 ms",
         ] {
             #expect(text.contains(expected), "missing \(expected)")
         }
         // The picture is there on a roomy screen.
         #expect(text.contains("╔═════════════════════════╗"))
+        // Roomier still: the distances that agree with the classes, and the ages.
+        let wide = rows(KioskScreen.render(boxState(hunters: crowd), width: 120, height: 40, color: false, now: 100), color: false)
+            .joined(separator: "\n")
+        for expected in ["~1.2 m", "~8.6 m", "~0.3 m", "5 s ago"] {
+            #expect(wide.contains(expected), "missing \(expected)")
+        }
     }
 
-    @Test func waitingIsShown() {
+    @Test func waitingIsShownInTheFooter() {
         let text = rows(
-            KioskScreen.render(boxState(advertising: .waiting("adapter hci1 down")), width: 40, height: 12, color: false, now: 0),
+            KioskScreen.render(boxState(advertising: .waiting("adapter hci1 down")), width: 80, height: 24, color: false, now: 0),
             color: false
         ).joined(separator: "\n")
         #expect(text.contains("waiting: adapter hci1 down"))
@@ -93,13 +98,13 @@ let sampleStates: [(String, KioskState)] = [
         #expect(lines.contains { $0.contains("and \(40 - shown) more") })
     }
 
-    @Test func thePictureIsDroppedOnASmallScreenButTheStateStays() {
+    @Test func onASmallScreenTheChestAndTheBigWordsStayTheFooterGoes() {
         let text = rows(KioskScreen.render(boxState(hunters: crowd), width: 40, height: 12, color: false, now: 100), color: false)
             .joined(separator: "\n")
-        #expect(!text.contains("╔"))
-        #expect(text.contains("advertising on hci1 (legacy)"))
-        #expect(text.contains(uuid))
-        #expect(text.contains("#65535"))
+        #expect(text.contains("╭─────╮"))
+        #expect(text.contains("Hunter 65535 is right here!"))
+        #expect(!text.contains("advertising on hci1"))
+        #expect(!text.contains(uuid))
     }
 
     @Test func sparklesTwinkleWithTime() {
@@ -263,7 +268,7 @@ let sampleStates: [(String, KioskState)] = [
 
     @Test func controlCharactersInTheRewardNeverReachTheTerminal() {
         let state = boxState(reward: "\u{1B}[31mred\u{9B}2J\u{7}bell\ttab\u{202E}evil", hunters: crowd)
-        for (w, h) in [(80, 24), (40, 12)] {
+        for (w, h) in [(80, 24), (120, 40)] {
             let plain = KioskScreen.render(state, width: w, height: h, color: false, now: 100)
             #expect(escapes(in: plain) == [KioskScreen.home])
             #expect(plain.contains("[31mred2Jbell tabevil"))

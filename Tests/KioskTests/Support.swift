@@ -7,15 +7,19 @@ func boxState(
     advertising: KioskState.Advertising = .advertising(adapter: "hci1", family: "legacy"),
     reward: String? = "Gold coins under the big oak!",
     hunters: [KioskState.Hunter] = [],
-    greeting: KioskState.Greeting? = nil
+    greeting: KioskState.Greeting? = nil,
+    trail: KioskState.Trail = .init(),
+    standings: [KioskState.Finisher] = []
 ) -> KioskState {
     KioskState(
         advertising: advertising, uuid: uuid, major: 1, minor: 7, power: -59, intervalMilliseconds: 100,
-        reward: reward, hunters: hunters, greeting: greeting)
+        reward: reward, hunters: hunters, greeting: greeting, trail: trail, standings: standings)
 }
 
-func hunter(_ id: UInt16, _ p: Proximity, _ metres: Double? = nil, greeted: Bool = false, seen: Double = 100) -> KioskState.Hunter {
-    KioskState.Hunter(id: id, proximity: p, distance: metres, greeted: greeted, lastSeen: seen)
+func hunter(
+    _ id: UInt16, _ p: Proximity, _ metres: Double? = nil, trend: Trend? = nil, found: Bool = false, seen: Double = 100
+) -> KioskState.Hunter {
+    KioskState.Hunter(id: id, proximity: p, distance: metres, trend: trend, found: found, lastSeen: seen)
 }
 
 /// A QR-like drawing `size` modules square (plus a 2-module quiet zone), drawn two module rows
