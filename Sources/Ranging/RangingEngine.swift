@@ -74,10 +74,14 @@ public struct RangingEngine: Sendable {
     /// Beacons tracked at once (live or recently lost); when full, the one heard longest ago
     /// is judged gone and forgotten.
     public let maximumBeacons: Int
+    /// The tracks in the order they were last heard: the one to evict is found in O(1), not
+    /// by walking (and copying) every track for each new beacon of a crowd.
+    private var recency: RecentlyHeardTable<BeaconKey, Bool>
 
     public init(configuration: RangingConfiguration = .default, regions: [Region] = [], maximumBeacons: Int = 1024) {
         self.configuration = configuration
         self.maximumBeacons = max(1, maximumBeacons)
+        self.recency = RecentlyHeardTable(capacity: self.maximumBeacons + 1)
         self.regions = regions
         self.model = LogDistanceModel(configuration: configuration)
         self.proximityTemplate = ProximityClassifier(configuration: configuration)
@@ -169,6 +173,7 @@ public struct RangingEngine: Sendable {
             }
         }
         tracks[key] = track
+        recency.set(key, true, at: time)
 
         for index in track.regionIndices {
             slots[index].setDeadline(track.exitDeadline, for: key)
@@ -224,7 +229,10 @@ public struct RangingEngine: Sendable {
             }
         }
         nextSweep = earliest
-        for key in forgotten { tracks[key] = nil }
+        for key in forgotten {
+            tracks[key] = nil
+            recency.remove(key)
+        }
         // Deterministic order for the events.
         lost.sort { ($0.uuid.uuidString, $0.major, $0.minor) < ($1.uuid.uuidString, $1.major, $1.minor) }
         for key in lost { markLost(key, at: time, into: &events) }
@@ -258,10 +266,10 @@ public struct RangingEngine: Sendable {
     /// The table is full: forget the beacon heard longest ago (judged gone first if it
     /// was not).
     private mutating func evictOldest(at time: Double, into events: inout [RangingEvent]) {
-        guard let oldest = tracks.min(by: { ($0.value.arrivals.lastTime ?? 0) < ($1.value.arrivals.lastTime ?? 0) })?.key
-        else { return }
+        guard let oldest = recency.oldestKey else { return }
         markLost(oldest, at: time, into: &events)
         tracks[oldest] = nil
+        recency.remove(oldest)
     }
 
     private mutating func updateNearest(index: Int, time: Double, into events: inout [RangingEvent]) {

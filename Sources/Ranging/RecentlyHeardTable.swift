@@ -39,6 +39,9 @@ public struct RecentlyHeardTable<Key: Hashable, Value> {
         slots[key].map { nodes[$0].value }
     }
 
+    /// The least recently heard key.
+    public var oldestKey: Key? { oldest >= 0 ? nodes[oldest].key : nil }
+
     /// When `key` was last heard.
     public func heard(_ key: Key) -> Double? {
         slots[key].map { nodes[$0].heard }
@@ -140,3 +143,8 @@ public struct RecentlyHeardTable<Key: Hashable, Value> {
         if oldest < 0 { oldest = slot }
     }
 }
+
+/// Sendable when its contents are: the protection predicate is the only closure, and a
+/// table that crosses threads (inside a `Sendable` engine) is used with the default one,
+/// which captures nothing.
+extension RecentlyHeardTable: @unchecked Sendable where Key: Sendable, Value: Sendable {}

@@ -11,13 +11,14 @@ Prints the curve and: peak RSS, RSS after the first minute and at the end (flat 
 tables are bounded), CPU % of one core over the run, the ratio to the baseline.
 
 usage: scripts/bench/soak.py [--binary PATH] [--seconds 600] [--rate 2000] [--every 30]
-                             [--baseline 120] [--only scan|hunt]
+                             [--baseline 120] [--only scan|hunt] [--json]
 """
 import argparse, os, subprocess, sys, tempfile, time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(os.path.dirname(HERE))
 UUID = "50697261-7465-4875-6E74-547265617375"
+JSON = False
 
 def status(pid, field):
     with open("/proc/%d/status" % pid) as f:
@@ -41,7 +42,7 @@ def run(binary, command, tmp, rate, seconds, every, label):
         if os.path.exists(sock + ".ready"):
             break
         time.sleep(0.025)
-    cmd = [binary, command, "--hci", "unix:" + sock, "--json", "--duration", str(seconds)]
+    cmd = [binary, command, "--hci", "unix:" + sock, "--duration", str(seconds)] + (["--json"] if JSON else [])
     if command == "hunt":
         cmd += ["--region", UUID, "--device", "null", "--cache-dir", os.path.join(tmp, "cache")]
     p = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=open(os.path.join(tmp, label + ".err"), "w"))
@@ -85,7 +86,10 @@ def main():
     ap.add_argument("--every", type=float, default=30)
     ap.add_argument("--baseline", type=float, default=120)
     ap.add_argument("--only", choices=["scan", "hunt"])
+    ap.add_argument("--json", action="store_true", help="the commands print every event as JSON (to /dev/null)")
     a = ap.parse_args()
+    global JSON
+    JSON = a.json
     with tempfile.TemporaryDirectory() as tmp:
         for command in ([a.only] if a.only else ["scan", "hunt"]):
             base = run(a.binary, command, tmp, 0, a.baseline, min(a.every, a.baseline / 4), command + "-baseline")
