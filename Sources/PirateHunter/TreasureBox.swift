@@ -212,7 +212,8 @@ final class TreasureBox {
             runtime.out.line(line.line)
             runtime.out.flush()
         }
-        guard !setup.kiosk else { return }
+        // The same lines with the kiosk as without (the journal gets them; `log` keeps them
+        // off the kiosk's own terminal).
         let reward = setup.treasure.reward.map { "; reward: \($0)" } ?? "; no reward configured"
         log(info: "ahoy, hunter \(id)! ye found the treasure\(reward)")
         // The QR code is many lines: at most one every 10 s (a stream of made-up hunter ids
@@ -272,7 +273,7 @@ final class TreasureBox {
         // The greeting (without the kiosk) and an outage have their own lines (with the QR
         // code, with a warning).
         let outage = controllerLog.outage != nil || refusal != nil
-        let ownLine = { [setup] (line: String) in line.hasPrefix("greeted") && !setup.kiosk || outage && line.hasPrefix("waiting:") }
+        let ownLine = { (line: String) in line.hasPrefix("greeted") || outage && line.hasPrefix("waiting:") }
         for line in KioskLog.changes(from: logged, to: state) where !ownLine(line) {
             log(info: line)
         }
