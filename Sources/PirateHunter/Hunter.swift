@@ -319,7 +319,7 @@ final class Hunter {
     }
 
     private func scanner(_ state: ControllerState) {
-        switch controllerLog.update(state, transport: session?.transport?.name ?? "?") {
+        switch controllerLog.update(state, transport: session?.transport?.name ?? "?", at: now) {
         case .ready(afterOutage: true): if outage.back(at: now) == .back { say(.adapterBack) }
         case .lost: outage.lost(at: now)
         case .ready(afterOutage: false), .none: break

@@ -81,7 +81,7 @@ enum ScanCommand {
             session.onReport = { [unowned self] report, time in self.report(report, at: time - runtime.start) }
             session.onSighting = { [unowned self] sighting in self.sighting(sighting) }
             session.onStateChange = { [unowned self] state in
-                _ = controllerLog.update(state, transport: self.session?.transport?.name ?? transport.description)
+                _ = controllerLog.update(state, transport: self.session?.transport?.name ?? transport.description, at: runtime.now)
             }
             if !json { runtime.loop.schedule(after: 0.5) { [unowned self] in redraw() } }
             runtime.loop.schedule(after: 1) { [unowned self] in advance() }

@@ -169,7 +169,7 @@ final class TreasureBox {
         state = new
         // Logged once per outage (retries must not fill the journal), and not on the kiosk's
         // own terminal, which shows it.
-        _ = controllerLog.update(new, transport: session?.transport?.name ?? "?", log: !logsShareTheScreen)
+        _ = controllerLog.update(new, transport: session?.transport?.name ?? "?", at: now, log: !logsShareTheScreen)
         refresh()
     }
 

@@ -49,4 +49,30 @@ import Testing
         for mark in marks { try FileManager.default.removeItem(at: directory.appendingPathComponent(mark)) }
         #expect(try said(try PirateHunterBinary.run(arguments, environment: environment, timeout: 60)) == ["adapter-missing"])
     }
+
+    /// A controller socket closed every 2 s: not a word to the child, and one log line, not
+    /// one per reconnection.
+    @Test func aFlakyControllerIsNeitherSpokenNorLoggedEachTime() throws {
+        let directory = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let socket = directory.appendingPathComponent("ctl.sock").path
+        let controller = Process()
+        controller.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        controller.arguments = ["python3", PirateHunterBinary.repository.appendingPathComponent("scripts/bench/fake-controller.py").path,
+                                socket, "--beacon-hz", "10", "--close-every", "2"]
+        controller.standardError = FileHandle.nullDevice
+        controller.standardOutput = FileHandle.nullDevice
+        try controller.run()
+        defer { kill(controller.processIdentifier, SIGKILL) }
+        for _ in 0..<400 where !FileManager.default.fileExists(atPath: socket + ".ready") { usleep(25_000) }
+        let result = try PirateHunterBinary.run(
+            ["hunt", "--hci", "unix:" + socket, "--region", "50697261-7465-4875-6E74-547265617375", "--json", "--device", "null",
+             "--cache-dir", directory.appendingPathComponent("cache").path, "--duration", "11"], timeout: 60)
+        #expect(result.status == 0, "\(result.stderr)")
+        let unavailable = result.stderr.components(separatedBy: "controller unavailable").count - 1
+        #expect(unavailable == 1, "\(result.stderr)")
+        let said = try said(result)
+        #expect(!said.contains("adapter-missing") && !said.contains("adapter-back"), "\(said)")
+        #expect(said.first == "startup")
+    }
 }

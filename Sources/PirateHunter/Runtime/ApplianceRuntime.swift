@@ -244,6 +244,14 @@ struct ControllerLog {
     private(set) var everReady = false
     /// The causes of the current outage logged so far (at most 8).
     private var causes: Set<String> = []
+    /// Each cause logged lately: when, and how many outages of it went unlogged since. A
+    /// socket closed every 5 s is one line, then a count at most once a minute.
+    private var recent: [String: (at: Double, unlogged: Int)] = [:]
+    private var quietOutage = false
+    /// A cause logged once is not logged again for an outage of its own within this long.
+    static let repeatQuiet = 600.0
+    /// ... but counted, and the count is logged at most this often.
+    static let countInterval = 60.0
 
     init(doing: String?, prefix: String = "") {
         self.doing = doing
@@ -258,15 +266,17 @@ struct ControllerLog {
         case none
     }
 
-    /// What changed, logged (`log` false: only told, the caller shows it another way).
-    mutating func update(_ state: ControllerState, transport: String, log: Bool = true) -> Change {
+    /// What changed at `time`, logged (`log` false: only told, the caller shows it another way).
+    mutating func update(_ state: ControllerState, transport: String, at time: Double, log: Bool = true) -> Change {
         switch state {
         case let .ready(family):
             guard !everReady || outage != nil else { return .none }
             let afterOutage = outage != nil
             everReady = true
             outage = nil
-            if log, let doing { Log.info("\(prefix)\(doing) on \(transport) (\(family.rawValue) commands)") }
+            // Back after an outage that was not logged: not logged either.
+            if log, let doing, !quietOutage { Log.info("\(prefix)\(doing) on \(transport) (\(family.rawValue) commands)") }
+            quietOutage = false
             return .ready(afterOutage: afterOutage)
         case let .lost(reason):
             guard outage == nil else {
@@ -279,6 +289,19 @@ struct ControllerLog {
             }
             outage = reason
             causes = [reason]
+            if var seen = recent[reason], time - seen.at < Self.repeatQuiet {
+                seen.unlogged += 1
+                quietOutage = true
+                if time - seen.at >= Self.countInterval {
+                    if log { Log.warning("\(prefix)controller unavailable again (\(reason)): \(seen.unlogged) times in the last \(Int(time - seen.at)) s") }
+                    seen = (time, 0)
+                }
+                recent[reason] = seen
+                return .lost(reason)
+            }
+            if recent.count >= 16, let oldest = recent.min(by: { $0.value.at < $1.value.at }) { recent[oldest.key] = nil }
+            recent[reason] = (time, 0)
+            quietOutage = false
             if log { Log.warning("\(prefix)controller unavailable (\(reason)); retrying") }
             return .lost(reason)
         case .connecting, .configuring:
