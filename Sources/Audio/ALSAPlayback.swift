@@ -216,7 +216,7 @@ public final class ALSAPlayback: Sendable {
                 for command in commands {
                     switch command {
                     case .play(let sound, let slot, let tag, let at):
-                        mixer.play(sound, slot: slot, tag: tag)
+                        mixer.play(sound, slot: slot, tag: tag, atPause: slot == .speech)
                         requested[tag] = at
                     case .stop(let slot): mixer.stop(slot)
                     case .volume(let dB): mixer.setVolume(dB: dB)
@@ -350,7 +350,7 @@ public final class ALSAPlayback: Sendable {
                 }
                 for command in commands {
                     switch command {
-                    case .play(let sound, let slot, let tag, _): mixer.play(sound, slot: slot, tag: tag)
+                    case .play(let sound, let slot, let tag, _): mixer.play(sound, slot: slot, tag: tag, atPause: slot == .speech)
                     case .stop(let slot): mixer.stop(slot)
                     case .volume(let dB): mixer.setVolume(dB: dB)
                     case .interrupt: break

@@ -38,6 +38,8 @@ public struct Mixer: Sendable {
     private var slotGain: [Float] = [1, 1]
     private var masterGain: Float = 1
     private var started: [UInt64] = []
+    /// A sound waiting for a pause in what plays in its slot (a line never cut inside a word).
+    private var pending: [(samples: [Int16], tag: UInt64, cut: Int)?] = [nil, nil]
     /// Reused between periods: the playback thread allocates nothing while it plays.
     private var accumulator: [Float] = []
 
@@ -47,7 +49,7 @@ public struct Mixer: Sendable {
         fadeFrames = max(1, Int(Double(sampleRate) * fadeMilliseconds / 1000))
     }
 
-    public var isIdle: Bool { active.allSatisfy { $0 == nil } && fading.isEmpty }
+    public var isIdle: Bool { active.allSatisfy { $0 == nil } && fading.isEmpty && pending.allSatisfy { $0 == nil } }
 
     /// Master volume in dB (0 = unchanged, negative = quieter).
     public mutating func setVolume(dB: Double) { masterGain = linearGain(dB: dB) }
@@ -57,17 +59,61 @@ public struct Mixer: Sendable {
     /// Starts `sound` (mono at `sampleRate`) in `slot`. A sound already playing there fades out
     /// over `fadeFrames` while the new one fades in over the same frames: no click, no gap.
     /// `tag` comes back from `takeStarted()` when its first frame is rendered.
-    public mutating func play(_ sound: PCMBuffer, slot: MixerSlot, tag: UInt64 = 0) {
+    ///
+    /// `atPause`: speech is not cut inside a word. The sound playing in the slot goes on to
+    /// its next pause (10 ms under 2 % of full scale within the next 0.6 s; its end, when it
+    /// ends within a second; else the quietest 10 ms of the next 0.3 s), and is replaced there.
+    public mutating func play(_ sound: PCMBuffer, slot: MixerSlot, tag: UInt64 = 0, atPause: Bool = false) {
         let sound = sound.forMixer(rate: sampleRate)
+        if atPause, let old = active[slot.rawValue] {
+            let cut = pending[slot.rawValue]?.cut ?? Self.nextPause(in: old.samples, from: old.position, rate: sampleRate)
+            if cut > old.position {
+                pending[slot.rawValue] = (sound.samples, tag, cut)
+                return
+            }
+        }
+        start(sound.samples, slot: slot.rawValue, tag: tag)
+    }
+
+    /// Where a line can be left: see `play(_:slot:tag:atPause:)`.
+    public static func nextPause(in samples: [Int16], from position: Int, rate: Int) -> Int {
+        let window = max(1, rate / 100)
+        let quiet = 655.0  // 2 % of full scale
+        let remaining = samples.count - position
+        if remaining <= 0 { return position }
+        func rms(_ start: Int) -> Double {
+            var sum = 0.0
+            let end = min(samples.count, start + window)
+            for i in start..<end { sum += Double(samples[i]) * Double(samples[i]) }
+            return (sum / Double(max(1, end - start))).squareRoot()
+        }
+        var start = position
+        let searchEnd = min(samples.count - window, position + rate * 6 / 10)
+        while start <= searchEnd {
+            if rms(start) < quiet { return start }
+            start += window / 2
+        }
+        if remaining <= rate { return samples.count }
+        var best = position, bestRMS = Double.infinity
+        start = position
+        while start <= min(samples.count - window, position + rate * 3 / 10) {
+            let r = rms(start)
+            if r < bestRMS { (best, bestRMS) = (start, r) }
+            start += window / 2
+        }
+        return best
+    }
+
+    private mutating func start(_ samples: [Int16], slot: Int, tag: UInt64) {
         var replacing = false
-        if var old = active[slot.rawValue] {
+        if var old = active[slot] {
             old.rampTarget = 0
             old.rampStep = -max(old.gain, 1e-6) / Float(fadeFrames)
             fading.append(old)
             replacing = true
         }
-        active[slot.rawValue] = Voice(
-            samples: sound.samples, tag: tag, slot: slot.rawValue,
+        active[slot] = Voice(
+            samples: samples, tag: tag, slot: slot,
             gain: replacing ? 0 : 1, rampTarget: 1,
             rampStep: replacing ? 1 / Float(fadeFrames) : 0)
         started.append(tag)
@@ -75,6 +121,7 @@ public struct Mixer: Sendable {
 
     /// Fades out whatever plays in `slot`.
     public mutating func stop(_ slot: MixerSlot) {
+        pending[slot.rawValue] = nil
         guard var old = active[slot.rawValue] else { return }
         old.rampTarget = 0
         old.rampStep = -max(old.gain, 1e-6) / Float(fadeFrames)
@@ -85,6 +132,7 @@ public struct Mixer: Sendable {
     /// Drops everything at once (device lost: nothing is played late).
     public mutating func clear() {
         active = [nil, nil]
+        pending = [nil, nil]
         fading.removeAll()
         started.removeAll()
     }
@@ -103,17 +151,33 @@ public struct Mixer: Sendable {
         } else {
             for i in 0..<frames { accumulator[i] = 0 }
         }
-        for slot in 0..<active.count {
-            guard var voice = active[slot] else { continue }
-            Self.mixVoice(&voice, gain: slotGain[slot], into: &accumulator)
-            active[slot] = voice.finished ? nil : voice
+        // In pieces that end where a waiting sound takes over its slot.
+        var done = 0
+        while done < frames {
+            var chunk = frames - done
+            for slot in 0..<active.count {
+                guard let p = pending[slot] else { continue }
+                let position = active[slot]?.position ?? p.cut
+                if position >= p.cut || active[slot] == nil {
+                    pending[slot] = nil
+                    start(p.samples, slot: slot, tag: p.tag)
+                } else {
+                    chunk = min(chunk, p.cut - position)
+                }
+            }
+            for slot in 0..<active.count {
+                guard var voice = active[slot] else { continue }
+                Self.mixVoice(&voice, gain: slotGain[slot], into: &accumulator, at: done, frames: chunk)
+                active[slot] = voice.finished ? nil : voice
+            }
+            var remaining: [Voice] = []
+            for var voice in fading {
+                Self.mixVoice(&voice, gain: slotGain[voice.slot], into: &accumulator, at: done, frames: chunk)
+                if !voice.finished { remaining.append(voice) }
+            }
+            fading = remaining
+            done += chunk
         }
-        var remaining: [Voice] = []
-        for var voice in fading {
-            Self.mixVoice(&voice, gain: slotGain[voice.slot], into: &accumulator)
-            if !voice.finished { remaining.append(voice) }
-        }
-        fading = remaining
         let master = masterGain
         for i in 0..<frames {
             let v = (accumulator[i] * master).rounded()
@@ -121,8 +185,8 @@ public struct Mixer: Sendable {
         }
     }
 
-    private static func mixVoice(_ voice: inout Voice, gain slotGain: Float, into acc: inout [Float]) {
-        let count = min(acc.count, voice.samples.count - voice.position)
+    private static func mixVoice(_ voice: inout Voice, gain slotGain: Float, into acc: inout [Float], at offset: Int, frames: Int) {
+        let count = min(frames, voice.samples.count - voice.position)
         if count <= 0 { return }
         voice.samples.withUnsafeBufferPointer { src in
             var g = voice.gain
@@ -134,7 +198,7 @@ public struct Mixer: Sendable {
                     g += step
                     if (step > 0 && g >= target) || (step < 0 && g <= target) { g = target }
                 }
-                acc[i] += Float(src[base + i]) * g * slotGain
+                acc[offset + i] += Float(src[base + i]) * g * slotGain
             }
             voice.gain = g
             if g == target { voice.rampStep = 0 }
