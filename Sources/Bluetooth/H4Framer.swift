@@ -157,17 +157,24 @@ public struct H4Framer: Sendable {
             guard let event = try? HCIEvent(decoding: body) else { return .bad }
             switch event {
             case .other:
-                return .bad
+                // An LE subevent we do not decode: only as good as what follows it.
+                return followedByAPacket(after)
             case let .advertisingReports(reports):
                 // A report shifted by a lost byte can decode, its RSSI then being the next
                 // packet's type byte (1-5) or another small positive number. Scanners report
                 // negative dBm (or 127, none); the ranging drops 0 and above as impossible,
                 // so a report claiming one is taken for damage rather than trusted.
-                return reports.allSatisfy { ($0.rssi ?? -127) < 0 } ? .good : .bad
+                // Not dropped outright either: the bytes after it decide (skipping into its
+                // payload would let the sender's own data pass for a packet).
+                return reports.allSatisfy { ($0.rssi ?? -127) < 0 } ? .good : followedByAPacket(after)
             default:
                 return .good
             }
         }
+        return followedByAPacket(after)
+    }
+
+    func followedByAPacket(_ after: ArraySlice<UInt8>) -> Evidence {
         switch start(after) {
         case .plausible: return .good
         case .implausible: return .bad

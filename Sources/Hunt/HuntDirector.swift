@@ -161,6 +161,7 @@ public struct HuntDirector: Sendable {
             immediateSince = nil
             nearestProximity = .unknown
             earlyProximity = [:]
+            nearest = nil
             // A proximity line still waiting is stale news now.
             if let p = pending, p.event.precedence <= LineEvent.proximityUnknown.precedence { pending = nil }
             return [.sound(configuration.regionSound)] + say(.regionLeft, at: time)
@@ -209,7 +210,7 @@ public struct HuntDirector: Sendable {
         if let early, early.value.proximity != .unknown {
             // The class is known from now on (its next change is said); only "at the
             // treasure" is news worth a line right after the enter line.
-            nearest = nearest ?? early.key
+            nearest = early.key ?? nearest
             nearestProximity = early.value.proximity
             if early.value.proximity == .immediate {
                 immediateSince = early.value.since

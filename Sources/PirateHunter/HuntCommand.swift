@@ -25,6 +25,7 @@ enum HuntCommand {
         setup.reload = load
         var options = RuntimeOptions(record: setup.record, duration: duration)
         options.clock = try arguments.clock(simulated: setup.transport == .simulator)
+        if options.clock != .monotonic, flags.device == nil { setup.playback?.device = "null" }
         let runtime = try ApplianceRuntime(options)
         let hunter = try Hunter(setup: setup, runtime: runtime)
         if setup.transport == .simulator {
@@ -56,6 +57,9 @@ enum HuntCommand {
         setup.hunt?.region = DemoWorld.region.name
         // Time for the found line, the reward read out and the box's greeting.
         setup.stopAfterFound = 26
+        // On virtual time nothing is heard unless a device was asked for (a card would play
+        // the whole walk in real time while the loop waits to shut down).
+        if virtualTime, flags.device == nil { setup.playback?.device = "null" }
         // The default device, or demo.wav when there is none.
         if var playback = setup.playback, playback.device == "default" {
             do {

@@ -110,12 +110,13 @@ final class Hunter {
         guard let configuration = setup.voice else { return }
         do {
             // On virtual time every run is the same run: the lines too are picked from a seed.
-            if runtime.loop.isVirtual {
-                voice = try PirateVoice.load(configuration, random: SplitMix64(seed: 0x50_49_52_41_54_45))
-            } else {
-                voice = try PirateVoice.load(configuration)
-            }
-            arrr = try PirateVoice.loadArrr(voicesDirectory: configuration.voicesDirectory, sampleRate: voice?.synthesizer.sampleRate ?? 22050)
+            // Both are loaded before either is used: a reload that fails changes nothing.
+            let loaded = runtime.loop.isVirtual
+                ? try PirateVoice.load(configuration, random: SplitMix64(seed: 0x50_49_52_41_54_45))
+                : try PirateVoice.load(configuration)
+            let sound = try PirateVoice.loadArrr(voicesDirectory: configuration.voicesDirectory, sampleRate: loaded.synthesizer.sampleRate)
+            voice = loaded
+            arrr = sound
         } catch {
             switch error.kind {
             case .missingFile: throw CLIError(.noInput, error.message)
@@ -134,6 +135,14 @@ final class Hunter {
     }
 
     private var now: Double { runtime.now }
+
+    /// Nothing is being said and nothing waits to be (the end of a replay waits for this).
+    var isQuiet: Bool { speechTimer == nil && !loop.isAwaitingAnswer }
+
+    /// The capture being replayed is over: its end is not a silence of the beacons, so the
+    /// ranging stops judging silence (no made-up exits while the last line finishes).
+    func radioEnded() { rangingStopped = true }
+    private var rangingStopped = false
 
     /// Joins the runtime: the controller session on `source`, the hunt's timers, reload.
     func start(on source: ControllerSource) {
@@ -181,7 +190,7 @@ final class Hunter {
         // Silence-based decisions (exit, unknown, initial state) and the found timer.
         loop.schedule(after: 0.25) { [unowned self] in
             let t = now
-            emit(engine.advance(to: t), at: t)
+            if !rangingStopped { emit(engine.advance(to: t), at: t) }
             if outage.tick(at: t) == .missing { say(.adapterMissing) }
             if var d = director {
                 perform(d.tick(at: t))
@@ -225,7 +234,10 @@ final class Hunter {
     private func emit(_ events: [RangingEvent], at time: Double) {
         for event in events {
             if setup.json { runtime.out.line(RangingOutput.json(event)) }
-            if var d = director {
+            // The director hunts the first region: another region's beacons are not its news.
+            let otherRegion: Bool
+            if case let .proximity(_, key, _, _) = event, let hunted = setup.regions.first { otherRegion = !hunted.contains(key) } else { otherRegion = false }
+            if !otherRegion, var d = director {
                 perform(d.handle(.ranging(event), at: time))
                 director = d
             }
@@ -415,14 +427,16 @@ final class Hunter {
         if next.transport != setup.transport {
             waiting.append("transport (the controller is opened at start)")
         }
-        if next.regions != setup.regions || next.ranging != setup.ranging {
+        // New hunt rules start a new director, which must hear the region's state again: the
+        // ranging starts over with it.
+        if next.regions != setup.regions || next.ranging != setup.ranging || next.hunt != setup.hunt {
             // New regions or thresholds: the engine starts over (its filters and states
             // belong to the old ones); what it says next comes from the new ones.
             engine = RangingEngine(configuration: next.ranging, regions: next.regions)
             nearestKey = nil
             lastHeard = nil
             heard.removeHeard(before: .infinity)
-            applied.append(next.regions != setup.regions ? "regions (ranging starts over)" : "ranging (it starts over)")
+            applied.append(next.regions != setup.regions ? "regions (ranging starts over)" : next.ranging != setup.ranging ? "ranging (it starts over)" : "ranging starts over")
         }
         if next.hunt != setup.hunt || next.regions != setup.regions {
             director = next.hunt.map(HuntDirector.init(configuration:))

@@ -144,15 +144,21 @@ extension ReplayCommand {
             throw openError(options.path, error)
         }
         let hunter = try Hunter(setup: setup, runtime: runtime)
-        var ending = false
-        hunter.start(on: .inProcess(capture, world: { t in
+        var endedAt: Double?
+        hunter.start(on: .inProcess(capture, world: { [unowned hunter] t in
             capture.advance(to: t)
-            // The capture is over: what it delivered is handled, then the hunt ends there.
-            guard capture.finished, !ending else { return }
-            ending = true
-            runtime.loop.schedule(after: 0.05) { runtime.stop(.ok) }
+            // The capture is over: the line being said is let finish (30 s at most), then
+            // the hunt ends there.
+            guard capture.finished else { return }
+            if endedAt == nil { hunter.radioEnded() }
+            let ended = endedAt ?? t
+            endedAt = ended
+            if t - ended >= 0.05, hunter.isQuiet || t - ended > 30 { runtime.stop(.ok) }
         }))
         let code = try runtime.run(keeping: [hunter, capture])
+        if capture.clockJumps > 0 {
+            Log.warning("the capture's clock jumped \(capture.clockJumps) time(s) (back, or more than \(Int(CaptureReplayTransport.longestGap)) s): replayed as at most \(Int(CaptureReplayTransport.longestGap)) s")
+        }
         if capture.malformed > 0 { Log.warning("skipped \(capture.malformed) malformed HCI packet(s)") }
         if let failure = capture.failure {
             throw CLIError(.dataError, "\(options.path): \(failure) (the hunt up to there was printed)")

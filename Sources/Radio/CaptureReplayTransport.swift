@@ -26,6 +26,13 @@ public final class CaptureReplayTransport: HCITransport {
     public private(set) var malformed = 0
     /// Loop time of the last record delivered.
     public private(set) var lastTime: Double
+    /// A capture's clock can jump (a Pi without a clock chip set by NTP mid-hunt): a gap
+    /// between records longer than this is replayed as this long, a negative one as none.
+    public static let longestGap = 700.0
+    /// Gaps shortened so (or clocks that went back).
+    public private(set) var clockJumps = 0
+    private var previousTimestamp: Int64?
+    private var elapsed = 0.0
 
     public init(path: String, startTime: Double) throws(SystemError) {
         events = try EventCounter()
@@ -54,8 +61,13 @@ public final class CaptureReplayTransport: HCITransport {
                 finished = true
                 return
             }
-            let first = firstTimestamp ?? record.timestamp
-            firstTimestamp = first
+            firstTimestamp = firstTimestamp ?? record.timestamp
+            if let previous = previousTimestamp {
+                let gap = Double(record.timestamp &- previous) / 1_000_000
+                if gap < 0 || gap > Self.longestGap { clockJumps += 1 }
+                elapsed += min(max(gap, 0), Self.longestGap)
+            }
+            previousTimestamp = record.timestamp
             guard record.flags & 1 == 1, let datalink = reader.datalink else { continue }
             let packet: HCIPacket
             do {
@@ -72,7 +84,7 @@ public final class CaptureReplayTransport: HCITransport {
             }
             switch event {
             case .advertisingReports, .hardwareError:
-                next = (startTime + Double(record.timestamp &- first) / 1_000_000, packet)
+                next = (startTime + elapsed, packet)
                 return
             default:
                 continue  // answers to the commands of the recorded session

@@ -78,6 +78,7 @@ public final class EventLoop {
     /// virtual time the clock waits for it. Balance with `expectationMet()` when it arrives.
     public func expectAnswer() { outstanding += 1 }
     public func expectationMet() { outstanding = max(0, outstanding - 1) }
+    public var isAwaitingAnswer: Bool { outstanding > 0 }
 
     /// Calls `handler` on this thread whenever `fd` is readable (or has hung up).
     @discardableResult

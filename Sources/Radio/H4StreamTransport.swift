@@ -110,7 +110,9 @@ public final class H4StreamTransport: HCITransport {
 
     public func receive() throws(TransportError) -> [HCIPacket] {
         var buffer = [UInt8](repeating: 0, count: 4096)
-        while true {
+        // At most 64 KiB a call: a peer that floods the stream is read in rounds (poll says
+        // it is readable again), so the loop serves its timers and the framer stays small.
+        for _ in 0..<16 {
             let read: Int?
             do {
                 read = try fd.read(into: &buffer)

@@ -44,7 +44,6 @@ final class ApplianceRuntime {
     let loop: EventLoop
     private let signals: SignalSource?
     private let recorder: CaptureFileWriter?
-    private var recordings: [RecordingTransport] = []
     private var sessions: [ManagedSession] = []
     private var stopHandlers: [() -> Void] = []
     /// t = 0 of every command's output and of the ranging clock.
@@ -156,9 +155,7 @@ final class ApplianceRuntime {
         } else {
             clock = wallClockMicroseconds
         }
-        let recording = RecordingTransport(transport, writer: recorder, clock: clock)
-        recordings.append(recording)
-        return recording
+        return RecordingTransport(transport, writer: recorder, clock: clock)
     }
 
     /// Moves a simulated world with the loop's clock, every 20 ms.
@@ -209,6 +206,8 @@ final class ApplianceRuntime {
             }
         }
         out.flush()
+        // A write error on the last flush (EPIPE aside) is an I/O error too.
+        if let failure = out.failure, failure != EPIPE, exitCode == .ok { exitCode = .ioError }
         loop.stop()
     }
 
