@@ -44,7 +44,7 @@ def run(binary, command, tmp, rate, seconds, every, label):
         time.sleep(0.025)
     cmd = [binary, command, "--hci", "unix:" + sock, "--duration", str(seconds)] + (["--json"] if JSON else [])
     if command == "hunt":
-        cmd += ["--region", UUID, "--device", "null", "--cache-dir", os.path.join(tmp, "cache")]
+        cmd += ["--region", UUID, "--device", "null", "--cache-dir", os.path.join(tmp, "cache"), "--voice-dir", os.path.join(REPO, "voices")]
     p = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=open(os.path.join(tmp, label + ".err"), "w"))
     start = time.monotonic()
     samples = []
