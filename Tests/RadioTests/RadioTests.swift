@@ -1,5 +1,6 @@
 import Bluetooth
 import Foundation
+import Glibc
 import Radio
 import Testing
 
