@@ -7,6 +7,10 @@ import Testing
 
 @testable import Radio
 
+/// SOCK_STREAM for the tests of this target, named where Glibc's enum is seen reliably (a
+/// clean build once lost it in another file of the same compile batch).
+let streamSocketType = Int32(SOCK_STREAM.rawValue)
+
 /// A connected pair of non-blocking unix stream sockets, closed at the end of the test.
 private final class SocketPair {
     let a: FileDescriptor

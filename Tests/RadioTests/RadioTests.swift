@@ -226,7 +226,7 @@ func virtualLoop() throws -> EventLoop { try EventLoop(clock: .virtual(start: 0)
 @Suite struct H4StreamTransportTests {
     @Test func packetsCutIntoPiecesOverAUnixSocketComeOutWhole() throws {
         let path = FileManager.default.temporaryDirectory.appendingPathComponent("h4-\(getpid())-\(UInt32.random(in: 0...UInt32.max)).sock").path
-        let listener = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
+        let listener = socket(AF_UNIX, streamSocketType, 0)
         #expect(listener >= 0)
         defer {
             close(listener)

@@ -15,7 +15,7 @@ final class NoisyController: @unchecked Sendable {
 
     init(reports: Int) throws {
         path = FileManager.default.temporaryDirectory.appendingPathComponent("noisy-\(getpid())-\(UInt32.random(in: 0...UInt32.max)).sock").path
-        listener = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
+        listener = socket(AF_UNIX, streamSocketType, 0)
         self.reports = reports
         var address = sockaddr_un()
         address.sun_family = sa_family_t(AF_UNIX)
