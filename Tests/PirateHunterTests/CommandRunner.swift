@@ -16,6 +16,10 @@ enum PirateHunterBinary {
 
     static var fixtures: URL { repository.appendingPathComponent("Tests/BluetoothTests/Fixtures") }
 
+    /// One line cache for the tests' runs of the binary (a debug build synthesizes the 57
+    /// lines slowly; every run with a fresh cache did it again). Writes into it are atomic.
+    static var lineCache: String { repository.appendingPathComponent(".build/test-line-cache").path }
+
     static var url: URL {
         // The test bundle lives in the build products folder next to the executable.
         let products = Bundle.main.bundleURL

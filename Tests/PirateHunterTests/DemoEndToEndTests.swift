@@ -25,7 +25,7 @@ import Testing
         let svg = directory.appendingPathComponent("reward.svg").path
         let capture = directory.appendingPathComponent("demo.btsnoop").path
         let result = try PirateHunterBinary.run(
-            ["demo", "--virtual-time", "--json", "--device", "file:FILE=\(wav),FORMAT=wav", "--cache-dir", directory.appendingPathComponent("cache").path,
+            ["demo", "--virtual-time", "--json", "--device", "file:FILE=\(wav),FORMAT=wav", "--cache-dir", PirateHunterBinary.lineCache,
              "--reward-svg", svg, "--record", capture],
             timeout: 60)
         let events = try jsonObjects(result)

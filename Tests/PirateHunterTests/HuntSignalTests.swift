@@ -25,7 +25,7 @@ import Testing
             let json = """
                 { "transport": "unix:\(socket)",
                   "regions": [ { "name": "\(region)", "uuid": "50697261-7465-4875-6E74-547265617375" } ],
-                  "voice": { "language": "\(language)", "cache_directory": "\(directory.path)/cache" },
+                  "voice": { "language": "\(language)", "cache_directory": "\(PirateHunterBinary.lineCache)" },
                   "audio": { "device": "\(device)" },
                   "hunt": { "found_hold": \(foundHold) } }
                 """

@@ -17,7 +17,7 @@ import Testing
     @Test func theStartUpLineWaitsForTheRadio() throws {
         let directory = try temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
-        let cache = ["--cache-dir", directory.appendingPathComponent("cache").path, "--device", "null", "--json"]
+        let cache = ["--cache-dir", PirateHunterBinary.lineCache, "--device", "null", "--json"]
         // No controller behind the socket for 7 s: no "the hunt begins", the missing radio once.
         let missing = try PirateHunterBinary.run(["hunt", "--hci", "unix:" + directory.appendingPathComponent("none.sock").path, "--duration", "7"] + cache, timeout: 60)
         #expect(missing.status == 0, "\(missing.stderr)")
@@ -36,7 +36,7 @@ import Testing
         // start it again and again. The child hears it the first time only.
         let directory = try temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
-        let arguments = ["hunt", "--hci", "hci0", "--json", "--device", "null", "--cache-dir", directory.appendingPathComponent("cache").path]
+        let arguments = ["hunt", "--hci", "hci0", "--json", "--device", "null", "--cache-dir", PirateHunterBinary.lineCache]
         let environment = ["RUNTIME_DIRECTORY": directory.path]
         let first = try PirateHunterBinary.run(arguments, environment: environment, timeout: 60)
         let second = try PirateHunterBinary.run(arguments, environment: environment, timeout: 60)
@@ -67,7 +67,7 @@ import Testing
         for _ in 0..<400 where !FileManager.default.fileExists(atPath: socket + ".ready") { usleep(25_000) }
         let result = try PirateHunterBinary.run(
             ["hunt", "--hci", "unix:" + socket, "--region", "50697261-7465-4875-6E74-547265617375", "--json", "--device", "null",
-             "--cache-dir", directory.appendingPathComponent("cache").path, "--duration", "11"], timeout: 60)
+             "--cache-dir", PirateHunterBinary.lineCache, "--duration", "11"], timeout: 60)
         #expect(result.status == 0, "\(result.stderr)")
         let unavailable = result.stderr.components(separatedBy: "controller unavailable").count - 1
         #expect(unavailable == 1, "\(result.stderr)")
