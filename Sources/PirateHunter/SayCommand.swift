@@ -78,11 +78,7 @@ enum SayCommand {
                 try WAVFile.write(
                     PCMBuffer(sampleRate: speech.sampleRate, channels: 1, samples: samples), to: output ?? "")
             } catch {
-                switch error.errno {
-                case EACCES, EPERM, EROFS: throw CLIError(.noPermission, error.message)
-                case ENOENT, ENOTDIR, EISDIR, EEXIST, ELOOP, ENAMETOOLONG: throw CLIError(.cantCreate, error.message)
-                default: throw CLIError(.ioError, error.message)
-                }
+                throw CLIError(error.errno.map { ApplianceRuntime.outputFileExitCode(errno: $0) } ?? .ioError, error.message)
             }
             return .ok
         }

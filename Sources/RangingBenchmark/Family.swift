@@ -150,18 +150,7 @@ func stepFar(_ which: Which, _ c: Condition, seed: UInt64) -> Double {
                         loss: c.loss, shadowing: c.shadow)
     }
     var simulator = RadioSimulator(beacons: beacons, model: c.model, seed: seed)
-    let reports = simulator.run(until: end)
-    var ranger = makeRanger(which)
-    var last = Proximity.unknown
-    var farSince: Double?
-    drive(&ranger, reports: reports, until: end) { r, step in
-        let now = r.proximity(0)
-        if now != last {
-            farSince = (now == .far && step.time >= stepTime) ? step.time : nil
-            last = now
-        }
-    }
-    return farSince.map { $0 - stepTime } ?? (end - stepTime)
+    return secondsToFarForGood(which, reports: simulator.run(until: end), stepTime: stepTime, end: end)
 }
 
 /// Every beacon of the region switched off at 300 s: seconds until exit (120 if never).

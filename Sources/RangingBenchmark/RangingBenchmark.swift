@@ -120,18 +120,24 @@ func stepToFar(_ which: Which, seeds: [UInt64]) -> [Double] {
         let end = 90.0
         let reports = simulate([SimulatedBeacon(id: 0, path: .step(from: 1.5, to: 6, at: stepTime), loss: usualLoss10Hz)],
                                seed: seed, until: end)
-        var ranger = makeRanger(which)
-        var last = Proximity.unknown
-        var farSince: Double?
-        drive(&ranger, reports: reports, until: end) { r, step in
-            let now = r.proximity(0)
-            if now != last {
-                farSince = (now == .far && step.time >= stepTime) ? step.time : nil
-                last = now
-            }
-        }
-        return farSince.map { $0 - stepTime } ?? (end - stepTime)
+        return secondsToFarForGood(which, reports: reports, stepTime: stepTime, end: end)
     }
+}
+
+/// Seconds from `stepTime` until beacon 0 is "far" and stays so to `end` (`end - stepTime`
+/// if never): the step-to-far measure of the fixed table and of the family.
+func secondsToFarForGood(_ which: Which, reports: [SimulatedReading], stepTime: Double, end: Double) -> Double {
+    var ranger = makeRanger(which)
+    var last = Proximity.unknown
+    var farSince: Double?
+    drive(&ranger, reports: reports, until: end) { r, step in
+        let now = r.proximity(0)
+        if now != last {
+            farSince = (now == .far && step.time >= stepTime) ? step.time : nil
+            last = now
+        }
+    }
+    return farSince.map { $0 - stepTime } ?? (end - stepTime)
 }
 
 /// 3. Switch-off: exit lag.

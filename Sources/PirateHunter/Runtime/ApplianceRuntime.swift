@@ -224,11 +224,15 @@ final class ApplianceRuntime {
     /// place does not exist or is not a file, 74 otherwise; the message names the flag and
     /// the cause in words.
     static func fileError(_ what: String, _ error: SystemError) -> CLIError {
-        let cause = error.reason
-        switch error.errno {
-        case EACCES, EPERM, EROFS: return CLIError(.noPermission, "\(what): \(cause)")
-        case ENOENT, ENOTDIR, EISDIR, ELOOP, ENAMETOOLONG, EEXIST, ENXIO: return CLIError(.cantCreate, "\(what): \(cause)")
-        default: return CLIError(.ioError, "\(what): \(cause)")
+        CLIError(outputFileExitCode(errno: error.errno), "\(what): \(error.reason)")
+    }
+
+    /// The exit code of an output file that could not be written, by errno (also `say --out`).
+    static func outputFileExitCode(errno: Int32) -> ExitCode {
+        switch errno {
+        case EACCES, EPERM, EROFS: return .noPermission
+        case ENOENT, ENOTDIR, EISDIR, ELOOP, ENAMETOOLONG, EEXIST, ENXIO: return .cantCreate
+        default: return .ioError
         }
     }
 }
