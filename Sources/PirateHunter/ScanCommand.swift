@@ -55,9 +55,9 @@ enum ScanCommand {
         /// random addresses), least recently heard out first, and gone after 5 minutes unheard.
         static let capacity = 256
         static let forgetAfter = 300.0
-        private var rows = RecentlyHeardTable<String, Row>(capacity: capacity)
+        private var rows = RecentlyHeardTable<Beacon, Row>(capacity: capacity)
         /// The row of each ranged iBeacon/AltBeacon (range events come by key).
-        private var rowOfKey = RecentlyHeardTable<BeaconKey, String>(capacity: capacity)
+        private var rowOfKey = RecentlyHeardTable<BeaconKey, Beacon>(capacity: capacity)
         private var names = RecentlyHeardTable<BDAddress, String>(capacity: capacity)
         private var rewards = RecentlyHeardTable<BDAddress, String>(capacity: capacity)
         private var session: ControllerSession?
@@ -109,7 +109,8 @@ enum ScanCommand {
         private func sighting(_ sighting: BeaconSighting) {
             var s = sighting
             s.time -= runtime.start
-            let key = s.beacon.kind + " " + ScanCommand.identity(s.beacon)
+            // A row per beacon value: its text (kind and identity) is only made to be shown.
+            let key = s.beacon
             rows.update(key, at: s.time, default: { Row(sighting: s) }) { $0.sighting = s }
             if json, let line = printer.line(for: s) { runtime.out.line(line) }
             if let sample = RangingOutput.sample(s) {
@@ -143,7 +144,8 @@ enum ScanCommand {
             let now = runtime.now
             var text = terminal ? "\u{1B}[H\u{1B}[2J" : "\n"
             text += "pirate-hunter scan  \(session?.transport?.name ?? "no adapter")  \(rows.count) beacon(s)   (Ctrl-C to stop)\n"
-            let shown = rows.entries.sorted { $0.key < $1.key }.prefix(terminal ? 60 : Self.capacity)
+            let shown = rows.entries.map { (key: $0.key.kind + " " + ScanCommand.identity($0.key), value: $0.value) }
+                .sorted { $0.key < $1.key }.prefix(terminal ? 60 : Self.capacity)
             text += SightingPrinter.pad("kind", 15) + SightingPrinter.pad("id", 58) + SightingPrinter.pad("rssi", 6)
                 + SightingPrinter.pad("distance", 18) + SightingPrinter.pad("proximity", 11) + SightingPrinter.pad("age", 7) + "name / reward\n"
             for row in shown.map(\.value) {

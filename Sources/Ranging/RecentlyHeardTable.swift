@@ -4,13 +4,27 @@
 /// `removeHeard(before:)` drops what has not been heard since a time. Every operation is O(1)
 /// (eviction looks at no more than `protectionSearch` entries), so a street of phones with
 /// random addresses costs the same per report as one beacon. Pure: time is passed in.
+///
+/// Its operations are `@inlinable` so that the client's `Key`/`Value` specialize them: through
+/// the module boundary unspecialized, every call paid for generic metadata lookups and
+/// witness calls (a third of `scan`'s CPU in a crowd, measured with perf).
 public struct RecentlyHeardTable<Key: Hashable, Value> {
-    private struct Node {
-        var key: Key
-        var value: Value
-        var heard: Double
-        var older: Int
-        var newer: Int
+    @usableFromInline
+    struct Node {
+        @usableFromInline var key: Key
+        @usableFromInline var value: Value
+        @usableFromInline var heard: Double
+        @usableFromInline var older: Int
+        @usableFromInline var newer: Int
+
+        @inlinable
+        init(key: Key, value: Value, heard: Double, older: Int, newer: Int) {
+            self.key = key
+            self.value = value
+            self.heard = heard
+            self.older = older
+            self.newer = newer
+        }
     }
 
     public let capacity: Int
@@ -18,36 +32,44 @@ public struct RecentlyHeardTable<Key: Hashable, Value> {
     public var isProtected: (Key) -> Bool
     public static var protectionSearch: Int { 16 }
     /// Entries evicted for room so far (strangers crowding in).
-    public private(set) var evictions = 0
+    @inlinable public var evictions: Int { evictionCount }
+    @usableFromInline var evictionCount = 0
 
-    private var nodes: [Node] = []
-    private var freeSlots: [Int] = []
-    private var slots: [Key: Int] = [:]
-    private var oldest = -1
-    private var newest = -1
+    @usableFromInline var nodes: [Node] = []
+    @usableFromInline var freeSlots: [Int] = []
+    @usableFromInline var slots: [Key: Int] = [:]
+    @usableFromInline var oldest = -1
+    @usableFromInline var newest = -1
 
+    @inlinable
     public init(capacity: Int, isProtected: @escaping (Key) -> Bool = { _ in false }) {
         self.capacity = max(1, capacity)
         self.isProtected = isProtected
         slots.reserveCapacity(self.capacity)
     }
 
+    @inlinable
     public var count: Int { slots.count }
+    @inlinable
     public var isEmpty: Bool { slots.isEmpty }
 
+    @inlinable
     public subscript(key: Key) -> Value? {
         slots[key].map { nodes[$0].value }
     }
 
     /// The least recently heard key.
+    @inlinable
     public var oldestKey: Key? { oldest >= 0 ? nodes[oldest].key : nil }
 
     /// When `key` was last heard.
+    @inlinable
     public func heard(_ key: Key) -> Double? {
         slots[key].map { nodes[$0].heard }
     }
 
     /// Sets `key` to `value`, heard at `time` (it becomes the most recent).
+    @inlinable
     public mutating func set(_ key: Key, _ value: Value, at time: Double) {
         if let slot = slots[key] {
             nodes[slot].value = value
@@ -73,19 +95,27 @@ public struct RecentlyHeardTable<Key: Hashable, Value> {
 
     /// Changes the value of `key` in place (heard again at `time`), inserting `make()` first
     /// when it is new.
+    @inlinable
     public mutating func update(_ key: Key, at time: Double, default make: () -> Value, _ change: (inout Value) -> Void) {
-        var value = self[key] ?? make()
+        if let slot = slots[key] {
+            change(&nodes[slot].value)
+            nodes[slot].heard = time
+            moveToNewest(slot)
+            return
+        }
+        var value = make()
         change(&value)
         set(key, value, at: time)
     }
 
     /// Changes the value of `key` without counting it as heard; nothing when it is absent.
+    @inlinable
     public mutating func modify(_ key: Key, _ change: (inout Value) -> Void) {
         guard let slot = slots[key] else { return }
         change(&nodes[slot].value)
     }
 
-    @discardableResult
+    @inlinable @discardableResult
     public mutating func remove(_ key: Key) -> Value? {
         guard let slot = slots.removeValue(forKey: key) else { return nil }
         unlink(slot)
@@ -94,6 +124,7 @@ public struct RecentlyHeardTable<Key: Hashable, Value> {
     }
 
     /// Drops every entry not heard since `time`, oldest first; O(what is dropped).
+    @inlinable
     public mutating func removeHeard(before time: Double) {
         while oldest >= 0, nodes[oldest].heard < time {
             remove(nodes[oldest].key)
@@ -101,6 +132,7 @@ public struct RecentlyHeardTable<Key: Hashable, Value> {
     }
 
     /// The entries, most recently heard first.
+    @inlinable
     public var entries: [(key: Key, value: Value, heard: Double)] {
         var out: [(key: Key, value: Value, heard: Double)] = []
         out.reserveCapacity(count)
@@ -112,7 +144,8 @@ public struct RecentlyHeardTable<Key: Hashable, Value> {
         return out
     }
 
-    private mutating func evictOne() {
+    @inlinable
+    mutating func evictOne() {
         var slot = oldest
         var looked = 0
         while slot >= 0, looked < Self.protectionSearch, isProtected(nodes[slot].key) {
@@ -122,11 +155,12 @@ public struct RecentlyHeardTable<Key: Hashable, Value> {
         // Only protected keys among the oldest: protection cannot hold the bound, the oldest goes.
         if slot < 0 || looked == Self.protectionSearch { slot = oldest }
         guard slot >= 0 else { return }
-        evictions += 1
+        evictionCount += 1
         remove(nodes[slot].key)
     }
 
-    private mutating func unlink(_ slot: Int) {
+    @inlinable
+    mutating func unlink(_ slot: Int) {
         let older = nodes[slot].older, newer = nodes[slot].newer
         if older >= 0 { nodes[older].newer = newer } else { oldest = newer }
         if newer >= 0 { nodes[newer].older = older } else { newest = older }
@@ -134,7 +168,8 @@ public struct RecentlyHeardTable<Key: Hashable, Value> {
         nodes[slot].newer = -1
     }
 
-    private mutating func moveToNewest(_ slot: Int) {
+    @inlinable
+    mutating func moveToNewest(_ slot: Int) {
         guard slot != newest else { return }
         unlink(slot)
         nodes[slot].older = newest
