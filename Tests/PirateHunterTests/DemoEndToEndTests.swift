@@ -17,14 +17,14 @@ import Testing
         var capture: [UInt8]
     }
 
-    static func runDemo() throws -> Run {
+    static func runDemo() async throws -> Run {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("demo-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: directory) }
         let wav = directory.appendingPathComponent("heard.wav").path
         let svg = directory.appendingPathComponent("reward.svg").path
         let capture = directory.appendingPathComponent("demo.btsnoop").path
-        let result = try PirateHunterBinary.run(
+        let result = try await PirateHunterBinary.run(
             ["demo", "--virtual-time", "--json", "--device", "file:FILE=\(wav),FORMAT=wav", "--cache-dir", PirateHunterBinary.lineCache,
              "--reward-svg", svg, "--record", capture],
             timeout: 60)
@@ -39,8 +39,8 @@ import Testing
             capture: [UInt8]((try? Data(contentsOf: URL(fileURLWithPath: capture))) ?? Data()))
     }
 
-    @Test func scriptedWalkIsHeardInOrderAndEndsWithTheReward() throws {
-        let run = try Self.runDemo()
+    @Test func scriptedWalkIsHeardInOrderAndEndsWithTheReward() async throws {
+        let run = try await Self.runDemo()
         #expect(run.result.status == 0, "\(run.result.stderr)")
         let said = run.events.filter { $0["event"] as? String == "say" }.compactMap { $0["event_name"] as? String }
         let important = said.filter { !["warmer", "colder"].contains($0) }
@@ -134,8 +134,8 @@ import Testing
         #expect(log.contains("pirate-hunter: treasure box: advertising off"))
     }
 
-    @Test func theSameRunTwiceIsTheSameRun() throws {
-        let (a, b) = (try Self.runDemo(), try Self.runDemo())
+    @Test func theSameRunTwiceIsTheSameRun() async throws {
+        let (a, b) = (try await Self.runDemo(), try await Self.runDemo())
         #expect(a.result.status == 0 && b.result.status == 0)
         #expect(a.result.stdout == b.result.stdout, "virtual time and seeded line choice: byte for byte")
         #expect(a.wav == b.wav)
@@ -143,14 +143,14 @@ import Testing
 
     /// A parent's `--record` turned back into what the hunter said: the demo's capture,
     /// replayed with `--hunt`, says the same lines in the same order at the same moments.
-    @Test func replayingTheDemosRecordingSaysWhatTheDemoSaid() throws {
-        let run = try Self.runDemo()
+    @Test func replayingTheDemosRecordingSaysWhatTheDemoSaid() async throws {
+        let run = try await Self.runDemo()
         #expect(run.result.status == 0)
         #expect(run.capture.count > 10_000)
         let path = FileManager.default.temporaryDirectory.appendingPathComponent("demo-\(UUID().uuidString).btsnoop").path
         try Data(run.capture).write(to: URL(fileURLWithPath: path))
         defer { try? FileManager.default.removeItem(atPath: path) }
-        let replay = try PirateHunterBinary.run(["replay", path, "--hunt", "--json", "--region", "50697261-7465-4875-6E74-547265617375"], timeout: 60)
+        let replay = try await PirateHunterBinary.run(["replay", path, "--hunt", "--json", "--region", "50697261-7465-4875-6E74-547265617375"], timeout: 60)
         #expect(replay.status == 0, "\(replay.stderr)")
         func spoken(_ events: [[String: Any]]) -> [String] {
             events.compactMap { e -> String? in

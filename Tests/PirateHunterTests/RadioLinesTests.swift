@@ -14,16 +14,16 @@ import Testing
         return url
     }
 
-    @Test func theStartUpLineWaitsForTheRadio() throws {
+    @Test func theStartUpLineWaitsForTheRadio() async throws {
         let directory = try temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
         let cache = ["--cache-dir", PirateHunterBinary.lineCache, "--device", "null", "--json"]
         // No controller behind the socket for 7 s: no "the hunt begins", the missing radio once.
-        let missing = try PirateHunterBinary.run(["hunt", "--hci", "unix:" + directory.appendingPathComponent("none.sock").path, "--duration", "7"] + cache, timeout: 60)
+        let missing = try await PirateHunterBinary.run(["hunt", "--hci", "unix:" + directory.appendingPathComponent("none.sock").path, "--duration", "7"] + cache, timeout: 60)
         #expect(missing.status == 0, "\(missing.stderr)")
         #expect(try said(missing) == ["adapter-missing"], "\(missing.stdout)")
         // A radio: the start-up line comes after scanning started.
-        let working = try PirateHunterBinary.run(["hunt", "--hci", "simulator", "--virtual-time", "--duration", "5"] + cache, timeout: 60)
+        let working = try await PirateHunterBinary.run(["hunt", "--hci", "simulator", "--virtual-time", "--duration", "5"] + cache, timeout: 60)
         #expect(try said(working).first == "startup")
         let log = working.stderr.split(separator: "\n").map(String.init)
         let scanning = try #require(log.firstIndex { $0.contains("scanning on simulator") })
@@ -31,15 +31,15 @@ import Testing
         #expect(scanning < startup)
     }
 
-    @Test func anUnusableRadioIsSaidOncePerCauseAndBoot() throws {
+    @Test func anUnusableRadioIsSaidOncePerCauseAndBoot() async throws {
         // This machine's kernel has no Bluetooth sockets: hunt exits 69 and systemd would
         // start it again and again. The child hears it the first time only.
         let directory = try temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
         let arguments = ["hunt", "--hci", "hci0", "--json", "--device", "null", "--cache-dir", PirateHunterBinary.lineCache]
         let environment = ["RUNTIME_DIRECTORY": directory.path]
-        let first = try PirateHunterBinary.run(arguments, environment: environment, timeout: 60)
-        let second = try PirateHunterBinary.run(arguments, environment: environment, timeout: 60)
+        let first = try await PirateHunterBinary.run(arguments, environment: environment, timeout: 60)
+        let second = try await PirateHunterBinary.run(arguments, environment: environment, timeout: 60)
         #expect(first.status == 69 && second.status == 69)
         #expect(try said(first) == ["adapter-missing"])
         #expect(try said(second).isEmpty, "said again on a restart: \(second.stdout)")
@@ -47,12 +47,12 @@ import Testing
         let marks = try FileManager.default.contentsOfDirectory(atPath: directory.path).filter { $0.hasPrefix("said-") }
         #expect(marks.count == 1)
         for mark in marks { try FileManager.default.removeItem(at: directory.appendingPathComponent(mark)) }
-        #expect(try said(try PirateHunterBinary.run(arguments, environment: environment, timeout: 60)) == ["adapter-missing"])
+        #expect(try said(try await PirateHunterBinary.run(arguments, environment: environment, timeout: 60)) == ["adapter-missing"])
     }
 
     /// A controller socket closed every 2 s: not a word to the child, and one log line, not
     /// one per reconnection.
-    @Test func aFlakyControllerIsNeitherSpokenNorLoggedEachTime() throws {
+    @Test func aFlakyControllerIsNeitherSpokenNorLoggedEachTime() async throws {
         let directory = try temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
         let socket = directory.appendingPathComponent("ctl.sock").path
@@ -65,7 +65,7 @@ import Testing
         try controller.run()
         defer { kill(controller.processIdentifier, SIGKILL) }
         for _ in 0..<400 where !FileManager.default.fileExists(atPath: socket + ".ready") { usleep(25_000) }
-        let result = try PirateHunterBinary.run(
+        let result = try await PirateHunterBinary.run(
             ["hunt", "--hci", "unix:" + socket, "--region", "50697261-7465-4875-6E74-547265617375", "--json", "--device", "null",
              "--cache-dir", PirateHunterBinary.lineCache, "--duration", "11"], timeout: 60)
         #expect(result.status == 0, "\(result.stderr)")

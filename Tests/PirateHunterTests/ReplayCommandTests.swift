@@ -12,8 +12,8 @@ func jsonObjects(_ result: CommandResult) throws -> [[String: Any]] {
     let horizon = PirateHunterBinary.fixtures.appendingPathComponent("csacca_horizon74_btsnoop_hci.log").path
     let btsnooper = PirateHunterBinary.fixtures.appendingPathComponent("wangdalian_btsnooper_btsnoop_hci.log").path
 
-    @Test func horizonCapturePrintsItsElevenIBeaconsAsTheContractSays() throws {
-        let result = try PirateHunterBinary.run(["replay", horizon, "--json"])
+    @Test func horizonCapturePrintsItsElevenIBeaconsAsTheContractSays() async throws {
+        let result = try await PirateHunterBinary.run(["replay", horizon, "--json"])
         #expect(result.status == 0)
         #expect(result.stderr.isEmpty)
         let objects = try jsonObjects(result)
@@ -36,8 +36,8 @@ func jsonObjects(_ result: CommandResult) throws -> [[String: Any]] {
         #expect(result.lines.first?.hasPrefix(#"{"t": 0.696926, "event": "sighting", "kind": "ibeacon", "address": "A4:C1:38:BF:6F:AB", "uuid": "#) == true)
     }
 
-    @Test func extendedCapturePrintsItsEightIBeacons() throws {
-        let result = try PirateHunterBinary.run(["replay", btsnooper, "--json"])
+    @Test func extendedCapturePrintsItsEightIBeacons() async throws {
+        let result = try await PirateHunterBinary.run(["replay", btsnooper, "--json"])
         #expect(result.status == 0)
         let sightings = try jsonObjects(result).filter { $0["event"] as? String == "sighting" }
         #expect(sightings.count == 8)
@@ -46,8 +46,8 @@ func jsonObjects(_ result: CommandResult) throws -> [[String: Any]] {
         #expect(Set(sightings.compactMap { $0["power"] as? Int }).isSubset(of: Set(-64...(-56))))
     }
 
-    @Test func regionsAddStateEnterExitAndProximityEvents() throws {
-        let result = try PirateHunterBinary.run(["replay", horizon, "--json", "--region", "494E5445-4C4C-495F-524F-434B535F4857:20594"])
+    @Test func regionsAddStateEnterExitAndProximityEvents() async throws {
+        let result = try await PirateHunterBinary.run(["replay", horizon, "--json", "--region", "494E5445-4C4C-495F-524F-434B535F4857:20594"])
         #expect(result.status == 0)
         let objects = try jsonObjects(result)
         let kinds = Set(objects.compactMap { $0["event"] as? String })
@@ -62,55 +62,55 @@ func jsonObjects(_ result: CommandResult) throws -> [[String: Any]] {
         }
     }
 
-    @Test func withoutRegionsNoRegionEvents() throws {
-        let objects = try jsonObjects(try PirateHunterBinary.run(["replay", horizon, "--json"]))
+    @Test func withoutRegionsNoRegionEvents() async throws {
+        let objects = try jsonObjects(try await PirateHunterBinary.run(["replay", horizon, "--json"]))
         #expect(Set(objects.compactMap { $0["event"] as? String }) == ["sighting", "range"])
     }
 
-    @Test func tableWithoutJSON() throws {
-        let result = try PirateHunterBinary.run(["replay", horizon])
+    @Test func tableWithoutJSON() async throws {
+        let result = try await PirateHunterBinary.run(["replay", horizon])
         #expect(result.status == 0)
         #expect(result.lines.first?.hasPrefix("t (s)") == true)
         #expect(result.lines.filter { $0.contains("ibeacon") }.count == 11)
         #expect(result.lines.contains { $0.hasPrefix("0.697     ibeacon") })
     }
 
-    @Test func missingFileExits66() throws {
-        let result = try PirateHunterBinary.run(["replay", "/nonexistent/capture.log", "--json"])
+    @Test func missingFileExits66() async throws {
+        let result = try await PirateHunterBinary.run(["replay", "/nonexistent/capture.log", "--json"])
         #expect(result.status == 66)
         #expect(result.stdout.isEmpty)
         #expect(result.stderr.split(separator: "\n").count == 1)
         #expect(result.stderr.contains("/nonexistent/capture.log"))
     }
 
-    @Test func notBTSnoopExits65WithOneLine() throws {
-        let result = try PirateHunterBinary.run(["replay", PirateHunterBinary.repository.appendingPathComponent("Package.swift").path])
+    @Test func notBTSnoopExits65WithOneLine() async throws {
+        let result = try await PirateHunterBinary.run(["replay", PirateHunterBinary.repository.appendingPathComponent("Package.swift").path])
         #expect(result.status == 65)
         #expect(result.stdout.isEmpty)
         #expect(result.stderr == "pirate-hunter: replay: \(PirateHunterBinary.repository.appendingPathComponent("Package.swift").path): not a btsnoop file (no 'btsnoop\\0' magic)\n")
     }
 
-    @Test func truncatedCaptureKeepsWhatCameBeforeAndExits65() throws {
+    @Test func truncatedCaptureKeepsWhatCameBeforeAndExits65() async throws {
         let bytes = try Data(contentsOf: URL(fileURLWithPath: horizon))
         let cut = FileManager.default.temporaryDirectory.appendingPathComponent("cut-\(UUID().uuidString).log")
         try bytes.prefix(15_000).write(to: cut)
         defer { try? FileManager.default.removeItem(at: cut) }
-        let result = try PirateHunterBinary.run(["replay", cut.path, "--json"])
+        let result = try await PirateHunterBinary.run(["replay", cut.path, "--json"])
         #expect(result.status == 65)
         #expect(result.stderr.contains("record "))
-        let whole = try jsonObjects(try PirateHunterBinary.run(["replay", horizon, "--json"])).filter { $0["event"] as? String == "sighting" }
+        let whole = try jsonObjects(try await PirateHunterBinary.run(["replay", horizon, "--json"])).filter { $0["event"] as? String == "sighting" }
         let part = try jsonObjects(result).filter { $0["event"] as? String == "sighting" }
         #expect(!part.isEmpty && part.count < whole.count)
         #expect(part.map { $0["t"] as? Double } == whole.prefix(part.count).map { $0["t"] as? Double })
     }
 
-    @Test func usageErrorsExit64() throws {
-        #expect(try PirateHunterBinary.run(["replay"]).status == 64)
-        #expect(try PirateHunterBinary.run(["replay", horizon, "--bogus"]).status == 64)
-        let bad = try PirateHunterBinary.run(["replay", horizon, "--region", "not-a-uuid"])
+    @Test func usageErrorsExit64() async throws {
+        #expect(try await PirateHunterBinary.run(["replay"]).status == 64)
+        #expect(try await PirateHunterBinary.run(["replay", horizon, "--bogus"]).status == 64)
+        let bad = try await PirateHunterBinary.run(["replay", horizon, "--region", "not-a-uuid"])
         #expect(bad.status == 64)
         #expect(bad.stderr.contains("--region: 'not-a-uuid'"))
-        #expect(try PirateHunterBinary.run(["no-such-command"]).status == 64)
-        #expect(try PirateHunterBinary.run([]).status == 64)
+        #expect(try await PirateHunterBinary.run(["no-such-command"]).status == 64)
+        #expect(try await PirateHunterBinary.run([]).status == 64)
     }
 }

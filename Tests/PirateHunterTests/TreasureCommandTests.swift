@@ -11,33 +11,33 @@ import Testing
         (["--reward", String(repeating: "X", count: 28)],
          "pirate-hunter: treasure: --reward (treasure.reward): is 28 bytes long; allowed: printable text of 1 to 27 UTF-8 bytes (it must fit the scan response)"),
     ])
-    func aBadIdentityExits78NamingTheField(_ arguments: [String], _ message: String) throws {
-        let result = try PirateHunterBinary.run(["treasure", "--hci", "simulator"] + arguments, timeout: 30)
+    func aBadIdentityExits78NamingTheField(_ arguments: [String], _ message: String) async throws {
+        let result = try await PirateHunterBinary.run(["treasure", "--hci", "simulator"] + arguments, timeout: 30)
         #expect(result.status == 78)
         #expect(result.stderr == message + "\n")
         #expect(result.stdout.isEmpty)
     }
 
-    @Test func aBadFileValueExits78NamingTheField() throws {
+    @Test func aBadFileValueExits78NamingTheField() async throws {
         let path = FileManager.default.temporaryDirectory.appendingPathComponent("treasure-\(UUID().uuidString).json").path
         try Data(#"{"treasure": {"power": -128}}"#.utf8).write(to: URL(fileURLWithPath: path))
         defer { try? FileManager.default.removeItem(atPath: path) }
-        let result = try PirateHunterBinary.run(["treasure", "--config", path], timeout: 30)
+        let result = try await PirateHunterBinary.run(["treasure", "--config", path], timeout: 30)
         #expect(result.status == 78)
         #expect(result.stderr.contains("treasure.power: -128 is out of range"))
     }
 
-    @Test func anUnknownOptionIsAUsageError() throws {
-        let result = try PirateHunterBinary.run(["treasure", "--frobnicate"], timeout: 30)
+    @Test func anUnknownOptionIsAUsageError() async throws {
+        let result = try await PirateHunterBinary.run(["treasure", "--frobnicate"], timeout: 30)
         #expect(result.status == 64)
         #expect(result.stderr == "pirate-hunter: treasure: unknown option '--frobnicate' (see 'pirate-hunter treasure --help')\n")
     }
 
     /// The simulator's visiting hunter 7 announces it found the treasure: the box greets it
     /// with the reward's QR code (log lines, as under systemd), then switches advertising off.
-    @Test func theSimulatedBoxGreetsAVisitingHunterWithTheQRCode() throws {
+    @Test func theSimulatedBoxGreetsAVisitingHunterWithTheQRCode() async throws {
         let reward = "Ye found it! ☠ 10% off"
-        let result = try PirateHunterBinary.run(
+        let result = try await PirateHunterBinary.run(
             ["treasure", "--hci", "simulator", "--no-kiosk", "--json", "--duration", "8", "--minor", "1", "--reward", reward], timeout: 60)
         #expect(result.status == 0, "\(result.stderr)")
         let greet = try #require(try jsonObjects(result).first { $0["event"] as? String == "greet" })
@@ -54,9 +54,9 @@ import Testing
 
     /// On a terminal: the full-screen kiosk (alternate screen in, frames drawn in place,
     /// alternate screen out on exit), here through `script`'s pseudo-terminal.
-    @Test func onATerminalTheKioskIsDrawnInPlace() throws {
+    @Test func onATerminalTheKioskIsDrawnInPlace() async throws {
         let command = "\(PirateHunterBinary.url.path) treasure --hci simulator --duration 5 --minor 1 --reward ARRR-KIOSK"
-        let result = try PirateHunterBinary.runProgram("/usr/bin/script", ["-qec", command, "/dev/null"], environment: ["TERM": "xterm-256color", "NO_COLOR": ""], timeout: 60)
+        let result = try await PirateHunterBinary.runProgram("/usr/bin/script", ["-qec", command, "/dev/null"], environment: ["TERM": "xterm-256color", "NO_COLOR": ""], timeout: 60)
         #expect(result.status == 0, "\(result.stderr)")
         let out = result.stdout
         #expect(out.hasPrefix("\u{1B}[?1049h"), "enters the alternate screen")
@@ -70,8 +70,8 @@ import Testing
 
     /// `make install` installs the treasure box's unit, and the command line in it works with
     /// the example file `make install` puts at /etc/pirate-hunter/treasure.json.
-    @Test func theInstalledUnitRunsTheTreasureCommand() throws {
-        let make = try PirateHunterBinary.runProgram(
+    @Test func theInstalledUnitRunsTheTreasureCommand() async throws {
+        let make = try await PirateHunterBinary.runProgram(
             "/usr/bin/make", ["-n", "-C", PirateHunterBinary.repository.path, "install", "DESTDIR=/nonexistent"], timeout: 60)
         #expect(make.status == 0, "\(make.stderr)")
         #expect(make.stdout.contains("for unit in pirate-hunter.service pirate-treasure.service;"))
@@ -81,7 +81,7 @@ import Testing
         var arguments = execStart.dropFirst("ExecStart=".count).split(separator: " ").map(String.init).dropFirst()
         #expect(Array(arguments) == ["treasure", "--config", "/etc/pirate-hunter/treasure.json"])
         arguments[arguments.startIndex + 2] = PirateHunterBinary.repository.appendingPathComponent("config/treasure.example.json").path
-        let result = try PirateHunterBinary.run(Array(arguments) + ["--hci", "simulator", "--duration", "1"], timeout: 30)
+        let result = try await PirateHunterBinary.run(Array(arguments) + ["--hci", "simulator", "--duration", "1"], timeout: 30)
         #expect(result.status == 0, "\(result.stderr)")
         #expect(result.stderr.contains("advertising on simulator"))
     }
