@@ -70,9 +70,34 @@ public struct TrendDetector: Sendable, Equatable {
             let e = v - mv - slope * (t - now - mt)
             residual += e * e
         }
+        // A slope, or a step? A body stepping between (or out) moves the level at once, and
+        // a line through a step is steep: when one jump between two flat levels fits the
+        // window at least as well as the line, the change was abrupt, not a walk (that is
+        // the proximity's business, with its dwell), and no trend is claimed.
+        if stepFitsBetter(than: residual, at: now) { return nil }
         let sigma2 = max(noiseVariance, residual / Double(max(n - 2, 1)))
         let se = (sigma2 / stt).squareRoot()
         return (slope, se > 0 ? slope / se : 0)
+    }
+
+    /// Whether two flat levels with one jump between (the best split, at least 2 readings a
+    /// side) leave no more squared residual than `lineResidual`. O(readings in the window).
+    func stepFitsBetter(than lineResidual: Double, at now: Double) -> Bool {
+        var total = 0.0, totalSquares = 0.0, n = 0
+        for (t, v) in zip(times, values) where now - t <= window {
+            total += v; totalSquares += v * v; n += 1
+        }
+        guard n >= 4 else { return false }
+        var left = 0.0, k = 0
+        var best = Double.infinity
+        for (t, v) in zip(times, values) where now - t <= window {
+            left += v; k += 1
+            guard k >= 2, n - k >= 2 else { continue }
+            let right = total - left
+            let rss = totalSquares - left * left / Double(k) - right * right / Double(n - k)
+            best = min(best, rss)
+        }
+        return best <= lineResidual
     }
 
     /// Feeds one reading (dBm) with the reading noise (dB²) the filter has learned.

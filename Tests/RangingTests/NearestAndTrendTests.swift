@@ -148,20 +148,54 @@ import Simulation
         #expect(fired <= 1, "\(fired) trends in an hour of standing still")
     }
 
-    @Test func aRealStepIsTheRightDirection() {
+    @Test func aWalkAwayIsColderNeverWarmer() {
         var noise = GaussianSource(seed: 5)
         var detector = makeDetector()
         var fired: [(Double, Trend)] = []
         for i in 0..<400 {
             let t = Double(i) * 0.1
-            let level = t < 20 ? -65.0 : -80.0  // walked away at 20 s
+            let level = -65.0 - 15 * min(max((t - 20) / 8, 0), 1)  // walked away from 20 s to 28 s
             if let trend = detector.update(value: level + 6 * noise.nextGaussian(), time: t, noiseVariance: 36) {
                 fired.append((t, trend))
             }
         }
         #expect(fired.first?.1 == .colder)
         #expect(fired.allSatisfy { $0.1 == .colder && $0.0 >= 20 })
-        #expect((fired.first?.0 ?? 99) <= 26, "colder \(String(describing: fired.first?.0)) s")
+        #expect((fired.first?.0 ?? 99) <= 30, "colder \(String(describing: fired.first?.0)) s")
+    }
+
+    /// A body between the child and the chest drops the level at once by 15 dB for 5 s and
+    /// gives it back: nothing moved, so neither colder nor warmer (a line through a step is
+    /// steep, but one jump fits it better).
+    @Test func aBodySteppingBetweenIsNoTrend() {
+        for seed in UInt64(1)...20 {
+            var noise = GaussianSource(seed: seed)
+            var detector = makeDetector()
+            var fired: [(Double, Trend)] = []
+            for i in 0..<600 {
+                let t = Double(i) * 0.1
+                let level = (20..<25).contains(t) ? -80.0 : -65.0
+                if let trend = detector.update(value: level + 6 * noise.nextGaussian(), time: t, noiseVariance: 36) {
+                    fired.append((t, trend))
+                }
+            }
+            #expect(fired.isEmpty, "seed \(seed): \(fired)")
+        }
+    }
+
+    /// A sudden jump to a level that stays is not a walk either (a body, or a move too quick to
+    /// be a slope: the proximity class reports it); only the slope of a walk is a trend.
+    @Test func aSuddenStepIsLeftToTheProximity() {
+        var noise = GaussianSource(seed: 5)
+        var detector = makeDetector()
+        var fired: [Trend] = []
+        for i in 0..<400 {
+            let t = Double(i) * 0.1
+            if let trend = detector.update(value: (t < 20 ? -65.0 : -80.0) + 6 * noise.nextGaussian(), time: t, noiseVariance: 36) {
+                fired.append(trend)
+            }
+        }
+        #expect(fired.isEmpty, "\(fired)")
     }
 
     @Test func aReversalNeedsMoreEvidence() {
