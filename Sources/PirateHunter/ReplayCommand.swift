@@ -189,6 +189,7 @@ struct SightingPrinter {
         line.add("address", sighting.address.description)
         let id: String
         let power: Int
+        var region: String?
         switch sighting.beacon {
         case let .iBeacon(b):
             line.add("uuid", b.uuid.uuidString)
@@ -196,6 +197,7 @@ struct SightingPrinter {
             line.add("minor", Int(b.minor))
             power = Int(b.measuredPower)
             id = "\(b.uuid.uuidString) \(b.major)/\(b.minor)"
+            region = ScanCommand.regionText(uuid: b.uuid, major: b.major, minor: b.minor)
         case let .altBeacon(b):
             line.add("uuid", b.id1.uuidString)
             line.add("major", Int(b.id2))
@@ -203,6 +205,7 @@ struct SightingPrinter {
             line.add("manufacturer", Int(b.manufacturer))
             power = Int(b.referenceRSSI)
             id = "\(b.id1.uuidString) \(b.id2)/\(b.id3)"
+            region = ScanCommand.regionText(uuid: b.id1, major: b.id2, minor: b.id3)
         case let .eddystone(.uid(namespace, instance, txPower)):
             line.add("namespace", hexString(namespace))
             line.add("instance", hexString(instance))
@@ -217,6 +220,8 @@ struct SightingPrinter {
         }
         line.add("power", power)
         line.add("rssi", rssi)
+        // Last, so the contract's key order is kept: the text a trail step takes.
+        if let region { line.add("region", region) }
         count += 1
         if json { return line.line }
         let t = fixed(sighting.time, decimals: 3)

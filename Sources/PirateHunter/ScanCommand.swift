@@ -4,6 +4,7 @@ import Glibc
 import Bluetooth
 import Radio
 import Ranging
+import FoundationEssentials
 
 /// `pirate-hunter scan [--hci T] [--active] [--json] [--duration S] [--record FILE]`:
 /// every beacon in view, live: kind, ids, RSSI, distance with sigma, proximity, age (and
@@ -146,7 +147,7 @@ enum ScanCommand {
             text += "pirate-hunter scan  \(session?.transport?.name ?? "no adapter")  \(rows.count) beacon(s)   (Ctrl-C to stop)\n"
             let shown = rows.entries.map { (key: $0.key.kind + " " + ScanCommand.identity($0.key), value: $0.value) }
                 .sorted { $0.key < $1.key }.prefix(terminal ? 60 : Self.capacity)
-            text += SightingPrinter.pad("kind", 15) + SightingPrinter.pad("id", 58) + SightingPrinter.pad("rssi", 6)
+            text += SightingPrinter.pad("kind", 15) + SightingPrinter.pad("region (paste into the trail) / id", 58) + SightingPrinter.pad("rssi", 6)
                 + SightingPrinter.pad("distance", 18) + SightingPrinter.pad("proximity", 11) + SightingPrinter.pad("age", 7) + "name / reward\n"
             for row in shown.map(\.value) {
                 let s = row.sighting
@@ -163,10 +164,16 @@ enum ScanCommand {
         }
     }
 
+    /// What a parent pastes into `regions` or a trail step to hunt this one beacon:
+    /// `UUID:MAJOR:MINOR` (any iBeacon can be a treasure: a tag, a phone's advertiser app).
+    static func regionText(uuid: UUID, major: UInt16, minor: UInt16) -> String {
+        "\(uuid.uuidString):\(major):\(minor)"
+    }
+
     static func identity(_ beacon: Beacon) -> String {
         switch beacon {
-        case let .iBeacon(b): return "\(b.uuid.uuidString) \(b.major)/\(b.minor) power \(b.measuredPower)"
-        case let .altBeacon(b): return "\(b.id1.uuidString) \(b.id2)/\(b.id3) power \(b.referenceRSSI)"
+        case let .iBeacon(b): return regionText(uuid: b.uuid, major: b.major, minor: b.minor) + "  power \(b.measuredPower)"
+        case let .altBeacon(b): return regionText(uuid: b.id1, major: b.id2, minor: b.id3) + "  power \(b.referenceRSSI)"
         case let .eddystone(.uid(namespace, instance, power)): return hexString(namespace) + " " + hexString(instance) + " power \(power)"
         case let .eddystone(.url(url, power)): return url + " power \(power)"
         case .eddystone(.tlm): return "telemetry"

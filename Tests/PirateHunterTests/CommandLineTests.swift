@@ -95,6 +95,25 @@ import Testing
 
     /// `scan` reads the configuration's ranging section: with the near edge moved to 2 cm,
     /// a beacon standing 2 m away is "far", and nothing is "near".
+    /// One Pi is enough: any iBeacon can be a treasure, and `scan` gives the text to paste.
+    @Test func scanGivesEachBeaconTheRegionTextOfATrailStep() async throws {
+        let result = try await PirateHunterBinary.run(["scan", "--hci", "simulator", "--virtual-time", "--json", "--duration", "3"], timeout: 30)
+        #expect(result.status == 0, "\(result.stderr)")
+        let sightings = try jsonObjects(result).filter { $0["event"] as? String == "sighting" && $0["kind"] as? String == "ibeacon" }
+        #expect(!sightings.isEmpty)
+        for s in sightings {
+            let expected = "\(s["uuid"] as? String ?? ""):\(s["major"] as? Int ?? -1):\(s["minor"] as? Int ?? -1)"
+            #expect(s["region"] as? String == expected)
+        }
+        // The text is what --region takes: the capture's beacon is hunted with it.
+        let horizon = PirateHunterBinary.fixtures.appendingPathComponent("csacca_horizon74_btsnoop_hci.log").path
+        let replayed = try await PirateHunterBinary.run(["replay", horizon, "--json"])
+        let region = try #require(try jsonObjects(replayed).first { $0["event"] as? String == "sighting" }?["region"] as? String)
+        let hunted = try await PirateHunterBinary.run(["replay", horizon, "--json", "--region", region])
+        #expect(hunted.status == 0, "\(hunted.stderr)")
+        #expect(try jsonObjects(hunted).contains { $0["event"] as? String == "state" && $0["state"] as? String == "inside" })
+    }
+
     @Test func scanRangesWithTheConfiguredSettings() async throws {
         let config = FileManager.default.temporaryDirectory.appendingPathComponent("scan-\(UUID().uuidString).json")
         try #"{"ranging": {"immediate_edge": 0.01, "near_edge": 0.02}}"#.write(to: config, atomically: true, encoding: .utf8)
