@@ -266,7 +266,7 @@ public enum VoiceLocations {
     /// package's directory; else `./voices`; else the repository's `voices/` next to this
     /// source file (running from a checkout).
     public static func resolve(
-        explicit: String? = nil, executablePath: String? = currentExecutablePath(), sourceFile: String = #filePath
+        explicit: String? = nil, executablePath: String? = currentExecutablePath(), sourceFile: String = thisFile
     ) -> String {
         if let explicit { return explicit }
         let manager = FileManager.default
@@ -281,6 +281,10 @@ public enum VoiceLocations {
         let root = LinePack.parentDirectory(of: LinePack.parentDirectory(of: LinePack.parentDirectory(of: sourceFile)))
         return root + "/voices"
     }
+
+    /// This source file's path. Not `#filePath` as a default argument: that is the caller's
+    /// file, and the repository root was then found from wherever the caller sits.
+    public static let thisFile = #filePath
 
     /// This process's executable, from /proc/self/exe.
     public static func currentExecutablePath() -> String? {

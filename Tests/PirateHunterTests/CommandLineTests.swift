@@ -114,6 +114,25 @@ import Testing
         #expect(try jsonObjects(hunted).contains { $0["event"] as? String == "state" && $0["state"] as? String == "inside" })
     }
 
+    /// From a checkout, the voices are found wherever the command is started (they were
+    /// looked for relative to the caller's source file, which moved into a subfolder).
+    @Test func theVoicesAreFoundFromAnyWorkingDirectory() throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("cwd-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let process = Process()
+        process.executableURL = PirateHunterBinary.url
+        process.arguments = ["hunt", "--hci", "simulator", "--virtual-time", "--duration", "3", "--device",
+                             "file:FILE=\(directory.appendingPathComponent("t.wav").path),FORMAT=wav", "--cache-dir", PirateHunterBinary.lineCache]
+        process.currentDirectoryURL = directory
+        process.standardOutput = FileHandle.nullDevice
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        process.waitUntilExit()
+        #expect(process.terminationStatus == 0)
+        #expect(FileManager.default.fileExists(atPath: directory.appendingPathComponent("t.wav").path))
+    }
+
     @Test func scanRangesWithTheConfiguredSettings() async throws {
         let config = FileManager.default.temporaryDirectory.appendingPathComponent("scan-\(UUID().uuidString).json")
         try #"{"ranging": {"immediate_edge": 0.01, "near_edge": 0.02}}"#.write(to: config, atomically: true, encoding: .utf8)
