@@ -360,6 +360,8 @@ final class Hunter {
                     runtime.out.line(line.line)
                 }
                 if let arrr, name == "arrr" { audio?.play(arrr, slot: .effect) }
+            case .tell:
+                continue
             case let .say(event, _):
                 guard let voice else { continue }
                 var spoken = voice.line(event)
