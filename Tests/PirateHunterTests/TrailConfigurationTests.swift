@@ -1,0 +1,125 @@
+import Foundation
+import Hunt
+import Ranging
+import Testing
+
+@testable import PirateHunter
+
+private func decode(_ json: String) throws(CLIError) -> HunterConfiguration {
+    try HunterConfiguration.decode(Array(json.utf8), file: "hunter.json")
+}
+
+private let chests = "E2C56DB5-DFFB-48D2-B060-D0F5A71096E0"
+private let repository = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+    .deletingLastPathComponent().path
+
+/// `hunt.trail` and its rules, from the file to what the hunter runs with.
+@Suite struct TrailConfigurationTests {
+    @Test func aTrailIsReadInOrderWithItsCluesHintsAndRules() throws {
+        let configuration = try decode("""
+            {"hunt": {"trail": [
+                {"region": "\(chests):1:1", "clue": "Look under the big tree.", "hint": "It be green."},
+                {"region": "\(chests):1:2", "clue_wav": "/srv/clues/two.wav", "found": "The second chest!"},
+                {"region": "\(chests):2"}
+              ], "order": "any_order", "hint_after": 45, "hint_interval": 30, "mode": "race"}}
+            """)
+        let hunt = configuration.huntConfiguration()
+        let uuid = try #require(UUID(uuidString: chests))
+        #expect(hunt.trail == [
+            TrailStep(region: Region(name: "\(chests):1:1", uuid: uuid, major: 1, minor: 1), clue: .text("Look under the big tree."), hint: "It be green."),
+            TrailStep(region: Region(name: "\(chests):1:2", uuid: uuid, major: 1, minor: 2), clue: .recording("/srv/clues/two.wav"), found: "The second chest!"),
+            TrailStep(region: Region(name: "\(chests):2", uuid: uuid, major: 2)),
+        ])
+        #expect(hunt.region == "\(chests):1:1", "the first step is hunted first")
+        #expect(hunt.trailRules.order == .anyOrder && hunt.trailRules.mode == .race)
+        #expect(hunt.trailRules.hintAfter == 45 && hunt.trailRules.hintInterval == 30)
+        // The ranging engine watches every step's region.
+        #expect(configuration.hunterSetup().regions.map(\.name) == ["\(chests):1:1", "\(chests):1:2", "\(chests):2"])
+    }
+
+    @Test func theDefaultsAreASingleChestInOrderAloneWithAHintAfter90Seconds() throws {
+        let hunt = try decode("{}").huntConfiguration()
+        #expect(hunt.trail.isEmpty)
+        #expect(hunt.trailRules.order == .inOrder && hunt.trailRules.mode == .solo)
+        #expect(hunt.trailRules.hintAfter == 90 && hunt.trailRules.hintInterval == 60)
+    }
+
+    @Test func aRaceWithoutATrailIsAOneStepTrailOfTheFirstRegion() throws {
+        let configuration = try decode(#"{"regions": [{"name": "chest", "uuid": "\#(chests)"}], "hunt": {"mode": "race"}}"#)
+        let hunt = configuration.huntConfiguration()
+        #expect(hunt.trail.map(\.region.name) == ["chest"])
+        #expect(hunt.region == "chest")
+    }
+
+    @Test func aRegionFlagReplacesTheFilesTrail() throws {
+        var configuration = try decode(#"{"hunt": {"trail": [{"region": "\#(chests):1:1"}]}}"#)
+        var flags = ConfigurationFlags()
+        flags.regions = [Region(name: chests, uuid: try #require(UUID(uuidString: chests)))]
+        configuration.apply(flags)
+        #expect(configuration.huntConfiguration().trail.isEmpty)
+        #expect(configuration.hunterSetup().regions.map(\.name) == [chests])
+    }
+
+    static let cases: [(String, String)] = [
+        (#"{"hunt": {"trail": []}}"#,
+         "hunter.json: hunt.trail: is empty; allowed: \(TrailList.allowed)"),
+        (#"{"hunt": {"trail": {"region": "\#(chests)"}}}"#,
+         "hunter.json: hunt.trail: must be an array; allowed: \(TrailList.allowed)"),
+        (#"{"hunt": {"trail": [{"region": "\#(chests):1:x"}]}}"#,
+         "hunter.json: hunt.trail[0].region: '\(chests):1:x' is not a region; allowed: UUID[:MAJOR[:MINOR]], major and minor 0-65535 (what `scan` prints for a beacon)"),
+        (#"{"hunt": {"trail": [{"region": "\#(chests):1"}, {"region": "not-a-uuid"}]}}"#,
+         "hunter.json: hunt.trail[1].region: 'not-a-uuid' is not a region; allowed: UUID[:MAJOR[:MINOR]], major and minor 0-65535 (what `scan` prints for a beacon)"),
+        (#"{"hunt": {"trail": [{"clue": "where?"}]}}"#,
+         "hunter.json: hunt.trail[0].region: is missing; allowed: UUID[:MAJOR[:MINOR]], major and minor 0-65535 (what `scan` prints for a beacon)"),
+        (#"{"hunt": {"trail": [{"region": "\#(chests):1"}, {"region": "\#(chests):1"}]}}"#,
+         "hunter.json: hunt.trail[1].region: '\(chests):1' is already step 1; allowed: each treasure once on a trail"),
+        (#"{"hunt": {"trail": [{"region": "\#(chests)", "clue": "a", "clue_wav": "/a.wav"}]}}"#,
+         "hunter.json: hunt.trail[0].clue_wav: is given with clue; allowed: either clue (text) or clue_wav (a recording)"),
+        (#"{"hunt": {"trail": [{"region": "\#(chests)", "hint": ""}]}}"#,
+         "hunter.json: hunt.trail[0].hint: is empty; allowed: text of 1 to 400 characters, said as written"),
+        (#"{"hunt": {"trail": [{"region": "\#(chests)", "clue": "\#(String(repeating: "a", count: 401))"}]}}"#,
+         "hunter.json: hunt.trail[0].clue: is 401 characters long; allowed: text of 1 to 400 characters, said as written"),
+        (#"{"hunt": {"trail": [{"region": "\#(chests)", "riddle": "x"}]}}"#,
+         "hunter.json: hunt.trail[0].riddle: unknown key; allowed: region, clue, clue_wav, hint, found"),
+        (#"{"hunt": {"order": "backwards"}}"#,
+         "hunter.json: hunt.order: 'backwards' is not one of them; allowed: in_order, any_order"),
+        (#"{"hunt": {"order": 1}}"#, "hunter.json: hunt.order: must be a string; allowed: in_order, any_order"),
+        (#"{"hunt": {"mode": "relay"}}"#, "hunter.json: hunt.mode: 'relay' is not one of them; allowed: solo, race"),
+        (#"{"hunt": {"hint_after": 1}}"#, "hunter.json: hunt.hint_after: 1 is out of range; allowed: a number, 5 to 3600 s"),
+        (#"{"hunt": {"hint_interval": 7200}}"#, "hunter.json: hunt.hint_interval: 7200 is out of range; allowed: a number, 5 to 3600 s"),
+    ]
+
+    @Test(arguments: 0..<cases.count)
+    func aBadTrailIsOneLineNamingTheFieldAndExits78(_ index: Int) throws {
+        let (json, expected) = Self.cases[index]
+        do {
+            _ = try decode(json)
+            Issue.record("decoded without an error: \(json)")
+        } catch {
+            #expect(error.code == .config)
+            #expect(error.message == expected)
+            #expect(!error.message.contains("\n"))
+        }
+    }
+
+    @Test func theBinaryRefusesABadTrailWithExit78AndOneLine() throws {
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("trail-\(UUID().uuidString).json").path
+        try Data(#"{"hunt": {"trail": [{"region": "E2C56DB5"}]}}"#.utf8).write(to: URL(fileURLWithPath: path))
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        let result = try PirateHunterBinary.run(["hunt", "--config", path], timeout: 30)
+        #expect(result.status == 78)
+        let lines = result.stderr.split(separator: "\n")
+        #expect(lines.count == 1, "\(result.stderr)")
+        #expect(lines.first?.contains("hunt.trail[0].region: 'E2C56DB5' is not a region") == true, "\(result.stderr)")
+    }
+
+    @Test func theTrailExampleInTheDocsIsValid() throws {
+        let docs = try String(contentsOfFile: repository + "/docs/hunt.md", encoding: .utf8)
+        let blocks = docs.components(separatedBy: "```json\n").dropFirst().compactMap { $0.components(separatedBy: "```").first }
+        #expect(blocks.count >= 1)
+        for block in blocks {
+            let hunt = try decode(block).huntConfiguration()
+            #expect(hunt.trail.count >= 2)
+        }
+    }
+}
