@@ -282,3 +282,28 @@ extension HuntAction {
         #expect(d.handle(.rivalFound(hunter: 2, step: 0), at: 301) == [])
     }
 }
+
+@Suite struct StandingsTests {
+    @Test func finishersAreKeptInOrderOncePerHunterAndTreasure() {
+        var standings = Standings()
+        let changed = [
+            standings.record(hunter: 2, treasure: 1, at: 10), standings.record(hunter: 1, treasure: 1, at: 12),
+            standings.record(hunter: 2, treasure: 1, at: 13), standings.record(hunter: 2, treasure: 2, at: 20),
+        ]
+        #expect(changed == [true, true, false, true], "an announcement repeats: the third changes nothing")
+        #expect(standings.finishers == [
+            .init(hunter: 2, treasure: 1, time: 10), .init(hunter: 1, treasure: 1, time: 12), .init(hunter: 2, treasure: 2, time: 20),
+        ])
+        #expect(standings.first(of: 1)?.hunter == 2)
+        #expect(standings.first(of: 3) == nil)
+    }
+
+    @Test func aFloodOfMadeUpIdsCannotPushOutTheFirstFinishers() {
+        var standings = Standings(capacity: 4)
+        _ = standings.record(hunter: 1, treasure: 1, at: 1)
+        for id in UInt16(100)..<200 { _ = standings.record(hunter: id, treasure: 1, at: 2) }
+        #expect(standings.finishers.count == 4)
+        #expect(standings.finishers.first?.hunter == 1)
+        #expect(standings.refused == 97)
+    }
+}
