@@ -216,7 +216,10 @@ public struct HuntDirector: Sendable {
         var actions = checkFound(at: time)
         guard var p = progress else { return actions }
         if let since = awaitingRewardSince, time - since >= configuration.rewardWait { awaitingRewardSince = nil }
-        let findings = p.tick(at: time)
+        // Another chest is news only once the find, its reward and the next clue are over,
+        // and never cuts them (it stays due until then).
+        let busy = speaking.map { $0.precedence >= LineEvent.treasureFound.precedence } ?? false
+        let findings = busy || !followUps.isEmpty || awaitingRewardSince != nil || rewardWaiting ? [] : p.tick(at: time)
         progress = p
         for finding in findings {
             switch finding {

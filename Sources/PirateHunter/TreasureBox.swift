@@ -2,6 +2,7 @@
 import Glibc
 #endif
 import Bluetooth
+import Hunt
 import CLinux
 import Kiosk
 import QRCode
@@ -85,6 +86,8 @@ final class TreasureBox {
     private var hunters = RecentlyHeardTable<UInt16, HunterSeen>(capacity: 32)
     private var greeted = RecentlyHeardTable<UInt16, Double>(capacity: 256)
     private var greeting: (id: UInt16, at: Double)?
+    /// The finish order at this box: each hunter once, the first ones kept (ids come from the air).
+    private var standings = Standings()
     private var lastQRLogged = -Double.infinity
     private var qrLines: [String] = []
     private var state: ControllerState = .connecting
@@ -189,6 +192,10 @@ final class TreasureBox {
         if foundTag == TreasureSignals.tag(of: setup.treasure.beacon), greeted[id].map({ t - $0 >= Self.greetAgainAfter }) ?? true {
             greeted.set(id, t, at: t)
             greet(id, at: t)
+            if standings.record(hunter: id, treasure: 1, at: t), setup.json {
+                runtime.out.line(JSONLine.standings(standings, at: t))
+                runtime.out.flush()
+            }
         }
         refresh()
     }
@@ -243,11 +250,8 @@ final class TreasureBox {
                 trend: t0 - $0.trendAt <= trendSeconds ? $0.trend : nil,
                 found: greeted[$0.id] != nil, lastSeen: $0.lastSeen)
         }
-        // Until the race rules feed the standings: the hunters greeted (they found this
-        // box's treasure), in the order they were greeted; one chest, found once anyone has.
-        let finders = greeted.entries.sorted { $0.value < $1.value }.map {
-            KioskState.Finisher(hunter: $0.key, treasure: 1, at: $0.value)
-        }
+        // The finish order at this box (it knows its own chest only: treasure 1 of 1).
+        let finders = standings.finishers.map { KioskState.Finisher(hunter: $0.hunter, treasure: $0.treasure, at: $0.time) }
         let t = setup.treasure
         return KioskState(
             advertising: status, uuid: t.uuid.uuidString, major: t.major, minor: t.minor, power: t.power,
