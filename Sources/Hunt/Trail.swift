@@ -70,6 +70,8 @@ public struct LineDetail: Sendable, Equatable {
 
     /// The pack line's placeholders filled in: `{treasure}`, `{next}`, `{hunter}`,
     /// `{minutes}`, `{seconds}`; a placeholder without a value is left out.
+    /// `{NAME:ONE:MANY}` adds the word for the number: `{minutes:minute:minutes}` is
+    /// "1 minute", "2 minutes" (for packs whose language counts that way).
     public func fill(_ template: String) -> String {
         var values: [String: String] = [:]
         if let treasure { values["treasure"] = String(treasure) }
@@ -88,8 +90,11 @@ public struct LineDetail: Sendable, Equatable {
                 rest = rest[open...]
                 break
             }
-            let name = String(rest[rest.index(after: open)..<close])
-            out += values[name] ?? ""
+            let parts = rest[rest.index(after: open)..<close].split(separator: ":", omittingEmptySubsequences: false).map(String.init)
+            if let value = values[parts[0]] {
+                out += value
+                if parts.count == 3 { out += " " + (value == "1" ? parts[1] : parts[2]) }
+            }
             rest = rest[rest.index(after: close)...]
         }
         return out + rest

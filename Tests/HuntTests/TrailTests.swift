@@ -271,6 +271,8 @@ extension HuntAction {
         #expect(detail.fill("That be treasure {treasure}, but first find number {next}!") == "That be treasure 3, but first find number 2!")
         #expect(detail.fill("Hunter {hunter} in {minutes} minutes and {seconds} seconds{nothing}.") == "Hunter 7 in 2 minutes and 5 seconds.")
         #expect(detail.fill("an open { brace") == "an open { brace")
+        #expect(detail.fill("{minutes:minute:minutes} and {seconds:second:seconds}") == "2 minutes and 5 seconds")
+        #expect(LineDetail(seconds: 61).fill("{minutes:minute:minutes} and {seconds:second:seconds}") == "1 minute and 1 second")
     }
 
     @Test func withoutATrailNothingChanges() {

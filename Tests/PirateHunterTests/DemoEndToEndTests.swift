@@ -73,7 +73,8 @@ import Testing
         let finale = try #require(trailLines.last)
         let foundLast = try #require(trailLines[finds[2]]["t"] as? Double)
         let took = Int(foundLast.rounded())
-        #expect((finale["text"] as? String)?.contains("\(took / 60) minutes and \(took % 60) seconds") == true, "\(finale)")
+        let tookMinutes = took / 60 == 1 ? "1 minute" : "\(took / 60) minutes", tookSeconds = took % 60 == 1 ? "1 second" : "\(took % 60) seconds"
+        #expect((finale["text"] as? String)?.contains("\(tookMinutes) and \(tookSeconds)") == true, "\(finale)")
         // The standings: this hunter's finds and hunter 2's, in the order they happened.
         let standings = try #require(run.events.last { $0["event"] as? String == "standings" })
         let finishers = (standings["finishers"] as? [[String: Any]] ?? []).map { "\($0["hunter"] ?? "?"):\($0["treasure"] ?? "?")" }

@@ -113,6 +113,40 @@ private let repository = URL(fileURLWithPath: #filePath).deletingLastPathCompone
         #expect(lines.first?.contains("hunt.trail[0].region: 'E2C56DB5' is not a region") == true, "\(result.stderr)")
     }
 
+    /// A recorded clue that is missing is exit 66, one that is not a WAV 78, each one line
+    /// naming the step; one that is a WAV is played after the clue's lead-in.
+    @Test func recordedCluesAreCheckedAtStartAndPlayed() throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("clues-\(UUID().uuidString)").path
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        func hunt(clue path: String) throws -> CommandResult {
+            let config = directory + "/hunter.json"
+            try Data(#"""
+                {"transport": "simulator", "hunt": {"trail": [{"region": "50495241-5445-2D48-554E-544552000000:1:1", "clue_wav": "\#(path)"}]}}
+                """#.utf8).write(to: URL(fileURLWithPath: config))
+            return try PirateHunterBinary.run(
+                ["hunt", "--config", config, "--virtual-time", "--json", "--duration", "12", "--device", "null", "--cache-dir", PirateHunterBinary.lineCache],
+                timeout: 60)
+        }
+        let missing = try hunt(clue: directory + "/nowhere.wav")
+        #expect(missing.status == 66)
+        #expect(missing.stderr.split(separator: "\n").count == 1 && missing.stderr.contains("hunt.trail[0].clue_wav: "), "\(missing.stderr)")
+        let notWAV = directory + "/notes.wav"
+        try Data("dear diary".utf8).write(to: URL(fileURLWithPath: notWAV))
+        let bad = try hunt(clue: notWAV)
+        #expect(bad.status == 78)
+        #expect(bad.stderr.split(separator: "\n").count == 1 && bad.stderr.contains("hunt.trail[0].clue_wav: "), "\(bad.stderr)")
+        let recorded = directory + "/clue.wav"
+        let made = try PirateHunterBinary.run(["say", "Look under the big tree", "--out", recorded], timeout: 60)
+        #expect(made.status == 0, "\(made.stderr)")
+        let good = try hunt(clue: recorded)
+        #expect(good.status == 0, "\(good.stderr)")
+        let clue = try #require(try jsonObjects(good).first { $0["event_name"] as? String == "clue" })
+        // The JSON says the lead-in; the recording is heard after it.
+        #expect((clue["text"] as? String)?.contains("1") == true)
+        #expect((clue["text"] as? String)?.contains("big tree") == false)
+    }
+
     @Test func theTrailExampleInTheDocsIsValid() throws {
         let docs = try String(contentsOfFile: repository + "/docs/hunt.md", encoding: .utf8)
         let blocks = docs.components(separatedBy: "```json\n").dropFirst().compactMap { $0.components(separatedBy: "```").first }
