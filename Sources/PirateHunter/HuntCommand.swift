@@ -99,6 +99,7 @@ enum HuntCommand {
         box.treasure.minor = DemoWorld.treasure.minor
         box.treasure.power = DemoWorld.treasure.measuredPower
         box.treasure.reward = configuration.treasure.reward ?? DemoWorld.reward
+        box.trail = DemoWorld.trail
         box.json = false
         box.logPrefix = "treasure box: "
         box.ownsSignals = false

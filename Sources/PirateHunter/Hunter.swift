@@ -32,6 +32,19 @@ struct HunterSetup {
     var reload: (() throws(CLIError) -> HunterSetup)?
 }
 
+/// The tags (what a finder announces, `TreasureSignals.tag`) of a trail's steps that name
+/// one beacon (`UUID:MAJOR:MINOR`): tag -> step (0-based).
+enum TrailTags {
+    static func named(_ trail: [TrailStep]) -> [UInt16: Int] {
+        var tags: [UInt16: Int] = [:]
+        for (i, step) in trail.enumerated() {
+            guard let major = step.region.major, let minor = step.region.minor else { continue }
+            tags[TreasureSignals.tag(of: IBeacon(uuid: step.region.uuid, major: major, minor: minor, measuredPower: -59))] = i
+        }
+        return tags
+    }
+}
+
 /// A composed line (a clue, a rival's find, the finale), synthesized off the loop.
 struct ComposedSpeech: Sendable {
     /// Which line it is: only the latest asked for is played.
@@ -178,15 +191,7 @@ final class Hunter {
         return loaded
     }
 
-    /// The tags (what a finder announces) of the trail's steps that name one beacon.
-    static func namedTags(_ hunt: HuntDirector.Configuration?) -> [UInt16: Int] {
-        var tags: [UInt16: Int] = [:]
-        for (i, step) in (hunt?.trail ?? []).enumerated() {
-            guard let major = step.region.major, let minor = step.region.minor else { continue }
-            tags[TreasureSignals.tag(of: IBeacon(uuid: step.region.uuid, major: major, minor: minor, measuredPower: -59))] = i
-        }
-        return tags
-    }
+    static func namedTags(_ hunt: HuntDirector.Configuration?) -> [UInt16: Int] { TrailTags.named(hunt?.trail ?? []) }
 
     /// Nothing is being said and nothing waits to be (the end of a replay waits for this).
     var isQuiet: Bool { speechTimer == nil && !loop.isAwaitingAnswer }

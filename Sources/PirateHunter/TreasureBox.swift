@@ -13,6 +13,9 @@ import Ranging
 struct TreasureSetup {
     var transport: TransportSpec = .kernel(adapter: nil)
     var treasure = HunterConfiguration.Treasure()
+    /// The trail of the same file (`hunt.trail`): which chest of it this box is, and which
+    /// treasures other hunters' announcements name (for the standings).
+    var trail: [TrailStep] = []
     var ranging = RangingConfiguration.default
     var json = false
     var record: String?
@@ -181,6 +184,12 @@ final class TreasureBox {
         var s = sighting
         s.time = sighting.time - runtime.start
         let t = s.time
+        // Another chest of the trail, found: the standings keep it (this box's own, below).
+        if foundTag != TreasureSignals.tag(of: setup.treasure.beacon), let step = TrailTags.named(setup.trail)[foundTag],
+            standings.record(hunter: id, treasure: step + 1, at: t), setup.json {
+            runtime.out.line(JSONLine.standings(standings, at: t))
+            runtime.out.flush()
+        }
         hunters.update(id, at: t, default: { HunterSeen(id: id, foundTag: foundTag, lastSeen: t) }) { h in
             h.lastSeen = t
             h.foundTag = foundTag
@@ -192,7 +201,7 @@ final class TreasureBox {
         if foundTag == TreasureSignals.tag(of: setup.treasure.beacon), greeted[id].map({ t - $0 >= Self.greetAgainAfter }) ?? true {
             greeted.set(id, t, at: t)
             greet(id, at: t)
-            if standings.record(hunter: id, treasure: 1, at: t), setup.json {
+            if standings.record(hunter: id, treasure: trailNumber ?? 1, at: t), setup.json {
                 runtime.out.line(JSONLine.standings(standings, at: t))
                 runtime.out.flush()
             }
@@ -232,6 +241,13 @@ final class TreasureBox {
         }
     }
 
+    /// Which chest of the trail this box is (1-based), nil without a trail naming it.
+    var trailNumber: Int? {
+        let beacon = setup.treasure.beacon
+        let key = BeaconKey(uuid: beacon.uuid, major: beacon.major, minor: beacon.minor)
+        return setup.trail.firstIndex { $0.region.contains(key) }.map { $0 + 1 }
+    }
+
     func kioskState() -> KioskState {
         let adapter = session?.transport?.name ?? "controller"
         let status: KioskState.Advertising
@@ -250,14 +266,15 @@ final class TreasureBox {
                 trend: t0 - $0.trendAt <= trendSeconds ? $0.trend : nil,
                 found: greeted[$0.id] != nil, lastSeen: $0.lastSeen)
         }
-        // The finish order at this box (it knows its own chest only: treasure 1 of 1).
+        // The finish order: this box's chest, and the trail's others when their announcements are heard.
         let finders = standings.finishers.map { KioskState.Finisher(hunter: $0.hunter, treasure: $0.treasure, at: $0.time) }
         let t = setup.treasure
         return KioskState(
             advertising: status, uuid: t.uuid.uuidString, major: t.major, minor: t.minor, power: t.power,
             intervalMilliseconds: t.intervalMilliseconds, reward: t.reward, hunters: nearby,
             greeting: greeting.map { KioskState.Greeting(hunterID: $0.id, at: $0.at, qrLines: qrLines) },
-            trail: KioskState.Trail(count: 1, found: finders.isEmpty ? 0 : 1), standings: finders,
+            trail: KioskState.Trail(count: max(1, setup.trail.count), found: Set(finders.map(\.treasure)).count, number: trailNumber),
+            standings: finders,
             proximityEdges: KioskState.ProximityEdges(immediate: setup.ranging.immediateEdge, near: setup.ranging.nearEdge))
     }
 

@@ -32,4 +32,20 @@ import Testing
         #expect(finishers.first?["treasure"] as? Int == 1)
         #expect(finishers.first?["t"] as? Double == events[greet]["t"] as? Double)
     }
+
+    /// A box whose file has the trail knows which chest it is: its finishers are named by it.
+    @Test func aBoxOnATrailNamesItsChestByItsNumber() throws {
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("box-\(UUID().uuidString).json").path
+        try Data(#"""
+            {"hunt": {"trail": [{"region": "E2C56DB5-DFFB-48D2-B060-D0F5A71096E0:1:1"}, {"region": "50495241-5445-2D48-554E-544552000000:1:1"}]}}
+            """#.utf8).write(to: URL(fileURLWithPath: path))
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        let result = try PirateHunterBinary.run(
+            ["treasure", "--config", path, "--hci", "simulator", "--no-kiosk", "--json", "--duration", "8", "--minor", "1"], timeout: 60)
+        #expect(result.status == 0, "\(result.stderr)")
+        let standings = try #require(try jsonObjects(result).last { $0["event"] as? String == "standings" })
+        let finishers = try #require(standings["finishers"] as? [[String: Any]])
+        #expect(finishers.map { $0["treasure"] as? Int } == [2])
+        #expect(finishers.map { $0["hunter"] as? Int } == [7])
+    }
 }

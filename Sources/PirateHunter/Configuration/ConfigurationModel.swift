@@ -152,6 +152,7 @@ struct HunterConfiguration: Sendable, Equatable {
         var setup = TreasureSetup()
         setup.transport = transport
         setup.treasure = treasure
+        setup.trail = hunt.trail
         setup.ranging = ranging
         setup.json = json
         setup.record = record
