@@ -1,3 +1,4 @@
+import Audio
 import Foundation
 import Hunt
 import Ranging
@@ -119,14 +120,35 @@ private let repository = URL(fileURLWithPath: #filePath).deletingLastPathCompone
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("clues-\(UUID().uuidString)").path
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(atPath: directory) }
-        func hunt(clue path: String) throws -> CommandResult {
+        func hunt(clue path: String?, heard: String = "null") throws -> CommandResult {
             let config = directory + "/hunter.json"
+            let clue = path.map { #", "clue_wav": "\#($0)""# } ?? ""
             try Data(#"""
-                {"transport": "simulator", "hunt": {"trail": [{"region": "50495241-5445-2D48-554E-544552000000:1:1", "clue_wav": "\#(path)"}]}}
+                {"transport": "simulator", "hunt": {"trail": [{"region": "50495241-5445-2D48-554E-544552000000:1:9"\#(clue)}]}}
                 """#.utf8).write(to: URL(fileURLWithPath: config))
             return try PirateHunterBinary.run(
-                ["hunt", "--config", config, "--virtual-time", "--json", "--duration", "12", "--device", "null", "--cache-dir", PirateHunterBinary.lineCache],
+                ["hunt", "--config", config, "--virtual-time", "--json", "--duration", "12", "--device", heard, "--cache-dir", PirateHunterBinary.lineCache],
                 timeout: 60)
+        }
+        /// How long the clue sounds in what ALSA's file: device was handed: from its start to
+        /// the first second of silence (the trail's chest, 1:9, is not on the simulator's air:
+        /// nothing is said after the clue).
+        func clueSeconds(clue path: String?) throws -> Double {
+            let wav = directory + "/heard-\(UUID().uuidString).wav"
+            let result = try hunt(clue: path, heard: "file:FILE=\(wav),FORMAT=wav")
+            #expect(result.status == 0, "\(result.stderr)")
+            let start = try #require(try jsonObjects(result).first { $0["event_name"] as? String == "clue" }?["t"] as? Double)
+            let data = try Data(contentsOf: URL(fileURLWithPath: wav))
+            let samples = data.dropFirst(44).withUnsafeBytes { Array($0.bindMemory(to: Int16.self)) }
+            let window = 220  // 10 ms at 22050 Hz
+            var loudUntil = Int(start * 22050)
+            var i = loudUntil
+            while i + window < samples.count, i - loudUntil < 22050 {
+                let energy = samples[i..<(i + window)].reduce(0.0) { $0 + Double($1) * Double($1) } / Double(window)
+                if energy.squareRoot() > 300 { loudUntil = i + window }
+                i += window
+            }
+            return Double(loudUntil) / 22050 - start
         }
         let missing = try hunt(clue: directory + "/nowhere.wav")
         #expect(missing.status == 66)
@@ -142,9 +164,15 @@ private let repository = URL(fileURLWithPath: #filePath).deletingLastPathCompone
         let good = try hunt(clue: recorded)
         #expect(good.status == 0, "\(good.stderr)")
         let clue = try #require(try jsonObjects(good).first { $0["event_name"] as? String == "clue" })
-        // The JSON says the lead-in; the recording is heard after it.
+        // The JSON says the lead-in; the recording is heard after it (a breath, then about
+        // 1.5 s of the parent's words: the same lead-in, as the lines are picked from a seed).
         #expect((clue["text"] as? String)?.contains("1") == true)
         #expect((clue["text"] as? String)?.contains("big tree") == false)
+        let recording = try WAVFile.read(path: recorded).durationSeconds
+        let leadIn = try clueSeconds(clue: nil)
+        let withRecording = try clueSeconds(clue: recorded)
+        #expect(leadIn > 1)
+        #expect(abs(withRecording - leadIn - recording) < 0.8, "lead-in \(leadIn) s, with the recording \(withRecording) s, recording \(recording) s")
     }
 
     @Test func theTrailExampleInTheDocsIsValid() throws {
