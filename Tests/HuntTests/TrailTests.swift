@@ -179,6 +179,25 @@ extension HuntAction {
         ], "at 90 s and 150 s")
     }
 
+    @Test func aStepWithoutItsOwnHintGetsThePacksAndTheHintWaitsForQuiet() {
+        var d = trail(hintAfter: 20, hintInterval: 20)
+        _ = d.handle(.started, at: 0)
+        _ = d.handle(.speechFinished, at: 1)
+        _ = d.handle(.speechFinished, at: 2)
+        _ = d.arrive(at: 1, 10)
+        _ = d.handle(.speechFinished, at: 11)
+        _ = d.handle(.speechFinished, at: 12)
+        _ = d.tick(at: 13)  // chest 1 found; step 2 (no hint of its own) begins
+        _ = d.handle(.speechFinished, at: 15)
+        _ = d.handle(.rewardAbsent, at: 15)  // the second clue
+        // Still speaking the (long) clue when the hint is due at 33 s: it waits for its end.
+        let speaking = d.run(from: 33, to: 34.5)
+        #expect(!speaking.contains { $0.event == .hint })
+        _ = d.handle(.speechFinished, at: 35)
+        let hint = d.run(from: 35, to: 35)
+        #expect(hint == [.tell(.hint, LineDetail(step: 1, treasure: 2), interrupt: false)], "no text: the pack's hint")
+    }
+
     @Test func noHintWhileTheChildGetsWarmer() {
         var d = trail(hintAfter: 30, hintInterval: 30)
         _ = d.handle(.started, at: 0)

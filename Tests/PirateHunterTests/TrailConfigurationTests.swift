@@ -175,6 +175,13 @@ private let repository = URL(fileURLWithPath: #filePath).deletingLastPathCompone
         #expect(abs(withRecording - leadIn - recording) < 0.8, "lead-in \(leadIn) s, with the recording \(withRecording) s, recording \(recording) s")
     }
 
+    @Test func theDocumentationNamesEveryTrailKey() throws {
+        let docs = try String(contentsOfFile: repository + "/docs/configuration.md", encoding: .utf8)
+        for key in HuntDirector.Configuration.keys + ["region", "clue", "clue_wav", "hint", "found"] {
+            #expect(docs.contains("`\(key)`"), "docs/configuration.md does not document `\(key)`")
+        }
+    }
+
     @Test func theTrailExampleInTheDocsIsValid() throws {
         let docs = try String(contentsOfFile: repository + "/docs/hunt.md", encoding: .utf8)
         let blocks = docs.components(separatedBy: "```json\n").dropFirst().compactMap { $0.components(separatedBy: "```").first }
