@@ -18,6 +18,17 @@ public enum LineEvent: String, CaseIterable, Sendable, Codable {
     case speakerTest = "speaker-test"
     /// Says the treasure's reward is coming; the reward itself (heard over the air) follows.
     case reward
+    /// A trail step begins: the pack's lead-in ("On to treasure {treasure}!"), then the
+    /// parent's clue (text or recording).
+    case clue
+    /// A child stuck on a step: the step's own hint, or one of the pack's.
+    case hint
+    /// At another treasure of the trail than the one to find now.
+    case outOfOrder = "out-of-order"
+    /// Another hunter found a treasure of the trail first (race mode).
+    case rivalFound = "rival-found"
+    /// The whole trail found, with the time it took.
+    case finale
 
     public static func proximity(_ p: Proximity) -> LineEvent {
         switch p {
@@ -31,13 +42,25 @@ public enum LineEvent: String, CaseIterable, Sendable, Codable {
     /// How much a line matters: a newer line replaces one being spoken only when it matters
     /// at least as much; a lesser one waits (or is dropped when it has gone stale).
     ///   found > region entered/left, adapter > proximity > warmer/colder > start-up
+    ///   (and for trails) clue, finale > found, out-of-order > rival > region > hint = proximity
     public var precedence: Int {
         switch self {
-        case .treasureFound, .reward: return 5
+        case .clue, .finale: return 6
+        case .treasureFound, .reward, .outOfOrder: return 5
+        case .rivalFound: return 4
         case .regionEntered, .regionLeft, .adapterMissing, .adapterBack: return 4
-        case .proximityImmediate, .proximityNear, .proximityFar, .proximityUnknown: return 3
+        case .proximityImmediate, .proximityNear, .proximityFar, .proximityUnknown, .hint: return 3
         case .warmer, .colder: return 2
         case .startup, .speakerTest: return 1
+        }
+    }
+
+    /// Lines made when they are said (their `{placeholders}` filled in, a parent's words
+    /// added), not rendered at start-up.
+    public var isComposed: Bool {
+        switch self {
+        case .clue, .hint, .outOfOrder, .rivalFound, .finale: true
+        default: false
         }
     }
 }
@@ -48,6 +71,8 @@ public enum HuntAction: Equatable, Sendable {
     case sound(String)
     /// Speak a line of this event, cutting the current line short (with a fade) if `interrupt`.
     case say(LineEvent, interrupt: Bool)
+    /// As `say`, about something: a trail step, a treasure's number, a rival, the time taken.
+    case tell(LineEvent, LineDetail, interrupt: Bool)
 }
 
 /// Everything the director reacts to.
@@ -60,6 +85,10 @@ public enum HuntInput: Equatable, Sendable {
     case speechFinished
     /// The treasure's reward was read from its scan response: say it once the found line is over.
     case rewardHeard
+    /// No reward is coming for the last find (none heard in time, or none asked for).
+    case rewardAbsent
+    /// Another hunter announced it found the treasure of trail step `step` (0-based).
+    case rivalFound(hunter: UInt16, step: Int)
 }
 
 /// The rules of the hunt: which ranging facts become lines and sounds, in what order, and
@@ -78,13 +107,31 @@ public struct HuntDirector: Sendable {
         public var trendQuietAfterLine = 3.0
         /// A line waiting behind a more important one is dropped after this long (s).
         public var pendingLifetime = 4.0
+        /// The trail (empty: the single chest of `region`, as before trails: no clue, no
+        /// hint, no finale). When set, `region` is its first step's region name.
+        public var trail: [TrailStep] = []
+        /// Order, hints and race mode of the trail.
+        public var trailRules = TrailProgress.Rules()
+        /// After a find, the next clue waits this long at most for the box's reward (s).
+        public var rewardWait = 12.0
 
         public init(region: String) { self.region = region }
     }
 
     public let configuration: Configuration
     private var speaking: LineEvent?
-    private var pending: (event: LineEvent, since: Double)?
+    private var pending: (event: LineEvent, detail: LineDetail?, since: Double)?
+    /// The region hunted now: the configured one, or the trail's current step's.
+    public private(set) var region: String
+    /// The trail, when there is one.
+    public private(set) var progress: TrailProgress?
+    /// Lines said in order once nothing else is (the next clue, the finale).
+    private var followUps: [(event: LineEvent, detail: LineDetail)] = []
+    /// Since when the follow-ups wait for the last find's reward (nil: they do not).
+    private var awaitingRewardSince: Double?
+    /// Finds so far (each one also starts the reward handoff), and the step of the last.
+    public private(set) var findCount = 0
+    public private(set) var lastFoundStep: Int?
     private var lastLineAt = -Double.infinity
     private var lastTrendAt = -Double.infinity
     private var inside = false
@@ -102,16 +149,36 @@ public struct HuntDirector: Sendable {
 
     public init(configuration: Configuration) {
         self.configuration = configuration
+        region = configuration.trail.first?.region.name ?? configuration.region
+        if !configuration.trail.isEmpty {
+            var rules = configuration.trailRules
+            rules.foundHold = configuration.foundHold
+            progress = TrailProgress(steps: configuration.trail, rules: rules)
+        }
     }
 
     public var isInside: Bool { inside }
     public var treasureFound: Bool { foundAnnounced }
+    /// Nothing more to find: the trail is done (or, without one, the chest is found).
+    public var huntOver: Bool { progress?.isFinished ?? foundAnnounced }
 
     /// Feeds one input at `time`; returns what to do, in order.
     public mutating func handle(_ input: HuntInput, at time: Double) -> [HuntAction] {
         switch input {
         case .started:
+            if var p = progress {
+                p.start(at: time)
+                progress = p
+                if let first = p.current { followUps.append(clue(first)) }
+            }
             return say(.startup, at: time)
+        case .rewardAbsent:
+            awaitingRewardSince = nil
+            return speaking == nil ? nextFollowUp(at: time) : []
+        case let .rivalFound(hunter, step):
+            guard var p = progress, p.rival(hunter, found: step) else { return [] }
+            progress = p
+            return say(.rivalFound, LineDetail(step: step, treasure: step + 1, hunter: hunter), at: time)
         case .adapterMissing:
             guard !adapterMissing else { return [] }
             adapterMissing = true
@@ -121,8 +188,8 @@ public struct HuntDirector: Sendable {
             adapterMissing = false
             return say(.adapterBack, at: time)
         case .rewardHeard:
-            // The reward never cuts the found line (or another reward) short.
-            if speaking == .treasureFound || speaking == .reward {
+            // The reward never cuts the found line (or another reward, or a clue) short.
+            if let current = speaking, [.treasureFound, .reward, .clue, .finale, .outOfOrder].contains(current) {
                 rewardWaiting = true
                 return []
             }
@@ -133,29 +200,115 @@ public struct HuntDirector: Sendable {
                 rewardWaiting = false
                 return say(.reward, at: time)
             }
+            let next = nextFollowUp(at: time)
+            if !next.isEmpty { return next }
             guard let waiting = pending else { return [] }
             pending = nil
             guard time - waiting.since <= configuration.pendingLifetime else { return [] }
-            return say(waiting.event, at: time)
+            return say(waiting.event, waiting.detail, at: time)
         case let .ranging(event):
             return ranging(event, at: time)
         }
     }
 
-    /// Checks timers (found hold) without a new event.
+    /// Checks timers (found hold, the trail's other treasures, hints) without a new event.
     public mutating func tick(at time: Double) -> [HuntAction] {
-        checkFound(at: time)
+        var actions = checkFound(at: time)
+        guard var p = progress else { return actions }
+        if let since = awaitingRewardSince, time - since >= configuration.rewardWait { awaitingRewardSince = nil }
+        // Another chest is news only once the find, its reward and the next clue are over,
+        // and never cuts them (it stays due until then).
+        let busy = speaking.map { $0.precedence >= LineEvent.treasureFound.precedence } ?? false
+        let findings = busy || !followUps.isEmpty || awaitingRewardSince != nil || rewardWaiting ? [] : p.tick(at: time)
+        progress = p
+        for finding in findings {
+            switch finding {
+            case let .found(step):
+                actions += find(step, at: time)
+            case let .outOfOrder(at, expected):
+                actions += say(.outOfOrder, LineDetail(step: at, treasure: at + 1, next: expected + 1), at: time)
+            }
+        }
+        if speaking == nil { actions += nextFollowUp(at: time) }
+        if speaking == nil, followUps.isEmpty, awaitingRewardSince == nil, let step = progress?.current,
+            progress?.hintDue(at: time) == true, time - lastLineAt >= configuration.trendQuietAfterLine {
+            progress?.hintGiven(at: time)
+            actions += say(.hint, LineDetail(step: step, treasure: step + 1, text: configuration.trail[step].hint), at: time)
+        }
+        return actions
+    }
+
+    /// `key` is a beacon of the region hunted now (without a trail the hunter only passes those).
+    private func hunts(_ key: BeaconKey) -> Bool {
+        guard progress != nil else { return true }
+        return configuration.trail.first { $0.region.name == region }?.region.contains(key) ?? false
+    }
+
+    /// The clue that begins step `step`.
+    private func clue(_ step: Int) -> (event: LineEvent, detail: LineDetail) {
+        var detail = LineDetail(step: step, treasure: step + 1)
+        switch configuration.trail[step].clue {
+        case let .text(text)?: detail.text = text
+        case let .recording(path)?: detail.recording = path
+        case nil: break
+        }
+        return (.clue, detail)
+    }
+
+    /// The next follow-up, once the last find's reward is said (or not coming).
+    private mutating func nextFollowUp(at time: Double) -> [HuntAction] {
+        guard awaitingRewardSince == nil, !rewardWaiting, !followUps.isEmpty else { return [] }
+        let next = followUps.removeFirst()
+        return say(next.event, next.detail, at: time)
+    }
+
+    /// Step `step` of the trail is found: its found line, then (after the reward) the next
+    /// clue or the finale; the next step's region is hunted from now on.
+    private mutating func find(_ step: Int, at time: Double) -> [HuntAction] {
+        guard var p = progress else { return [] }
+        let next = p.markFound(step, at: time)
+        progress = p
+        guard next != .alreadyFound else { return [] }
+        findCount += 1
+        lastFoundStep = step
+        awaitingRewardSince = time
+        let actions = say(.treasureFound, LineDetail(step: step, treasure: step + 1, text: configuration.trail[step].found), at: time)
+        switch next {
+        case let .step(n):
+            followUps.append(clue(n))
+            if region != configuration.trail[n].region.name { retarget(n) }
+        case let .finished(seconds):
+            followUps.append((.finale, LineDetail(seconds: seconds)))
+        case .alreadyFound:
+            break
+        }
+        return actions
+    }
+
+    /// The director hunts step `step`'s region from now on, starting from what the trail
+    /// already knows of it.
+    private mutating func retarget(_ step: Int) {
+        guard let known = progress?.region(of: step) else { return }
+        region = configuration.trail[step].region.name
+        inside = known.inside
+        nearest = known.nearest
+        nearestProximity = known.proximity
+        immediateSince = known.proximity == .immediate ? known.immediateSince : nil
+        foundAnnounced = false
+        earlyProximity = [:]
     }
 
     private mutating func ranging(_ event: RangingEvent, at time: Double) -> [HuntAction] {
+        progress?.observe(event, at: time)
+        let region = self.region
         switch event {
-        case let .regionState(_, region, state) where region == configuration.region:
+        case let .regionState(_, name, state) where name == region:
             guard state == .inside, !inside else { return [] }
             return entered(at: time)
-        case let .regionEnter(_, region) where region == configuration.region:
+        case let .regionEnter(_, name) where name == region:
             guard !inside else { return [] }
             return entered(at: time)
-        case let .regionExit(_, region) where region == configuration.region:
+        case let .regionExit(_, name) where name == region:
             guard inside else { return [] }
             inside = false
             immediateSince = nil
@@ -165,8 +318,11 @@ public struct HuntDirector: Sendable {
             // A proximity line still waiting is stale news now.
             if let p = pending, p.event.precedence <= LineEvent.proximityUnknown.precedence { pending = nil }
             return [.sound(configuration.regionSound)] + say(.regionLeft, at: time)
-        case let .nearest(_, region, key) where region == configuration.region:
+        case let .nearest(_, name, key) where name == region:
             nearest = key
+            return []
+        case let .proximity(_, key, _, _) where !hunts(key):
+            // Another treasure of the trail: the trail watches it.
             return []
         case let .proximity(_, key, _, to) where !inside:
             if earlyProximity.count >= 8, earlyProximity[key] == nil, let oldest = earlyProximity.min(by: { $0.value.since < $1.value.since }) {
@@ -188,7 +344,7 @@ public struct HuntDirector: Sendable {
             // "unknown" on its way out of the region is said by the exit line instead.
             if to == .unknown { return [] }
             return say(.proximity(to), at: time) + checkFound(at: time)
-        case let .trend(_, region, trend) where region == configuration.region:
+        case let .trend(_, name, trend) where name == region:
             guard inside, !foundAnnounced, speaking == nil, time - lastTrendAt >= configuration.trendInterval,
                 time - lastLineAt >= configuration.trendQuietAfterLine
             else { return [] }
@@ -223,21 +379,28 @@ public struct HuntDirector: Sendable {
     private mutating func checkFound(at time: Double) -> [HuntAction] {
         guard inside, !foundAnnounced, let since = immediateSince, time - since >= configuration.foundHold else { return [] }
         foundAnnounced = true
+        if let p = progress {
+            // The trail's steps are found once each; a finished trail has nothing left.
+            return p.current.map { find($0, at: time) } ?? []
+        }
+        findCount += 1
         return say(.treasureFound, at: time)
     }
 
-    private mutating func say(_ event: LineEvent, at time: Double) -> [HuntAction] {
+    private mutating func say(_ event: LineEvent, _ detail: LineDetail? = nil, at time: Double) -> [HuntAction] {
         // A repeated find never cuts the reward short: the reward is what the child came for.
         if speaking == .reward, event == .treasureFound { return [] }
         if let current = speaking, event.precedence < current.precedence {
             // Wait behind the more important line (only the newest waiter is kept).
-            if event.precedence > LineEvent.warmer.precedence { pending = (event, time) }
+            if event.precedence > LineEvent.warmer.precedence { pending = (event, detail, time) }
             return []
         }
         let interrupt = speaking != nil
         speaking = event
         lastLineAt = time
+        if event == .reward { awaitingRewardSince = nil }
         if let p = pending, p.event.precedence <= event.precedence { pending = nil }
+        if let detail { return [.tell(event, detail, interrupt: interrupt)] }
         return [.say(event, interrupt: interrupt)]
     }
 }

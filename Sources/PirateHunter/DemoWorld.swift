@@ -1,5 +1,6 @@
 import Bluetooth
 import FoundationEssentials
+import Hunt
 import Radio
 import Ranging
 import Simulation
@@ -27,6 +28,67 @@ final class DemoWorld {
     static let length = 70.0
     /// Beyond this the treasure is not heard at all (walls, bodies, receiver sensitivity).
     static let range = 30.0
+
+    // MARK: The demo's trail
+
+    /// Three chests on a line: 1 (the treasure box, with the reward) at 0 m, 3 at 12 m and
+    /// 2 at 24 m (tags, no reward). The child finds 1, wanders to 3 before 2 (out of order),
+    /// is stuck there (a hint), hears hunter 2 find 2 first, finds 2, goes back to 3: the end.
+    static let chestPositions: [Double] = [0, 24, 12]
+    static func chest(_ number: Int) -> IBeacon {
+        IBeacon(uuid: treasureUUID, major: 1, minor: UInt16(number), measuredPower: -59)
+    }
+    static func chestRegion(_ number: Int) -> Region {
+        Region(name: "\(treasureUUID.uuidString):1:\(number)", uuid: treasureUUID, major: 1, minor: UInt16(number))
+    }
+    static var trail: [TrailStep] {
+        [
+            TrailStep(region: chestRegion(1), clue: .text("Find the chest where the old sea chest sleeps.")),
+            TrailStep(region: chestRegion(2), clue: .text("Walk past the rocks to the far end of the beach."), hint: "Go further, past the first chest ye passed!"),
+            TrailStep(region: chestRegion(3), clue: .text("Go back to the chest ye found too early!")),
+        ]
+    }
+    static let tagAddresses = [BDAddress(bytes: (0x02, 0x00, 0x00, 0x7A, 0x60, 0xC0)), BDAddress(bytes: (0x03, 0x00, 0x00, 0x7A, 0x60, 0xC0))]
+    static let rivalAddress = BDAddress(bytes: (0x02, 0x00, 0x00, 0x7E, 0xA7, 0xC0))
+    /// (seconds after start, position on the line in metres)
+    static let trailWalk: [(Double, Double)] = [
+        (0, -50), (4, -50),  // out of range of every chest: the initial state is "outside"
+        (8, -8), (11, -1.5), (13, -0.2), (28, -0.2),  // to chest 1, found, its reward read
+        (36, 11.8), (70, 11.8),  // to chest 3: out of order; stuck there, a hint
+        (77, 23.8), (86, 23.8),  // to chest 2 (hunter 2 got there first)
+        (92, 12.2), (130, 12.2),  // back to chest 3: the trail is done
+    ]
+    static let trailLength = 112.0
+    /// Hunter 2 announces finding chest 2 from this time on.
+    static let rivalFindsAt = 68.0
+
+    private let trailPath = ScriptedPath(DemoWorld.trailWalk.map { ScriptedPath.Waypoint(time: $0.0, distance: $0.1) })
+
+    /// The demo child's distance to chest `number` (1-based) at `time` (the loop's clock).
+    func distance(toChest number: Int, at time: Double) -> Double {
+        max(0.2, abs(trailPath.distance(at: time - origin) - Self.chestPositions[number - 1]))
+    }
+
+    /// The air of the trail demo: the box (chest 1) and the hunter hear each other at the
+    /// child's distance to chest 1.
+    func trailAir() throws(TransportError) -> (air: SimulatedAir, hunter: SimulatedController, box: SimulatedController) {
+        let air = SimulatedAir(startTime: origin) { [self] t, _, _, ch in rssi(atDistance: distance(toChest: 1, at: t), channel: ch) }
+        let hunter = try SimulatedController(family: .legacy, address: Self.hunterAddress, startTime: origin)
+        let box = try SimulatedController(family: .extended, address: Self.boxAddress, startTime: origin)
+        air.join(hunter)
+        air.join(box)
+        for number in [2, 3] {
+            hunter.add(VirtualBeacon(address: Self.tagAddresses[number - 2], advertisingData: Self.chest(number).advertisingData, interval: 0.1) { [self] t, ch in
+                rssi(atDistance: distance(toChest: number, at: t), channel: ch)
+            })
+        }
+        // Hunter 2, at chest 2 (12 m from chest 3, where the demo child is stuck), announces its find.
+        let rival = TreasureSignals.announcement(hunterID: 2, treasure: Self.chest(2))
+        hunter.add(VirtualBeacon(address: Self.rivalAddress, advertisingData: rival.advertisingData, interval: 0.1) { [self] t, ch in
+            t - origin < Self.rivalFindsAt ? nil : rssi(atDistance: distance(toChest: 2, at: t) + 1, channel: ch)
+        })
+        return (air, hunter, box)
+    }
 
     private let model = PathLossModel()
     private var noise: GaussianSource

@@ -52,11 +52,19 @@ enum HuntCommand {
         let configuration = try HunterConfiguration.load(flags: flags)
         var setup = configuration.hunterSetup(quiet: quiet)
         setup.rewardSVG = flags.rewardSVG
-        // The demo hunts its own virtual treasure, whatever the configured regions.
-        setup.regions = [DemoWorld.region]
-        setup.hunt?.region = DemoWorld.region.name
-        // Time for the found line, the reward read out and the box's greeting.
-        setup.stopAfterFound = 26
+        // The demo hunts its own trail of three chests, whatever the configured regions: a
+        // race (hunter 2 is out there too), a hint after 12 s stuck, chests 2 and 3 (tags,
+        // no reward) given up on for their reward after 3 s.
+        setup.regions = DemoWorld.trail.map(\.region)
+        setup.hunt?.trail = DemoWorld.trail
+        setup.hunt?.region = DemoWorld.trail[0].region.name
+        setup.hunt?.trailRules.order = .inOrder
+        setup.hunt?.trailRules.mode = .race
+        setup.hunt?.trailRules.hintAfter = 12
+        setup.hunt?.trailRules.hintInterval = 30
+        setup.announce?.rewardTimeout = 3
+        // Time for the last found line and the finale.
+        setup.stopAfterFound = 16
         // On virtual time nothing is heard unless a device was asked for (a card would play
         // the whole walk in real time while the loop waits to shut down).
         if virtualTime, flags.device == nil { setup.playback?.device = "null" }
@@ -71,13 +79,13 @@ enum HuntCommand {
                 setup.playback = playback
             }
         }
-        var options = RuntimeOptions(record: setup.record, duration: try arguments.duration() ?? DemoWorld.length + 32)
+        var options = RuntimeOptions(record: setup.record, duration: try arguments.duration() ?? DemoWorld.trailLength + 30)
         if virtualTime { options.clock = .virtual(start: 0) }
         let runtime = try ApplianceRuntime(options)
         let world = DemoWorld(origin: runtime.loop.now)
         let radio: (air: SimulatedAir, hunter: SimulatedController, box: SimulatedController)
         do {
-            radio = try world.air()
+            radio = try world.trailAir()
         } catch {
             throw CLIError(.software, "simulator: \(error)")
         }
@@ -91,6 +99,7 @@ enum HuntCommand {
         box.treasure.minor = DemoWorld.treasure.minor
         box.treasure.power = DemoWorld.treasure.measuredPower
         box.treasure.reward = configuration.treasure.reward ?? DemoWorld.reward
+        box.trail = DemoWorld.trail
         box.json = false
         box.logPrefix = "treasure box: "
         box.ownsSignals = false

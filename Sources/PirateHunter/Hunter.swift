@@ -32,6 +32,26 @@ struct HunterSetup {
     var reload: (() throws(CLIError) -> HunterSetup)?
 }
 
+/// The tags (what a finder announces, `TreasureSignals.tag`) of a trail's steps that name
+/// one beacon (`UUID:MAJOR:MINOR`): tag -> step (0-based).
+enum TrailTags {
+    static func named(_ trail: [TrailStep]) -> [UInt16: Int] {
+        var tags: [UInt16: Int] = [:]
+        for (i, step) in trail.enumerated() {
+            guard let major = step.region.major, let minor = step.region.minor else { continue }
+            tags[TreasureSignals.tag(of: IBeacon(uuid: step.region.uuid, major: major, minor: minor, measuredPower: -59))] = i
+        }
+        return tags
+    }
+}
+
+/// A composed line (a clue, a rival's find, the finale), synthesized off the loop.
+struct ComposedSpeech: Sendable {
+    /// Which line it is: only the latest asked for is played.
+    var generation: Int
+    var audio: PCMBuffer
+}
+
 /// The hunter: radio -> sightings -> ranging -> hunt rules -> voice and sound, on an
 /// `ApplianceRuntime` (its loop's thread; the PCM has its own).
 final class Hunter {
@@ -43,19 +63,32 @@ final class Hunter {
     /// Says a lost radio only when it stays lost (a flaky adapter must not chatter).
     private var outage = OutageAnnouncer()
     private var handoff: RewardHandoff?
-    private var wasFound = false
+    /// Finds handed to the reward handoff so far (the director counts them).
+    private var handledFinds = 0
+    /// The trail's lines made when said: the latest asked for, and what comes back.
+    private var lineGeneration = 0
+    private let composedMailbox: Mailbox<ComposedSpeech>
+    /// The parents' recorded clues, read at start (and on reload).
+    private var recordings: [String: PCMBuffer] = [:]
+    /// Each hunted region's nearest beacon, as the ranging engine says (one per region).
+    private var nearestByRegion: [String: BeaconKey] = [:]
+    /// Which trail step a treasure's tag names (the tag is what a hunter announces): from
+    /// the steps naming one beacon, and from the beacons heard. Bounded: tags come from the air.
+    private var stepOfTag = RecentlyHeardTable<UInt16, Int>(capacity: 64)
+    /// Who found what: this hunter's finds and the rivals' it hears.
+    private var standings = Standings()
     /// The beacons of the hunted region heard: where each advertises from, what it
     /// advertises. Anyone can advertise the region's UUID with made-up ids: bounded, the
     /// least recently heard out first, the nearest and the last heard kept.
     private var heard = RecentlyHeardTable<BeaconKey, (address: BDAddress, beacon: IBeacon)>(capacity: 64)
     private var lastHeard: BeaconKey?
-    /// The region's nearest beacon, as the ranging engine says.
-    private var nearestKey: BeaconKey?
     /// The treasure that was found (the nearest when it was): its reward is read from its
     /// address only, and the announcement names it.
     private var foundTreasure: (address: BDAddress, beacon: IBeacon)?
     /// The reward read out slowly, synthesized on the engine's thread and passed back here.
     private var rewardSpeech: PCMBuffer?
+    /// The tags of the steps that name one beacon (UUID:MAJOR:MINOR), kept in `stepOfTag` for good.
+    private var namedTags: [UInt16: Int] = [:]
     private let rewardSpeechMailbox: Mailbox<PCMBuffer>
     private var announcementRefused = false
     private var engine: RangingEngine
@@ -76,6 +109,7 @@ final class Hunter {
         self.runtime = runtime
         do {
             rewardSpeechMailbox = try Mailbox()
+            composedMailbox = try Mailbox()
         } catch {
             throw CLIError(.software, "event loop: \(error)")
         }
@@ -84,7 +118,10 @@ final class Hunter {
         }
         engine = RangingEngine(configuration: setup.ranging, regions: setup.regions)
         director = setup.hunt.map(HuntDirector.init(configuration:))
-        heard.isProtected = { [unowned self] key in key == nearestKey || key == lastHeard }
+        heard.isProtected = { [unowned self] key in key == lastHeard || nearestByRegion.values.contains(key) }
+        stepOfTag.isProtected = { [unowned self] tag in namedTags[tag] != nil }
+        namedTags = Self.namedTags(setup.hunt)
+        for (tag, step) in namedTags { stepOfTag.set(tag, step, at: 0) }
         try loadVoice(setup)
         if let playback = setup.playback {
             var configuration = playback
@@ -115,8 +152,10 @@ final class Hunter {
                 ? try PirateVoice.load(configuration, random: SplitMix64(seed: 0x50_49_52_41_54_45))
                 : try PirateVoice.load(configuration)
             let sound = try PirateVoice.loadArrr(voicesDirectory: configuration.voicesDirectory, sampleRate: loaded.synthesizer.sampleRate)
+            let clues = try Self.loadRecordings(setup.hunt, sampleRate: loaded.synthesizer.sampleRate)
             voice = loaded
             arrr = sound
+            recordings = clues
         } catch {
             switch error.kind {
             case .missingFile: throw CLIError(.noInput, error.message)
@@ -136,6 +175,24 @@ final class Hunter {
 
     private var now: Double { runtime.now }
 
+    /// The trail's recorded clues, as the mixer wants them; a file that cannot be read or is
+    /// not a WAV is a configuration error naming the step.
+    static func loadRecordings(_ hunt: HuntDirector.Configuration?, sampleRate: Int) throws(VoiceError) -> [String: PCMBuffer] {
+        var loaded: [String: PCMBuffer] = [:]
+        for (i, step) in (hunt?.trail ?? []).enumerated() {
+            guard case let .recording(path)? = step.clue, loaded[path] == nil else { continue }
+            do {
+                loaded[path] = try WAVFile.readForMixer(path: path, rate: sampleRate)
+            } catch {
+                let missing = error.message.contains(": cannot read")
+                throw VoiceError("hunt.trail[\(i)].clue_wav: \(error.message)", kind: missing ? .missingFile : .badData)
+            }
+        }
+        return loaded
+    }
+
+    static func namedTags(_ hunt: HuntDirector.Configuration?) -> [UInt16: Int] { TrailTags.named(hunt?.trail ?? []) }
+
     /// Nothing is being said and nothing waits to be (the end of a replay waits for this).
     var isQuiet: Bool { speechTimer == nil && !loop.isAwaitingAnswer }
 
@@ -151,6 +208,14 @@ final class Hunter {
                 loop.expectationMet()
                 rewardSpeech = audio
                 say(.rewardHeard)
+            }
+        }
+        loop.watch(composedMailbox.fd) { [unowned self] in
+            for speech in composedMailbox.drain() {
+                loop.expectationMet()
+                // A newer line was said meanwhile: this one is stale.
+                guard speech.generation == lineGeneration else { continue }
+                play(speech.audio)
             }
         }
         var options = ControllerSession.Options()
@@ -195,14 +260,11 @@ final class Hunter {
             if var d = director {
                 perform(d.tick(at: t))
                 director = d
-                if d.treasureFound, foundAt == nil { foundAt = t }
-                if d.treasureFound, !wasFound, var h = handoff {
-                    if let key = nearestKey ?? lastHeard { foundTreasure = heard[key] }
-                    let actions = h.found(at: t)
-                    handoff = h
-                    perform(actions)
+                if d.findCount > handledFinds {
+                    handledFinds = d.findCount
+                    found(step: d.lastFoundStep, at: t)
                 }
-                wasFound = d.treasureFound
+                if director?.huntOver == true, foundAt == nil { foundAt = t }
             }
             if var h = handoff {
                 let actions = h.tick(at: t)
@@ -217,12 +279,57 @@ final class Hunter {
         }
     }
 
+    /// The director found a treasure (step `step` of the trail, or the chest): the treasure
+    /// is the found region's nearest beacon; its reward is read, this hunter announced, the
+    /// standings updated.
+    private func found(step: Int?, at t: Double) {
+        let region = step.flatMap { s in setup.hunt?.trail.indices.contains(s) == true ? setup.hunt?.trail[s].region : nil }
+            ?? setup.regions.first
+        let previous = foundTreasure?.address
+        if let key = region.flatMap({ nearestByRegion[$0.name] }) ?? lastHeard.flatMap({ k in region?.contains(k) == true ? k : nil }) {
+            foundTreasure = heard[key]
+        }
+        if let id = setup.announce?.hunterID, standings.record(hunter: id, treasure: (step ?? 0) + 1, at: t) { printStandings() }
+        guard var h = handoff else {
+            say(.rewardAbsent)
+            return
+        }
+        // Another treasure of the trail: its own reward, and the announcement names it.
+        if step != nil, foundTreasure?.address != previous { h = RewardHandoff(configuration: h.configuration) }
+        let actions = h.found(at: t)
+        handoff = h
+        perform(actions)
+        if !actions.contains(.scanActively(true)) { say(.rewardAbsent) }
+    }
+
+    private func printStandings() {
+        guard setup.json else { return }
+        runtime.out.line(JSONLine.standings(standings, at: now))
+        runtime.out.flush()
+    }
+
+    /// Another hunter's announcement: it found the treasure its tag names.
+    private func rival(_ id: UInt16, tag: UInt16, at t: Double) {
+        guard id != setup.announce?.hunterID, let step = stepOfTag[tag] else { return }
+        if standings.record(hunter: id, treasure: step + 1, at: t) {
+            Log.info("hunter \(id) found treasure \(step + 1)")
+            printStandings()
+        }
+        say(.rivalFound(hunter: id, step: step))
+    }
+
     private func sighting(_ sighting: BeaconSighting) {
-        if case let .iBeacon(beacon) = sighting.beacon, let region = setup.regions.first {
+        if case let .iBeacon(beacon) = sighting.beacon {
             let key = BeaconKey(uuid: beacon.uuid, major: beacon.major, minor: beacon.minor)
-            if region.contains(key) {
+            if setup.regions.contains(where: { $0.contains(key) }) {
                 heard.set(key, (sighting.address, beacon), at: sighting.time)
                 lastHeard = key
+                if let trail = setup.hunt?.trail, let step = trail.firstIndex(where: { $0.region.contains(key) }) {
+                    let tag = TreasureSignals.tag(of: beacon)
+                    if namedTags[tag] == nil { stepOfTag.set(tag, step, at: sighting.time) }
+                }
+            } else if let (id, tag) = TreasureSignals.hunter(in: beacon) {
+                rival(id, tag: tag, at: sighting.time - runtime.start)
             }
         }
         var s = sighting
@@ -236,13 +343,20 @@ final class Hunter {
             if setup.json { runtime.out.line(RangingOutput.json(event)) }
             // The director hunts the first region: another region's beacons are not its news.
             let otherRegion: Bool
-            if case let .proximity(_, key, _, _) = event, let hunted = setup.regions.first { otherRegion = !hunted.contains(key) } else { otherRegion = false }
+            if case let .proximity(_, key, _, _) = event {
+                // Without a trail the first region is hunted; a trail hunts all its steps'.
+                let hunted = setup.hunt?.trail.isEmpty == false ? setup.regions : Array(setup.regions.prefix(1))
+                otherRegion = !hunted.contains { $0.contains(key) }
+            } else {
+                otherRegion = false
+            }
             if !otherRegion, var d = director {
                 perform(d.handle(.ranging(event), at: time))
                 director = d
             }
             switch event {
-            case let .nearest(_, region, key) where region == setup.regions.first?.name: nearestKey = key
+            case let .nearest(_, region, key):
+                if setup.regions.contains(where: { $0.name == region }) { nearestByRegion[region] = key }
             case let .regionEnter(_, region): Log.info("entered region \(region)")
             case let .regionExit(_, region): Log.info("left region \(region)")
             case let .regionState(_, region, state): Log.info("region \(region) is \(state.rawValue)")
@@ -293,6 +407,7 @@ final class Hunter {
                 }
             case .noReward:
                 Log.warning("no reward heard from the treasure (it may have none)")
+                say(.rewardAbsent)
             }
         }
     }
@@ -360,35 +475,101 @@ final class Hunter {
                     runtime.out.line(line.line)
                 }
                 if let arrr, name == "arrr" { audio?.play(arrr, slot: .effect) }
+            case let .tell(event, detail, _):
+                guard let voice else { continue }
+                if let text = composedText(event, detail, voice: voice) {
+                    sayComposed(event, text: text, recording: detail.recording.flatMap { recordings[$0] }, voice: voice)
+                } else {
+                    speak(event, voice: voice)
+                }
             case let .say(event, _):
                 guard let voice else { continue }
-                var spoken = voice.line(event)
-                if event == .reward, let reward = handoff?.reward, let text = rewardSpeech {
-                    // The pack's lead-in, a breath, then the reward itself, slowly, as plain text.
-                    var audio = spoken.audio
-                    audio.samples += [Int16](repeating: 0, count: audio.sampleRate * audio.channels * 4 / 10)
-                    audio.samples += text.channels == audio.channels ? text.samples : []
-                    spoken = SpokenLine(event: event, index: spoken.index, text: spoken.text + " " + SpeechText.sanitize(reward), audio: audio)
-                }
-                if setup.json {
-                    var line = JSONLine()
-                    line.add("t", now)
-                    line.add("event", "say")
-                    line.add("event_name", event.rawValue)
-                    line.add("text", spoken.text)
-                    runtime.out.line(line.line)
-                }
-                Log.info("say [\(event.rawValue)] \(spoken.text)")
-                audio?.play(spoken.audio, slot: .speech)
-                // The director learns when the line is over from its length.
-                if let speechTimer { loop.cancel(speechTimer) }
-                speechTimer = loop.schedule(after: spoken.audio.durationSeconds + 0.05) { [unowned self] in
-                    speechTimer = nil
-                    say(.speechFinished)
-                }
+                speak(event, voice: voice)
             }
         }
         if setup.json { runtime.out.flush() }
+    }
+
+    /// The words of a trail line: the parent's (a hint, a found line), or the pack's line
+    /// with its placeholders filled (a clue's lead-in, then the parent's clue); nil: a
+    /// pre-rendered line of the pack says it.
+    private func composedText(_ event: LineEvent, _ detail: LineDetail, voice: PirateVoice) -> String? {
+        switch event {
+        case .treasureFound, .hint:
+            if let text = detail.text { return text }
+        case .clue:
+            return detail.fill(voice.line(event).text) + (detail.text.map { " " + $0 } ?? "")
+        default:
+            break
+        }
+        return event.isComposed ? detail.fill(voice.line(event).text) : nil
+    }
+
+    /// Says a composed line: printed and logged now, synthesized off the loop, played when back
+    /// (then a breath and the parent's recording, if any).
+    private func sayComposed(_ event: LineEvent, text: String, recording: PCMBuffer?, voice: PirateVoice) {
+        lineGeneration += 1
+        if setup.json {
+            var line = JSONLine()
+            line.add("t", now)
+            line.add("event", "say")
+            line.add("event_name", event.rawValue)
+            line.add("text", SpeechText.sanitize(text, maxCharacters: Self.composedLimit))
+            runtime.out.line(line.line)
+        }
+        Log.info("say [\(event.rawValue)] \(SpeechText.sanitize(text, maxCharacters: Self.composedLimit))")
+        // The line before it is over as far as the director knows: its timer must not end this one.
+        if let speechTimer { loop.cancel(speechTimer) }
+        speechTimer = nil
+        let mailbox = composedMailbox
+        let generation = lineGeneration
+        let rate = voice.synthesizer.sampleRate
+        loop.expectAnswer()
+        voice.speak(untrusted: text, maxCharacters: Self.composedLimit) { result in
+            var audio = (try? result.get()) ?? PCMBuffer(sampleRate: rate)
+            if let recording, recording.channels == audio.channels {
+                audio.samples += [Int16](repeating: 0, count: audio.sampleRate * audio.channels * 4 / 10)
+                audio.samples += recording.samples
+            }
+            mailbox.post(ComposedSpeech(generation: generation, audio: audio))
+        }
+    }
+
+    /// A parent's clue (400 characters) after the pack's lead-in.
+    static let composedLimit = 600
+
+    /// Plays a line and tells the director when it is over (from its length).
+    private func play(_ sound: PCMBuffer) {
+        audio?.play(sound, slot: .speech)
+        if let speechTimer { loop.cancel(speechTimer) }
+        speechTimer = loop.schedule(after: sound.durationSeconds + 0.05) { [unowned self] in
+            speechTimer = nil
+            say(.speechFinished)
+        }
+    }
+
+    /// A pre-rendered line of the pack (the reward's with the reward itself after it).
+    private func speak(_ event: LineEvent, voice: PirateVoice) {
+        lineGeneration += 1
+        var spoken = voice.line(event)
+        if event == .reward, let reward = handoff?.reward, let text = rewardSpeech {
+            // The pack's lead-in, a breath, then the reward itself, slowly, as plain text.
+            var audio = spoken.audio
+            audio.samples += [Int16](repeating: 0, count: audio.sampleRate * audio.channels * 4 / 10)
+            audio.samples += text.channels == audio.channels ? text.samples : []
+            spoken = SpokenLine(event: event, index: spoken.index, text: spoken.text + " " + SpeechText.sanitize(reward), audio: audio)
+        }
+        if setup.json {
+            var line = JSONLine()
+            line.add("t", now)
+            line.add("event", "say")
+            line.add("event_name", event.rawValue)
+            line.add("text", spoken.text)
+            runtime.out.line(line.line)
+        }
+        Log.info("say [\(event.rawValue)] \(spoken.text)")
+        // The director learns when the line is over from its length.
+        play(spoken.audio)
     }
 
     /// The file again (the flags still win): everything a file change can change is applied
@@ -433,14 +614,19 @@ final class Hunter {
             // New regions or thresholds: the engine starts over (its filters and states
             // belong to the old ones); what it says next comes from the new ones.
             engine = RangingEngine(configuration: next.ranging, regions: next.regions)
-            nearestKey = nil
+            nearestByRegion = [:]
             lastHeard = nil
             heard.removeHeard(before: .infinity)
             applied.append(next.regions != setup.regions ? "regions (ranging starts over)" : next.ranging != setup.ranging ? "ranging (it starts over)" : "ranging starts over")
         }
         if next.hunt != setup.hunt || next.regions != setup.regions {
             director = next.hunt.map(HuntDirector.init(configuration:))
-            applied.append("hunt")
+            handledFinds = 0
+            namedTags = Self.namedTags(next.hunt)
+            stepOfTag.removeHeard(before: .infinity)
+            for (tag, step) in namedTags { stepOfTag.set(tag, step, at: now) }
+            standings = Standings()
+            applied.append(next.hunt?.trail.isEmpty == false ? "hunt (the trail starts over)" : "hunt")
         }
         if next.announce != setup.announce {
             handoff = next.announce.map {
@@ -448,7 +634,10 @@ final class Hunter {
             }
             applied.append("announce")
         }
+        let restartTrail = director?.progress != nil && (next.hunt != setup.hunt || next.regions != setup.regions)
         setup = next
+        // A new trail begins as a hunt does: the start-up line, then its first clue.
+        if restartTrail, startupSaid { say(.started) }
         let what = applied.isEmpty ? "nothing changed" : applied.joined(separator: ", ")
         let rest = waiting.isEmpty ? "" : "; not until a restart: " + waiting.joined(separator: ", ")
         Log.info("configuration reloaded: \(what)\(rest)")

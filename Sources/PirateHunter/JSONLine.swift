@@ -1,3 +1,5 @@
+import Hunt
+
 /// Builds one JSON object on one line with keys in the order they are added: the
 /// line-oriented contract other tools parse (`replay --json`, `hunt --json`, `scan --json`).
 struct JSONLine {
@@ -44,7 +46,30 @@ struct JSONLine {
         text += Self.format(value, decimals: decimals)
     }
 
+    /// An array of objects, each already built.
+    mutating func add(_ name: String, objects: [JSONLine]) {
+        key(name)
+        text += "["
+        text += objects.map(\.line).joined(separator: ", ")
+        text += "]"
+    }
+
     var line: String { text + "}" }
+
+    /// `{"t", "event": "standings", "finishers": [{"hunter", "treasure", "t"}...]}`
+    static func standings(_ standings: Standings, at time: Double) -> String {
+        var line = JSONLine()
+        line.add("t", time)
+        line.add("event", "standings")
+        line.add("finishers", objects: standings.finishers.map {
+            var finisher = JSONLine()
+            finisher.add("hunter", Int($0.hunter))
+            finisher.add("treasure", $0.treasure)
+            finisher.add("t", $0.time)
+            return finisher
+        })
+        return line.line
+    }
 
     static func format(_ value: Double, decimals: Int) -> String {
         var scale = 1.0

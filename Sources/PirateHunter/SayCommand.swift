@@ -58,7 +58,9 @@ enum SayCommand {
             var picker = LinePicker()
             var random = SystemRandomNumberGenerator()
             let lines = pack.lines(for: event)
-            spoken = lines[picker.pick(event, count: lines.count, using: &random)]
+            let line = lines[picker.pick(event, count: lines.count, using: &random)]
+            // A trail's line with sample values in its {placeholders}, as a hunt would fill them.
+            spoken = event.isComposed ? LineDetail(treasure: 2, next: 1, hunter: 2, seconds: 95).fill(line) : line
             Log.info("say: \(spoken)")
         } else {
             spoken = SpeechText.sanitize(text ?? "", maxCharacters: 1000)

@@ -2,6 +2,7 @@
 import Glibc
 #endif
 import Bluetooth
+import Hunt
 import CLinux
 import Kiosk
 import QRCode
@@ -12,6 +13,9 @@ import Ranging
 struct TreasureSetup {
     var transport: TransportSpec = .kernel(adapter: nil)
     var treasure = HunterConfiguration.Treasure()
+    /// The trail of the same file (`hunt.trail`): which chest of it this box is, and which
+    /// treasures other hunters' announcements name (for the standings).
+    var trail: [TrailStep] = []
     var ranging = RangingConfiguration.default
     var json = false
     var record: String?
@@ -85,6 +89,8 @@ final class TreasureBox {
     private var hunters = RecentlyHeardTable<UInt16, HunterSeen>(capacity: 32)
     private var greeted = RecentlyHeardTable<UInt16, Double>(capacity: 256)
     private var greeting: (id: UInt16, at: Double)?
+    /// The finish order at this box: each hunter once, the first ones kept (ids come from the air).
+    private var standings = Standings()
     private var lastQRLogged = -Double.infinity
     private var qrLines: [String] = []
     private var state: ControllerState = .connecting
@@ -178,6 +184,12 @@ final class TreasureBox {
         var s = sighting
         s.time = sighting.time - runtime.start
         let t = s.time
+        // Another chest of the trail, found: the standings keep it (this box's own, below).
+        if foundTag != TreasureSignals.tag(of: setup.treasure.beacon), let step = TrailTags.named(setup.trail)[foundTag],
+            standings.record(hunter: id, treasure: step + 1, at: t), setup.json {
+            runtime.out.line(JSONLine.standings(standings, at: t))
+            runtime.out.flush()
+        }
         hunters.update(id, at: t, default: { HunterSeen(id: id, foundTag: foundTag, lastSeen: t) }) { h in
             h.lastSeen = t
             h.foundTag = foundTag
@@ -189,6 +201,10 @@ final class TreasureBox {
         if foundTag == TreasureSignals.tag(of: setup.treasure.beacon), greeted[id].map({ t - $0 >= Self.greetAgainAfter }) ?? true {
             greeted.set(id, t, at: t)
             greet(id, at: t)
+            if standings.record(hunter: id, treasure: trailNumber ?? 1, at: t), setup.json {
+                runtime.out.line(JSONLine.standings(standings, at: t))
+                runtime.out.flush()
+            }
         }
         refresh()
     }
@@ -225,6 +241,13 @@ final class TreasureBox {
         }
     }
 
+    /// Which chest of the trail this box is (1-based), nil without a trail naming it.
+    var trailNumber: Int? {
+        let beacon = setup.treasure.beacon
+        let key = BeaconKey(uuid: beacon.uuid, major: beacon.major, minor: beacon.minor)
+        return setup.trail.firstIndex { $0.region.contains(key) }.map { $0 + 1 }
+    }
+
     func kioskState() -> KioskState {
         let adapter = session?.transport?.name ?? "controller"
         let status: KioskState.Advertising
@@ -243,17 +266,15 @@ final class TreasureBox {
                 trend: t0 - $0.trendAt <= trendSeconds ? $0.trend : nil,
                 found: greeted[$0.id] != nil, lastSeen: $0.lastSeen)
         }
-        // Until the race rules feed the standings: the hunters greeted (they found this
-        // box's treasure), in the order they were greeted; one chest, found once anyone has.
-        let finders = greeted.entries.sorted { $0.value < $1.value }.map {
-            KioskState.Finisher(hunter: $0.key, treasure: 1, at: $0.value)
-        }
+        // The finish order: this box's chest, and the trail's others when their announcements are heard.
+        let finders = standings.finishers.map { KioskState.Finisher(hunter: $0.hunter, treasure: $0.treasure, at: $0.time) }
         let t = setup.treasure
         return KioskState(
             advertising: status, uuid: t.uuid.uuidString, major: t.major, minor: t.minor, power: t.power,
             intervalMilliseconds: t.intervalMilliseconds, reward: t.reward, hunters: nearby,
             greeting: greeting.map { KioskState.Greeting(hunterID: $0.id, at: $0.at, qrLines: qrLines) },
-            trail: KioskState.Trail(count: 1, found: finders.isEmpty ? 0 : 1), standings: finders,
+            trail: KioskState.Trail(count: max(1, setup.trail.count), found: Set(finders.map(\.treasure)).count, number: trailNumber),
+            standings: finders,
             proximityEdges: KioskState.ProximityEdges(immediate: setup.ranging.immediateEdge, near: setup.ranging.nearEdge))
     }
 

@@ -116,7 +116,8 @@ public final class PirateVoice: Sendable {
         }
         var report = RenderReport()
         var rendered: [LineEvent: [RenderedLine]] = [:]
-        for event in LineEvent.allCases {
+        // Composed lines (a clue, a rival's number) are made when they are said.
+        for event in LineEvent.allCases where !event.isComposed {
             var buffers: [RenderedLine] = []
             for text in pack.lines(for: event) {
                 let key = RenderKey(

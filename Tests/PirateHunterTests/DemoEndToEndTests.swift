@@ -1,6 +1,9 @@
 import Foundation
+import Hunt
 import QRCode
 import Testing
+
+@testable import PirateHunter
 
 /// The whole appliance on the simulator: a scripted walk through the real pipeline, its
 /// voice heard through ALSA's file: device, ending at the treasure box (same process,
@@ -43,14 +46,39 @@ import Testing
         let run = try await Self.runDemo()
         #expect(run.result.status == 0, "\(run.result.stderr)")
         let said = run.events.filter { $0["event"] as? String == "say" }.compactMap { $0["event_name"] as? String }
-        let important = said.filter { !["warmer", "colder"].contains($0) }
-        // The walk: start, approach (enter, near), wander off (far, exit), come back (enter,
-        // near, immediate) and find it.
-        // The first class comes after its dwell, a few metres in: "far" (8.5 m, 4.7 m) is true.
-        #expect(important == [
-            "startup", "region-entered", "proximity-far", "proximity-near", "proximity-far", "region-left",
-            "region-entered", "proximity-far", "proximity-near", "proximity-immediate", "treasure-found", "reward",
+        // The trail, without the approach lines: the first clue; chest 1 found, its reward,
+        // the second clue; chest 3 reached first (out of order); stuck there, a hint; hunter 2
+        // finds chest 2 first; chest 2 found, the third clue; chest 3 found; the finale.
+        let approach: Set = ["warmer", "colder", "region-entered", "region-left", "proximity-far", "proximity-near", "proximity-immediate"]
+        #expect(said.filter { !approach.contains($0) } == [
+            "startup", "clue", "treasure-found", "reward", "clue", "out-of-order", "hint", "rival-found",
+            "treasure-found", "clue", "treasure-found", "finale",
         ])
+        // Approach lines lead to each find.
+        let trailLines = run.events.filter { $0["event"] as? String == "say" }
+        let finds = trailLines.indices.filter { trailLines[$0]["event_name"] as? String == "treasure-found" }
+        #expect(finds.count == 3)
+        for find in finds { #expect(find > 0 && approach.contains(trailLines[find - 1]["event_name"] as? String ?? ""), "an approach line before each find") }
+        // What the composed lines say: the parent's clues, the numbers, the rival, the time.
+        let texts = { (name: String) in trailLines.filter { $0["event_name"] as? String == name }.compactMap { $0["text"] as? String } }
+        let clues = texts("clue")
+        #expect(clues.count == 3)
+        for (clue, step) in zip(clues, DemoWorld.trail) {
+            guard case let .text(words)? = step.clue else { continue }
+            #expect(clue.hasSuffix(" " + words), "\(clue)")
+        }
+        #expect(texts("out-of-order").first?.contains("3") == true && texts("out-of-order").first?.contains("2") == true)
+        #expect(texts("hint") == [DemoWorld.trail[1].hint ?? "?"], "chest 2's own hint")
+        #expect(texts("rival-found").first?.contains("2") == true)
+        let finale = try #require(trailLines.last)
+        let foundLast = try #require(trailLines[finds[2]]["t"] as? Double)
+        let took = Int(foundLast.rounded())
+        let tookMinutes = took / 60 == 1 ? "1 minute" : "\(took / 60) minutes", tookSeconds = took % 60 == 1 ? "1 second" : "\(took % 60) seconds"
+        #expect((finale["text"] as? String)?.contains("\(tookMinutes) and \(tookSeconds)") == true, "\(finale)")
+        // The standings: this hunter's finds and hunter 2's, in the order they happened.
+        let standings = try #require(run.events.last { $0["event"] as? String == "standings" })
+        let finishers = (standings["finishers"] as? [[String: Any]] ?? []).map { "\($0["hunter"] ?? "?"):\($0["treasure"] ?? "?")" }
+        #expect(finishers == ["1:1", "2:2", "1:2", "1:3"])
         // Every region change is an arrr first, then its line.
         let sequence = run.events.compactMap { e -> String? in
             switch e["event"] as? String {
@@ -62,7 +90,6 @@ import Testing
         for (i, item) in sequence.enumerated() where item == "say:region-entered" || item == "say:region-left" {
             #expect(i > 0 && sequence[i - 1] == "sound:arrr")
         }
-        #expect(sequence.filter { $0 == "sound:arrr" }.count == 3)
         // The state is determined (outside) before the first enter, within a few seconds of
         // the hunt's start (the start-up line; loading the voice before it takes what it takes).
         let state = try #require(run.events.first { $0["event"] as? String == "state" })
@@ -72,9 +99,14 @@ import Testing
         // Warmer/colder never chatter: at least 6 s apart.
         let trendTimes = run.events.filter { ["warmer", "colder"].contains($0["event_name"] as? String ?? "") }.compactMap { $0["t"] as? Double }
         for (a, b) in zip(trendTimes, trendTimes.dropFirst()) { #expect(b - a >= 6) }
-        // Range events at most once a second.
-        let rangeTimes = run.events.filter { $0["event"] as? String == "range" }.compactMap { $0["t"] as? Double }
-        for (a, b) in zip(rangeTimes, rangeTimes.dropFirst()) { #expect(b - a >= 0.99) }
+        // Range events at most once a second for each beacon (three chests on the trail).
+        let ranges = run.events.filter { $0["event"] as? String == "range" }
+        let beacons = Set(ranges.map { "\($0["uuid"] ?? ""):\($0["major"] ?? ""):\($0["minor"] ?? "")" })
+        #expect(beacons.count >= 3)
+        for beacon in beacons {
+            let rangeTimes = ranges.filter { "\($0["uuid"] ?? ""):\($0["major"] ?? ""):\($0["minor"] ?? "")" == beacon }.compactMap { $0["t"] as? Double }
+            for (a, b) in zip(rangeTimes, rangeTimes.dropFirst()) { #expect(b - a >= 0.99) }
+        }
 
         // What ALSA was handed: the lines and the arrrs, as separate bursts of sound.
         #expect(run.rate == 22050)
@@ -150,7 +182,20 @@ import Testing
         let path = FileManager.default.temporaryDirectory.appendingPathComponent("demo-\(UUID().uuidString).btsnoop").path
         try Data(run.capture).write(to: URL(fileURLWithPath: path))
         defer { try? FileManager.default.removeItem(atPath: path) }
-        let replay = try await PirateHunterBinary.run(["replay", path, "--hunt", "--json", "--region", "50697261-7465-4875-6E74-547265617375"], timeout: 60)
+        // The demo's trail and rules, as a parent would write them.
+        let steps = DemoWorld.trail.map { step -> String in
+            var fields = ["\"region\": \"\(step.region.name)\""]
+            if case let .text(clue)? = step.clue { fields.append("\"clue\": \"\(clue)\"") }
+            if let hint = step.hint { fields.append("\"hint\": \"\(hint)\"") }
+            return "{" + fields.joined(separator: ", ") + "}"
+        }
+        let config = path + ".json"
+        try Data(("""
+            {"hunt": {"trail": [\(steps.joined(separator: ", "))], "mode": "race", "hint_after": 12, "hint_interval": 30},
+             "announce": {"reward_timeout": 3}}
+            """).utf8).write(to: URL(fileURLWithPath: config))
+        defer { try? FileManager.default.removeItem(atPath: config) }
+        let replay = try await PirateHunterBinary.run(["replay", path, "--hunt", "--json", "--config", config, "--cache-dir", PirateHunterBinary.lineCache], timeout: 60)
         #expect(replay.status == 0, "\(replay.stderr)")
         func spoken(_ events: [[String: Any]]) -> [String] {
             events.compactMap { e -> String? in

@@ -15,7 +15,7 @@ import Glibc
     }
 
     private func expectSpeaks(_ voice: PirateVoice) {
-        for event in LineEvent.allCases {
+        for event in LineEvent.allCases where !event.isComposed {
             #expect(!voice.line(event, index: 0).audio.samples.isEmpty, "\(event)")
         }
     }

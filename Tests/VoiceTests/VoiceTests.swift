@@ -262,11 +262,13 @@ let sampleLines = [
         configuration.cacheDirectory = temporaryDirectory("cache")
         configuration.minimumLines = 4
         let cold = try PirateVoice.load(configuration, random: SplitMix64(state: 1))
-        let lines = cold.pack.allLines.count
+        // Composed lines (clues, rivals, the finale) are made when said, not at start-up.
+        let lines = cold.pack.allLines.count { !$0.event.isComposed }
+        #expect(lines < cold.pack.allLines.count)
         #expect(cold.report == RenderReport(lines: lines, synthesized: lines, fromCache: 0, cacheWriteFailures: 0))
         let warm = try PirateVoice.load(configuration, random: SplitMix64(state: 1))
         #expect(warm.report == RenderReport(lines: lines, synthesized: 0, fromCache: lines, cacheWriteFailures: 0))
-        for event in LineEvent.allCases {
+        for event in LineEvent.allCases where !event.isComposed {
             #expect(cold.line(event, index: 2).audio == warm.line(event, index: 2).audio)
             #expect(!warm.line(event, index: 0).audio.samples.isEmpty)
         }

@@ -111,8 +111,75 @@ extension HuntDirector.Configuration: ConfigurationSection {
             .number("trend_interval", \.trendInterval, 0...600, " s"),
             .number("trend_quiet_after_line", \.trendQuietAfterLine, 0...600, " s"),
             .number("pending_lifetime", \.pendingLifetime, 0...60, " s"),
+            Setting("trail") { reader, value in
+                guard let list = try reader.nested(TrailList.self, "trail") else { return }
+                guard !list.steps.isEmpty else { throw reader.fail("trail", "is empty", allowed: TrailList.allowed) }
+                value.trail = list.steps
+            },
+            .choice("order", \.trailRules.order),
+            .number("hint_after", \.trailRules.hintAfter, 5...3600, " s"),
+            .number("hint_interval", \.trailRules.hintInterval, 5...3600, " s"),
+            .choice("mode", \.trailRules.mode),
         ]
     }
+}
+
+/// `hunt.trail`: the steps of a trail, in order, each region named once.
+struct TrailList: Decodable {
+    static let allowed = "an array of { \"region\": \"UUID[:MAJOR[:MINOR]]\", \"clue\" or \"clue_wav\", \"hint\", \"found\" }"
+    var steps: [TrailStep] = []
+
+    init(from decoder: any Decoder) throws {
+        var container: any UnkeyedDecodingContainer
+        do {
+            container = try decoder.unkeyedContainer()
+        } catch {
+            throw ConfigFieldError(path: ObjectReader.path(decoder.codingPath), problem: "must be an array", allowed: Self.allowed)
+        }
+        while !container.isAtEnd {
+            let index = container.currentIndex
+            let step = try container.decode(TrailStepEntry.self).step
+            if let earlier = steps.firstIndex(where: { $0.region.name == step.region.name }) {
+                throw ConfigFieldError(
+                    path: ObjectReader.path(decoder.codingPath + [ConfigKey(intValue: index) ?? ConfigKey("\(index)"), ConfigKey("region")]),
+                    problem: "'\(step.region.name)' is already step \(earlier + 1)", allowed: "each treasure once on a trail")
+            }
+            steps.append(step)
+        }
+    }
+}
+
+struct TrailStepEntry: Decodable {
+    var step: TrailStep
+
+    init(from decoder: any Decoder) throws {
+        let reader = try ObjectReader(decoder, known: ["region", "clue", "clue_wav", "hint", "found"])
+        let regionAllowed = "UUID[:MAJOR[:MINOR]], major and minor 0-65535 (what `scan` prints for a beacon)"
+        guard let text = try reader.string("region", allowed: regionAllowed) else {
+            throw reader.fail("region", "is missing", allowed: regionAllowed)
+        }
+        guard let region = RangingOutput.region(text) else {
+            throw reader.fail("region", "'\(text)' is not a region", allowed: regionAllowed)
+        }
+        let spoken = "text of 1 to \(Self.maximumText) characters, said as written"
+        func words(_ key: String) throws -> String? {
+            guard let text = try reader.string(key, allowed: spoken) else { return nil }
+            if text.count > Self.maximumText { throw reader.fail(key, "is \(text.count) characters long", allowed: spoken) }
+            return text
+        }
+        step = TrailStep(region: region, hint: try words("hint"), found: try words("found"))
+        let clue = try words("clue")
+        let recording = try reader.string("clue_wav", allowed: "the path of a WAV file (PCM, 16-bit)")
+        switch (clue, recording) {
+        case let (text?, nil): step.clue = .text(text)
+        case let (nil, path?): step.clue = .recording(path)
+        case (nil, nil): break
+        case (.some, .some): throw reader.fail("clue_wav", "is given with clue", allowed: "either clue (text) or clue_wav (a recording)")
+        }
+    }
+
+    /// What a parent writes for one line (eSpeak NG reads it as it is).
+    static let maximumText = 400
 }
 
 extension HunterConfiguration.Treasure: ConfigurationSection {
@@ -294,6 +361,17 @@ struct Setting<Root> {
                 throw reader.fail(key, "\(pair) is not a range", allowed: allowed)
             }
             value[keyPath: path] = pair[0]...pair[1]
+        }
+    }
+
+    /// One of an enum's raw values.
+    static func choice<Value: RawRepresentable & CaseIterable>(_ key: String, _ path: WritableKeyPath<Root, Value>) -> Self
+    where Value.RawValue == String {
+        Self(key) { reader, value in
+            let allowed = Value.allCases.map(\.rawValue).joined(separator: ", ")
+            guard let text = try reader.string(key, allowed: allowed) else { return }
+            guard let choice = Value(rawValue: text) else { throw reader.fail(key, "'\(text)' is not one of them", allowed: allowed) }
+            value[keyPath: path] = choice
         }
     }
 

@@ -107,7 +107,11 @@ extension HunterConfiguration {
     /// Flags over the file: only what was given on the command line changes.
     mutating func apply(_ flags: ConfigurationFlags) {
         if let transport = flags.transport { self.transport = transport }
-        if !flags.regions.isEmpty { huntedRegions = flags.regions }
+        if !flags.regions.isEmpty {
+            // The flag names what to hunt: a trail of the file gives way to it.
+            huntedRegions = flags.regions
+            hunt.trail = []
+        }
         if let device = flags.device { audio.device = device }
         if let volume = flags.volumeDB { audio.volumeDB = volume }
         if let language = flags.language { voice.language = language }

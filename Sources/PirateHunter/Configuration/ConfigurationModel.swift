@@ -114,18 +114,27 @@ struct HunterConfiguration: Sendable, Equatable {
         return configuration
     }
 
-    /// For the first region (the one the voice hunts).
+    /// For the first region (the one the voice hunts), or the trail's first step. A race
+    /// without a trail is a one-step trail of the first region.
     func huntConfiguration() -> HuntDirector.Configuration {
         var configuration = hunt
-        configuration.region = huntedRegions.first?.name ?? "treasure"
+        if configuration.trail.isEmpty, configuration.trailRules.mode == .race, let first = huntedRegions.first {
+            configuration.trail = [TrailStep(region: first)]
+        }
+        configuration.region = configuration.trail.first?.region.name ?? huntedRegions.first?.name ?? "treasure"
         return configuration
+    }
+
+    /// The regions the ranging engine watches: the trail's steps when there is a trail.
+    var rangedRegions: [Region] {
+        hunt.trail.isEmpty ? huntedRegions : hunt.trail.map(\.region)
     }
 
     /// What `Hunter` takes; `quiet` leaves the voice and sound out (ranging only).
     func hunterSetup(quiet: Bool = false) -> HunterSetup {
         var setup = HunterSetup()
         setup.transport = transport
-        setup.regions = huntedRegions
+        setup.regions = rangedRegions
         setup.ranging = ranging
         setup.json = json
         setup.record = record
@@ -143,6 +152,7 @@ struct HunterConfiguration: Sendable, Equatable {
         var setup = TreasureSetup()
         setup.transport = transport
         setup.treasure = treasure
+        setup.trail = hunt.trail
         setup.ranging = ranging
         setup.json = json
         setup.record = record

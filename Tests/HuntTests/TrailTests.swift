@@ -1,0 +1,330 @@
+import FoundationEssentials
+import Hunt
+import Ranging
+import Testing
+
+private let uuid = UUID(uuidString: "E2C56DB5-DFFB-48D2-B060-D0F5A71096E0") ?? UUID()
+private func chest(_ n: UInt16) -> Region { Region(name: "\(uuid.uuidString):1:\(n)", uuid: uuid, major: 1, minor: n) }
+private func beacon(_ n: UInt16) -> BeaconKey { BeaconKey(uuid: uuid, major: 1, minor: n) }
+
+private func trail(order: TrailOrder = .inOrder, mode: HuntMode = .solo, hintAfter: Double = 90, hintInterval: Double = 60) -> HuntDirector {
+    var configuration = HuntDirector.Configuration(region: chest(1).name)
+    configuration.trail = [
+        TrailStep(region: chest(1), clue: .text("Look under the big tree."), hint: "It be near something green."),
+        TrailStep(region: chest(2), clue: .recording("/srv/clue2.wav"), found: "Ye found the second chest!"),
+        TrailStep(region: chest(3)),
+    ]
+    configuration.trailRules.order = order
+    configuration.trailRules.mode = mode
+    configuration.trailRules.hintAfter = hintAfter
+    configuration.trailRules.hintInterval = hintInterval
+    return HuntDirector(configuration: configuration)
+}
+
+extension HuntDirector {
+    /// The child walks into chest `n`'s region and stands at it from `time`.
+    mutating func arrive(at n: UInt16, _ time: Double) -> [HuntAction] {
+        handle(.ranging(.regionEnter(time: time, region: chest(n).name)), at: time)
+            + handle(.ranging(.nearest(time: time, region: chest(n).name, key: beacon(n))), at: time)
+            + handle(.ranging(.proximity(time: time, key: beacon(n), from: .near, to: .immediate)), at: time)
+    }
+
+    /// Every line said, the director told each one is over as soon as it is said.
+    mutating func run(from start: Double, to end: Double, step: Double = 0.5) -> [HuntAction] {
+        var all: [HuntAction] = []
+        var t = start
+        while t <= end {
+            let actions = tick(at: t)
+            all += actions
+            if actions.contains(where: \.isLine) { all += handle(.speechFinished, at: t + 0.1) }
+            t += step
+        }
+        return all
+    }
+}
+
+extension HuntAction {
+    var isLine: Bool {
+        switch self {
+        case .say, .tell: true
+        case .sound: false
+        }
+    }
+
+    var event: LineEvent? {
+        switch self {
+        case let .say(e, _), let .tell(e, _, _): e
+        case .sound: nil
+        }
+    }
+
+    var detail: LineDetail? {
+        if case let .tell(_, d, _) = self { return d }
+        return nil
+    }
+}
+
+@Suite struct TrailTests {
+    @Test func theStartSaysTheFirstClueAfterTheStartUpLine() {
+        var d = trail()
+        #expect(d.handle(.started, at: 0) == [.say(.startup, interrupt: false)])
+        let next = d.handle(.speechFinished, at: 2)
+        #expect(next == [.tell(.clue, LineDetail(step: 0, treasure: 1, text: "Look under the big tree."), interrupt: false)])
+    }
+
+    @Test func eachFindSaysTheFoundLineThenAfterTheRewardTheNextClue() {
+        var d = trail()
+        _ = d.handle(.started, at: 0)
+        _ = d.handle(.speechFinished, at: 1)
+        _ = d.handle(.speechFinished, at: 2)  // the first clue is over
+        _ = d.arrive(at: 1, 10)
+        _ = d.handle(.speechFinished, at: 11)  // the enter line is over: the immediate line
+        _ = d.handle(.speechFinished, at: 12)
+        let found = d.tick(at: 13)
+        #expect(found == [.tell(.treasureFound, LineDetail(step: 0, treasure: 1), interrupt: false)])
+        #expect(d.findCount == 1 && d.lastFoundStep == 0)
+        // The found line ends; the clue waits for the reward, which comes and is said first.
+        #expect(d.handle(.speechFinished, at: 15) == [])
+        #expect(d.tick(at: 15.5) == [])
+        #expect(d.handle(.rewardHeard, at: 16) == [.say(.reward, interrupt: false)])
+        #expect(d.handle(.speechFinished, at: 20) == [.tell(.clue, LineDetail(step: 1, treasure: 2, recording: "/srv/clue2.wav"), interrupt: false)])
+        // From now on the second chest is hunted.
+        #expect(d.region == chest(2).name)
+        #expect(!d.huntOver)
+    }
+
+    @Test func withoutARewardTheClueFollowsOnceTheBoxHasNone() {
+        var d = trail()
+        _ = d.handle(.started, at: 0)
+        _ = d.handle(.speechFinished, at: 1)
+        _ = d.handle(.speechFinished, at: 2)
+        _ = d.arrive(at: 1, 10)
+        _ = d.handle(.speechFinished, at: 11)
+        _ = d.tick(at: 13)
+        _ = d.handle(.speechFinished, at: 15)
+        let said1 = d.handle(.rewardAbsent, at: 16).map(\.event)
+        #expect(said1 == [.clue])
+        // And, never told, it waits at most `rewardWait`.
+        var late = trail()
+        _ = late.handle(.started, at: 0)
+        _ = late.handle(.speechFinished, at: 1)
+        _ = late.handle(.speechFinished, at: 2)
+        _ = late.arrive(at: 1, 10)
+        _ = late.handle(.speechFinished, at: 11)
+        _ = late.tick(at: 13)
+        _ = late.handle(.speechFinished, at: 15)
+        let said2 = late.tick(at: 24.9).map(\.event)
+        #expect(said2 == [])
+        let said3 = late.tick(at: 25.1).map(\.event)
+        #expect(said3 == [.clue])
+    }
+
+    @Test func aTreasureFoundOutOfOrderIsNamedOnceAndNotCounted() {
+        var d = trail()
+        _ = d.handle(.started, at: 0)
+        _ = d.handle(.speechFinished, at: 1)
+        _ = d.handle(.speechFinished, at: 2)
+        // Hunting 1, the child stands at 3.
+        #expect(d.arrive(at: 3, 10) == [], "another chest's region says nothing of its own")
+        #expect(d.tick(at: 12.9) == [])
+        #expect(d.tick(at: 13.1) == [.tell(.outOfOrder, LineDetail(step: 2, treasure: 3, next: 1), interrupt: false)])
+        _ = d.handle(.speechFinished, at: 15)
+        let said4 = d.tick(at: 20).map(\.event)
+        #expect(said4 == [], "once while the child stays there")
+        #expect(d.findCount == 0)
+        #expect(d.progress?.found == [false, false, false])
+    }
+
+    @Test func inAnyOrderEveryChestCountsAndTheLastEndsWithTheFinaleAndTheTime() {
+        var d = trail(order: .anyOrder)
+        _ = d.handle(.started, at: 0)
+        _ = d.handle(.speechFinished, at: 1)
+        _ = d.handle(.speechFinished, at: 2)
+        _ = d.arrive(at: 2, 10)
+        let second = d.tick(at: 13.5)
+        #expect(second == [.tell(.treasureFound, LineDetail(step: 1, treasure: 2, text: "Ye found the second chest!"), interrupt: false)])
+        _ = d.handle(.speechFinished, at: 15)
+        #expect(d.handle(.rewardAbsent, at: 15.5) == [.tell(.clue, LineDetail(step: 0, treasure: 1, text: "Look under the big tree."), interrupt: false)])
+        _ = d.handle(.speechFinished, at: 17)
+        _ = d.handle(.ranging(.regionExit(time: 20, region: chest(2).name)), at: 20)
+        _ = d.handle(.speechFinished, at: 21)
+        _ = d.arrive(at: 1, 30)
+        _ = d.handle(.speechFinished, at: 31)
+        let said5 = d.tick(at: 33.5).map(\.event)
+        #expect(said5 == [.treasureFound])
+        _ = d.handle(.speechFinished, at: 35)
+        let said6 = d.handle(.rewardAbsent, at: 35).map(\.event)
+        #expect(said6 == [.clue])
+        _ = d.handle(.speechFinished, at: 37)
+        _ = d.arrive(at: 3, 60)
+        _ = d.handle(.speechFinished, at: 61)
+        _ = d.tick(at: 63.5)
+        #expect(d.huntOver)
+        _ = d.handle(.speechFinished, at: 65)
+        let finale = d.handle(.rewardAbsent, at: 66)
+        #expect(finale == [.tell(.finale, LineDetail(seconds: 63.5), interrupt: false)])
+        #expect(d.findCount == 3)
+    }
+
+    @Test func aStuckChildGetsTheStepsHintThenNoMoreThanOnePerInterval() {
+        var d = trail(hintAfter: 90, hintInterval: 60)
+        _ = d.handle(.started, at: 0)
+        _ = d.handle(.speechFinished, at: 1)
+        _ = d.handle(.speechFinished, at: 2)
+        let lines = d.run(from: 3, to: 200)
+        let hints = lines.filter { $0.event == .hint }
+        #expect(hints == [
+            .tell(.hint, LineDetail(step: 0, treasure: 1, text: "It be near something green."), interrupt: false),
+            .tell(.hint, LineDetail(step: 0, treasure: 1, text: "It be near something green."), interrupt: false),
+        ], "at 90 s and 150 s")
+    }
+
+    @Test func aStepWithoutItsOwnHintGetsThePacksAndTheHintWaitsForQuiet() {
+        var d = trail(hintAfter: 20, hintInterval: 20)
+        _ = d.handle(.started, at: 0)
+        _ = d.handle(.speechFinished, at: 1)
+        _ = d.handle(.speechFinished, at: 2)
+        _ = d.arrive(at: 1, 10)
+        _ = d.handle(.speechFinished, at: 11)
+        _ = d.handle(.speechFinished, at: 12)
+        _ = d.tick(at: 13)  // chest 1 found; step 2 (no hint of its own) begins
+        _ = d.handle(.speechFinished, at: 15)
+        _ = d.handle(.rewardAbsent, at: 15)  // the second clue
+        // Still speaking the (long) clue when the hint is due at 33 s: it waits for its end.
+        let speaking = d.run(from: 33, to: 34.5)
+        #expect(!speaking.contains { $0.event == .hint })
+        _ = d.handle(.speechFinished, at: 35)
+        let hint = d.run(from: 35, to: 35)
+        #expect(hint == [.tell(.hint, LineDetail(step: 1, treasure: 2), interrupt: false)], "no text: the pack's hint")
+    }
+
+    @Test func noHintWhileTheChildGetsWarmer() {
+        var d = trail(hintAfter: 30, hintInterval: 30)
+        _ = d.handle(.started, at: 0)
+        _ = d.handle(.speechFinished, at: 1)
+        _ = d.handle(.speechFinished, at: 2)
+        _ = d.handle(.ranging(.regionEnter(time: 5, region: chest(1).name)), at: 5)
+        _ = d.handle(.speechFinished, at: 6)
+        var hintsAt: [Double] = []
+        var t = 6.0
+        while t < 120 {
+            // Warmer every 20 s until 80 s: progress, so no hint until 30 s after the last.
+            if t.truncatingRemainder(dividingBy: 20) == 0, t <= 80 {
+                _ = d.handle(.ranging(.trend(time: t, region: chest(1).name, trend: .warmer)), at: t)
+                _ = d.handle(.speechFinished, at: t)
+            }
+            if d.tick(at: t).contains(where: { $0.event == .hint }) {
+                hintsAt.append(t)
+                _ = d.handle(.speechFinished, at: t)
+            }
+            t += 0.5
+        }
+        #expect(hintsAt == [110])
+    }
+
+    @Test func aBetterProximityIsProgressAWorseOneIsNot() {
+        var d = trail(hintAfter: 30, hintInterval: 30)
+        _ = d.handle(.started, at: 0)
+        _ = d.handle(.speechFinished, at: 1)
+        _ = d.handle(.speechFinished, at: 2)
+        let enter = d.handle(.ranging(.regionEnter(time: 10, region: chest(1).name)), at: 10)
+        #expect(enter.map(\.event) == [nil, .regionEntered])
+        _ = d.handle(.speechFinished, at: 11)
+        _ = d.handle(.ranging(.proximity(time: 20, key: beacon(1), from: .unknown, to: .near)), at: 20)
+        _ = d.handle(.speechFinished, at: 21)
+        _ = d.handle(.ranging(.proximity(time: 30, key: beacon(1), from: .near, to: .far)), at: 30)
+        _ = d.handle(.speechFinished, at: 31)
+        let said7 = d.run(from: 32, to: 49.5).contains { $0.event == .hint }
+        #expect(!said7, "30 s from the near at 20 s")
+        let said8 = d.run(from: 50, to: 51).contains { $0.event == .hint }
+        #expect(said8)
+    }
+
+    @Test func aRivalsFindIsToldOnceInRaceModeOnly() {
+        var race = trail(mode: .race)
+        _ = race.handle(.started, at: 0)
+        _ = race.handle(.speechFinished, at: 1)
+        _ = race.handle(.speechFinished, at: 2)
+        #expect(race.handle(.rivalFound(hunter: 2, step: 0), at: 5) == [.tell(.rivalFound, LineDetail(step: 0, treasure: 1, hunter: 2), interrupt: false)])
+        _ = race.handle(.speechFinished, at: 7)
+        #expect(race.handle(.rivalFound(hunter: 2, step: 0), at: 8) == [], "its announcement repeats: told once")
+        let said9 = race.handle(.rivalFound(hunter: 3, step: 0), at: 9).map(\.event)
+        #expect(said9 == [.rivalFound])
+        #expect(race.handle(.rivalFound(hunter: 3, step: 7), at: 10) == [], "no such treasure")
+
+        var solo = trail()
+        _ = solo.handle(.started, at: 0)
+        _ = solo.handle(.speechFinished, at: 1)
+        #expect(solo.handle(.rivalFound(hunter: 2, step: 0), at: 5) == [])
+    }
+
+    @Test func aRivalsFindOfAChestThisHunterHasIsNotNews() {
+        var race = trail(mode: .race)
+        _ = race.handle(.started, at: 0)
+        _ = race.handle(.speechFinished, at: 1)
+        _ = race.handle(.speechFinished, at: 2)
+        _ = race.arrive(at: 1, 10)
+        _ = race.handle(.speechFinished, at: 11)
+        _ = race.tick(at: 13.5)
+        _ = race.handle(.speechFinished, at: 15)
+        #expect(race.handle(.rivalFound(hunter: 2, step: 0), at: 16) == [])
+    }
+
+    @Test func rivalsToldAreBounded() {
+        var progress = TrailProgress(steps: [TrailStep(region: chest(1))], rules: {
+            var rules = TrailProgress.Rules()
+            rules.mode = .race
+            return rules
+        }())
+        var told = 0
+        for id in 0..<UInt16(TrailProgress.maximumRivals + 10) where progress.rival(id, found: 0) { told += 1 }
+        #expect(told == TrailProgress.maximumRivals + 10)
+        // The oldest were forgotten: told again; the newest are still remembered.
+        let oldest = progress.rival(0, found: 0)
+        let newest = progress.rival(UInt16(TrailProgress.maximumRivals + 9), found: 0)
+        #expect(oldest && !newest)
+    }
+
+    @Test func placeholdersAreFilledAndUnknownOnesLeftOut() {
+        let detail = LineDetail(treasure: 3, next: 2, hunter: 7, seconds: 125.4)
+        #expect(detail.fill("That be treasure {treasure}, but first find number {next}!") == "That be treasure 3, but first find number 2!")
+        #expect(detail.fill("Hunter {hunter} in {minutes} minutes and {seconds} seconds{nothing}.") == "Hunter 7 in 2 minutes and 5 seconds.")
+        #expect(detail.fill("an open { brace") == "an open { brace")
+        #expect(detail.fill("{minutes:minute:minutes} and {seconds:second:seconds}") == "2 minutes and 5 seconds")
+        #expect(LineDetail(seconds: 61).fill("{minutes:minute:minutes} and {seconds:second:seconds}") == "1 minute and 1 second")
+    }
+
+    @Test func withoutATrailNothingChanges() {
+        var d = director()
+        #expect(d.progress == nil)
+        #expect(d.handle(.started, at: 0) == [.say(.startup, interrupt: false)])
+        #expect(d.handle(.speechFinished, at: 2) == [])
+        #expect(d.run(from: 3, to: 300).isEmpty, "no hint, no clue")
+        #expect(d.handle(.rivalFound(hunter: 2, step: 0), at: 301) == [])
+    }
+}
+
+@Suite struct StandingsTests {
+    @Test func finishersAreKeptInOrderOncePerHunterAndTreasure() {
+        var standings = Standings()
+        let changed = [
+            standings.record(hunter: 2, treasure: 1, at: 10), standings.record(hunter: 1, treasure: 1, at: 12),
+            standings.record(hunter: 2, treasure: 1, at: 13), standings.record(hunter: 2, treasure: 2, at: 20),
+        ]
+        #expect(changed == [true, true, false, true], "an announcement repeats: the third changes nothing")
+        #expect(standings.finishers == [
+            .init(hunter: 2, treasure: 1, time: 10), .init(hunter: 1, treasure: 1, time: 12), .init(hunter: 2, treasure: 2, time: 20),
+        ])
+        #expect(standings.first(of: 1)?.hunter == 2)
+        #expect(standings.first(of: 3) == nil)
+    }
+
+    @Test func aFloodOfMadeUpIdsCannotPushOutTheFirstFinishers() {
+        var standings = Standings(capacity: 4)
+        _ = standings.record(hunter: 1, treasure: 1, at: 1)
+        for id in UInt16(100)..<200 { _ = standings.record(hunter: id, treasure: 1, at: 2) }
+        #expect(standings.finishers.count == 4)
+        #expect(standings.finishers.first?.hunter == 1)
+        #expect(standings.refused == 97)
+    }
+}
