@@ -48,22 +48,7 @@ package func retryingOnInterrupt<T: FixedWidthInteger>(_ body: () -> T) throws(E
 /// (The same rules as Radio's `AtomicFile`, which Audio cannot depend on.)
 public enum SafeFile {
     public static func write(_ bytes: [UInt8], to path: String, mode: mode_t = 0o644) throws(FileError) {
-        try checkReplaceable(path)
-        let slash = path.lastIndex(of: "/")
-        let directory = slash.map { $0 == path.startIndex ? "/" : String(path[..<$0]) } ?? "."
-        let base = path.split(separator: "/").last.map(String.init) ?? "file"
-        var temporary = ""
-        var fd: Int32 = -1
-        var attempts = 0
-        while fd < 0 {
-            temporary = "\(directory)/.\(base).\(String(UInt64.random(in: .min ... .max), radix: 16)).tmp"
-            do {
-                fd = try retryingOnInterrupt { open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode) }
-            } catch {
-                attempts += 1
-                if error.code != EEXIST || attempts >= 8 { throw FileError(path: path, errno: error.code) }
-            }
-        }
+        let (fd, temporary) = try createTemporary(for: path, mode: mode)
         var closed = false
         do throws(Errno) {
             var offset = 0
@@ -81,6 +66,66 @@ public enum SafeFile {
             _ = try? retryingOnInterrupt { unlink(temporary) }
             throw FileError(path: path, errno: error.code)
         }
+        try putInPlace(temporary, at: path)
+    }
+
+    /// A file another writer fills (ALSA's `file:` plugin, which opens a path itself),
+    /// then put in place as `write` does: `temporary` is created first, exclusively and
+    /// without following links, under an unpredictable name in the target's directory;
+    /// `commit()` checks it is still our regular file, fsyncs it and renames it over `path`
+    /// (only a regular file or nothing); `discard()` removes it.
+    public struct Staged: Sendable {
+        public let path: String
+        public let temporary: String
+
+        public init(for path: String, mode: mode_t = 0o644) throws(FileError) {
+            let (fd, temporary) = try SafeFile.createTemporary(for: path, mode: mode)
+            _ = close(fd)
+            self.path = path
+            self.temporary = temporary
+        }
+
+        public func commit() throws(FileError) {
+            do throws(Errno) {
+                let fd = try retryingOnInterrupt { open(temporary, O_RDONLY | O_NOFOLLOW | O_CLOEXEC) }
+                var info = stat()
+                let statted = fstat(fd, &info) == 0
+                let synced = fsync(fd) == 0 ? 0 : errno
+                if close(fd) != 0 || synced != 0 { throw Errno(synced != 0 ? synced : errno) }
+                guard statted, info.st_mode & mode_t(S_IFMT) == mode_t(S_IFREG) else { throw Errno(EINVAL) }
+            } catch {
+                discard()
+                throw FileError(path: path, errno: error.code)
+            }
+            try SafeFile.putInPlace(temporary, at: path)
+        }
+
+        public func discard() {
+            _ = try? retryingOnInterrupt { unlink(temporary) }
+        }
+    }
+
+    /// `DIR/.NAME.<64 random bits>.tmp` beside `path`, created O_EXCL | O_NOFOLLOW; open for writing.
+    static func createTemporary(for path: String, mode: mode_t) throws(FileError) -> (fd: Int32, temporary: String) {
+        try checkReplaceable(path)
+        let directory = directory(of: path)
+        let base = path.split(separator: "/").last.map(String.init) ?? "file"
+        var attempts = 0
+        while true {
+            let temporary = "\(directory)/.\(base).\(String(UInt64.random(in: .min ... .max), radix: 16)).tmp"
+            do {
+                let fd = try retryingOnInterrupt { open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode) }
+                return (fd, temporary)
+            } catch {
+                attempts += 1
+                if error.code != EEXIST || attempts >= 8 { throw FileError(path: path, errno: error.code) }
+            }
+        }
+    }
+
+    /// Renames the finished `temporary` over `path` (a regular file or nothing) and fsyncs
+    /// the directory; on failure the temporary is removed.
+    static func putInPlace(_ temporary: String, at path: String) throws(FileError) {
         do throws(FileError) {
             try checkReplaceable(path)
             do {
@@ -92,10 +137,15 @@ public enum SafeFile {
             _ = try? retryingOnInterrupt { unlink(temporary) }
             throw error
         }
-        if let directoryFD = try? retryingOnInterrupt({ open(directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC) }) {
+        if let directoryFD = try? retryingOnInterrupt({ open(directory(of: path), O_RDONLY | O_DIRECTORY | O_CLOEXEC) }) {
             _ = try? retryingOnInterrupt { fsync(directoryFD) }
             _ = close(directoryFD)
         }
+    }
+
+    static func directory(of path: String) -> String {
+        let slash = path.lastIndex(of: "/")
+        return slash.map { $0 == path.startIndex ? "/" : String(path[..<$0]) } ?? "."
     }
 
     /// Refuses a `path` that exists and is not a regular file.

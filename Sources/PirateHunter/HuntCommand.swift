@@ -68,13 +68,20 @@ enum HuntCommand {
         // On virtual time nothing is heard unless a device was asked for (a card would play
         // the whole walk in real time while the loop waits to shut down).
         if virtualTime, flags.device == nil { setup.playback?.device = "null" }
-        // The default device, or demo.wav when there is none.
+        // The default device, or demo.wav when there is none (ALSA's file plugin writes a
+        // temporary of ours, put in place at the end: never through a planted link).
+        var staged: SafeFile.Staged?
         if var playback = setup.playback, playback.device == "default" {
             do {
                 try ALSAPlayback.open(configuration: playback).shutdown()
             } catch {
                 let path = currentDirectory() + "/demo.wav"
-                playback.device = "file:FILE=\(path),FORMAT=wav"
+                do {
+                    staged = try SafeFile.Staged(for: path)
+                } catch let failure {
+                    throw CLIError(ApplianceRuntime.outputFileExitCode(errno: failure.errno), failure.description)
+                }
+                playback.device = "file:FILE=\(staged?.temporary ?? path),FORMAT=wav"
                 Log.info("no audio device (\(error.message)); writing what is said to \(path)")
                 setup.playback = playback
             }
@@ -107,7 +114,19 @@ enum HuntCommand {
         // The air moves both controllers; the hunter's session is the one recorded.
         hunter.start(on: .inProcess(radio.hunter, world: { radio.air.advance(to: $0) }))
         treasureBox.start(on: .inProcess(radio.box, world: nil), recorded: false)
-        return try runtime.run(keeping: [hunter, treasureBox])
+        let code: ExitCode
+        do {
+            code = try runtime.run(keeping: [hunter, treasureBox])
+        } catch {
+            staged?.discard()
+            throw error
+        }
+        do {
+            try staged?.commit()
+        } catch {
+            throw CLIError(ApplianceRuntime.outputFileExitCode(errno: error.errno), error.description)
+        }
+        return code
     }
 
     static func currentDirectory() -> String {

@@ -127,9 +127,17 @@ extension ReplayCommand {
         let configuration = try HunterConfiguration.load(flags: options.flags)
         var setup = configuration.hunterSetup()
         setup.record = nil
+        var staged: SafeFile.Staged?
         if let out = options.out {
             guard !out.contains(",") else { throw CLIError(.usage, "--out '\(out)': a file name without commas") }
-            setup.playback = PlaybackConfiguration(device: "file:FILE=\(out),FORMAT=wav")
+            // ALSA's file plugin writes a temporary we created (exclusively, links not
+            // followed); it replaces `out` only once the hunt is over.
+            do {
+                staged = try SafeFile.Staged(for: out)
+            } catch {
+                throw CLIError(ApplianceRuntime.outputFileExitCode(errno: error.errno), error.description)
+            }
+            setup.playback = PlaybackConfiguration(device: "file:FILE=\(staged?.temporary ?? out),FORMAT=wav")
             setup.playback?.volumeDB = configuration.audio.volumeDB
         } else {
             setup.playback = nil
@@ -155,7 +163,18 @@ extension ReplayCommand {
             endedAt = ended
             if t - ended >= 0.05, hunter.isQuiet || t - ended > 30 { runtime.stop(.ok) }
         }))
-        let code = try runtime.run(keeping: [hunter, capture])
+        let code: ExitCode
+        do {
+            code = try runtime.run(keeping: [hunter, capture])
+        } catch {
+            staged?.discard()
+            throw error
+        }
+        do {
+            try staged?.commit()
+        } catch {
+            throw CLIError(ApplianceRuntime.outputFileExitCode(errno: error.errno), error.description)
+        }
         if capture.clockJumps > 0 {
             Log.warning("the capture's clock jumped \(capture.clockJumps) time(s) (back, or more than \(Int(CaptureReplayTransport.longestGap)) s): replayed as at most \(Int(CaptureReplayTransport.longestGap)) s")
         }

@@ -114,3 +114,56 @@ func jsonObjects(_ result: CommandResult) throws -> [[String: Any]] {
         #expect(try await PirateHunterBinary.run([]).status == 64)
     }
 }
+
+/// `replay --hunt --out F.wav` writes what would have been heard the safe way: into a
+/// temporary of ours beside F, put in place at the end; never through a planted link.
+@Suite struct ReplayOutTests {
+    let horizon = PirateHunterBinary.fixtures.appendingPathComponent("csacca_horizon74_btsnoop_hci.log").path
+
+    @Test func theWAVIsPutInPlaceAndALinkOrAMissingFolderIsRefused() async throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("out-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let common = ["--hunt", "--json", "--region", "494E5445-4C4C-495F-524F-434B535F4857", "--cache-dir", PirateHunterBinary.lineCache]
+
+        let good = directory.appendingPathComponent("heard.wav").path
+        let made = try await PirateHunterBinary.run(["replay", horizon] + common + ["--out", good], timeout: 60)
+        #expect(made.status == 0, "\(made.stderr)")
+        let bytes = [UInt8](try Data(contentsOf: URL(fileURLWithPath: good)))
+        #expect(bytes.count > 44 && Array(bytes.prefix(4)) == Array("RIFF".utf8))
+        #expect(try FileManager.default.contentsOfDirectory(atPath: directory.path) == ["heard.wav"], "no temporary left")
+
+        let target = directory.appendingPathComponent("someone-elses.txt").path
+        let link = directory.appendingPathComponent("link.wav").path
+        try FileManager.default.createSymbolicLink(atPath: link, withDestinationPath: target)
+        let linked = try await PirateHunterBinary.run(["replay", horizon] + common + ["--out", link], timeout: 60)
+        #expect(linked.status == 73)
+        #expect(linked.stderr.contains("link.wav: cannot write: it is a symbolic link"), "\(linked.stderr)")
+        #expect(!FileManager.default.fileExists(atPath: target), "nothing written through the link")
+
+        let missing = try await PirateHunterBinary.run(["replay", horizon] + common + ["--out", directory.appendingPathComponent("no/such/x.wav").path], timeout: 60)
+        #expect(missing.status == 73)
+        #expect(missing.stderr.hasSuffix("x.wav: cannot write: No such file or directory\n"), "\(missing.stderr)")
+    }
+
+    /// The demo without a sound card writes demo.wav where it was started, the same way.
+    @Test func theDemosWAVIsNotWrittenThroughAPlantedLink() throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("demo-out-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let target = directory.appendingPathComponent("someone-elses.txt").path
+        try FileManager.default.createSymbolicLink(atPath: directory.appendingPathComponent("demo.wav").path, withDestinationPath: target)
+        let process = Process()
+        process.executableURL = PirateHunterBinary.url
+        process.arguments = ["demo", "--virtual-time", "--device", "default", "--cache-dir", PirateHunterBinary.lineCache]
+        process.currentDirectoryURL = directory
+        process.standardOutput = FileHandle.nullDevice
+        process.standardError = FileHandle.nullDevice
+        process.environment = ["ALSA_CONFIG_PATH": "/nonexistent/alsa.conf"]  // no card here, even on a machine with one
+        try process.run()
+        process.waitUntilExit()
+        #expect(process.terminationStatus == 73)
+        #expect(!FileManager.default.fileExists(atPath: target))
+        #expect(try FileManager.default.contentsOfDirectory(atPath: directory.path) == ["demo.wav"], "no temporary left")
+    }
+}
