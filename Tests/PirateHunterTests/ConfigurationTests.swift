@@ -49,7 +49,7 @@ private let repository = URL(fileURLWithPath: #filePath).deletingLastPathCompone
         #expect(configuration.rangingConfiguration() == RangingConfiguration.default)
         #expect(configuration.voice.language == "en-pirate")
         #expect(configuration.voice.parameters == SpeechParameters(rate: 175, pitch: 50, range: 50, volume: 100))
-        #expect(configuration.audio.device == "default")
+        #expect(configuration.audio.device == "auto")
         #expect(configuration.audio.volumeDB == 0)
         let hunt = configuration.huntConfiguration()
         #expect(hunt.region == "treasure")
