@@ -58,6 +58,12 @@ public struct DeviceChoice: Sendable, Equatable {
     /// The card `auto` chose (nil: not `auto`, or no USB card).
     public var card: SoundCard?
     public var reason: String
+
+    public init(device: String, card: SoundCard?, reason: String) {
+        self.device = device
+        self.card = card
+        self.reason = reason
+    }
 }
 
 public enum SoundCards {

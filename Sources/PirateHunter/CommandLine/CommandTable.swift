@@ -53,6 +53,8 @@ enum Flags {
     static let line = Flag("--line", value: "EVENT", help: "a line of a hunt event (startup, region-entered, warmer, ...)")
     static let sound = Flag("--sound", help: "then the arrr")
     static let markdown = Flag("--markdown", help: "the commands as the README's table")
+    static let man = Flag("--man", help: "the manual page pirate-hunter(1), in roff")
+    static let silent = Flag("--silent", help: "play no test line")
 
     static let help = Flag("--help", "-h", help: "this text")
     static let version = Flag("--version", help: "the version")

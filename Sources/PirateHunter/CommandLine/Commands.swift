@@ -5,7 +5,7 @@ enum Version {
 
 /// Every command of `pirate-hunter`, in the order `help` and the README list them.
 enum Commands {
-    static let all: [CommandSpec] = [hunt, treasure, scan, demo, replay, say, help]
+    static let all: [CommandSpec] = [hunt, treasure, scan, check, demo, replay, say, help]
 
     static let hunt = CommandSpec(
         name: "hunt", operands: "",
@@ -24,6 +24,12 @@ enum Commands {
         summary: "every beacon in view, live: kind, ids, RSSI, distance ± sigma, proximity, age, name (with the configuration's ranging settings): the tool to place the treasure",
         flags: Flags.controller + [Flags.active, Flags.virtualTime],
         run: ScanCommand.run)
+
+    static let check = CommandSpec(
+        name: "check", operands: "",
+        summary: "is everything ready? Bluetooth (kernel, adapters, rfkill, LE and extended commands, capabilities, bluetoothd), audio (cards, the device auto picks, mixer level and mute, a test line), voice, configuration, the service: a checklist with a fix for every failure; exit 0 or the code of the first failure",
+        flags: [Flags.config, Flags.json, Flags.device, Flags.voiceDirectory, Flags.language, Flags.silent],
+        run: CheckCommand.run)
 
     static let demo = CommandSpec(
         name: "demo", operands: "",
