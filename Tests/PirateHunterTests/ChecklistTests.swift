@@ -128,6 +128,15 @@ extension Checklist {
         mixer = Checklist(facts).line(.audio, "mixer")
         #expect(mixer?.status == .warn)
         #expect(mixer?.fix?.hasPrefix("amixer -c 3 sset 'Speaker' 80%") == true)
+        // A muted microphone or line input level is not the speaker's path.
+        facts.audio.mixer = .success([
+            MixerControl(name: "Master", percent: 80, muted: false), MixerControl(name: "Mic", percent: 0, muted: true),
+            MixerControl(name: "Line", percent: 10),
+        ])
+        #expect(Checklist(facts).line(.audio, "mixer")?.status == .ok)
+        // A card without any of the usual names: every control counts.
+        facts.audio.mixer = .success([MixerControl(name: "Lautsprecher", percent: 5)])
+        #expect(Checklist(facts).line(.audio, "mixer")?.status == .warn)
     }
 
     @Test func cardsAreFoundBehindTheNamesALSATakes() {

@@ -167,19 +167,27 @@ enum CheckProbe {
     static let unitDirectories = ["/etc/systemd/system", "/usr/local/lib/systemd/system", "/usr/lib/systemd/system", "/lib/systemd/system"]
 
     static func units() -> [CheckFacts.Unit] {
-        let running = processes().filter { $0.arguments.first?.hasSuffix("pirate-hunter") == true }
+        let all = processes()
         return [("pirate-hunter.service", "hunt"), ("pirate-treasure.service", "treasure")].map { name, command in
             var unit = CheckFacts.Unit(name: name)
             unit.path = unitDirectories.map { "\($0)/\(name)" }.first { FileManager.default.fileExists(atPath: $0) }
             var info = stat()
             unit.enabled = lstat("/etc/systemd/system/multi-user.target.wants/\(name)", &info) == 0
+            // The unit's own binary (its ExecStart), or any pirate-hunter when not installed.
+            var binary: String?
             if let path = unit.path {
                 let settings = lines(path)
+                binary = settings.first { $0.hasPrefix("ExecStart=") }?.dropFirst("ExecStart=".count)
+                    .split(separator: " ").first.map(String.init)
                 if let user = settings.first(where: { $0.hasPrefix("User=") }) {
                     unit.user = String(user.dropFirst("User=".count))
                 } else if settings.contains("DynamicUser=yes") {
                     unit.user = "a dynamic user"
                 }
+            }
+            let running = all.filter { process in
+                guard let first = process.arguments.first else { return false }
+                return binary.map { first == $0 } ?? first.hasSuffix("/pirate-hunter")
             }
             unit.runningAs = running.filter { $0.arguments.dropFirst().first == command }
                 .map { process in process.uid.map(userName) ?? "?" }

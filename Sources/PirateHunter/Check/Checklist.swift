@@ -284,6 +284,9 @@ struct Checklist: Sendable {
 
     /// Below this a speaker on a Pi is hard to hear in a garden.
     static let quietPercent = 30
+    /// The controls PCM playback goes through (USB speakers: PCM or Speaker; the Pi's jack
+    /// and HDMI: PCM; codecs: Master, Headphone...). When a card has none of them, all count.
+    static let playbackPath: Set<String> = ["Master", "PCM", "Speaker", "Headphone", "Headphones", "Front", "Digital", "Playback"]
 
     static func mixer(_ result: Result<[MixerControl], AudioError>?, card: SoundCard) -> [CheckLine] {
         guard let result else { return [] }
@@ -300,8 +303,11 @@ struct Checklist: Sendable {
             "\(control.name) \(control.percent)%" + (control.decibels.map { " (\(JSONLine.format($0, decimals: 1)) dB)" } ?? "")
                 + (control.muted == true ? " muted" : "")
         }.joined(separator: ", ")
-        let muted = controls.filter { $0.muted == true }
-        let quiet = controls.filter { $0.muted != true && $0.percent < quietPercent }
+        // What the speech passes through; a card's Mic or Line playback level is not.
+        let path = controls.filter { playbackPath.contains($0.name) }
+        let judged = path.isEmpty ? controls : path
+        let muted = judged.filter { $0.muted == true }
+        let quiet = judged.filter { $0.muted != true && $0.percent < quietPercent }
         let store = "; sudo alsactl store keeps it after a reboot"
         if !muted.isEmpty {
             let names = muted.map(\.name)
