@@ -51,6 +51,17 @@ for unit in pirate-hunter.service pirate-treasure.service; do
     grep -q '^User=pirate-hunter$' "$root/lib/systemd/system/$unit" || { echo "deb: $unit: no User=" >&2; exit 70; }
 done
 chmod 0644 "$root"/lib/systemd/system/*
+# As make units-check does for the repository's units: any message is a failure.
+if command -v systemd-analyze >/dev/null; then
+    check=$stage/units-check
+    mkdir -p "$check"
+    for unit in pirate-hunter.service pirate-treasure.service; do
+        sed 's|/usr/bin/pirate-hunter|/bin/true|' "$root/lib/systemd/system/$unit" > "$check/$unit"
+    done
+    verify=$(cd "$check" && systemd-analyze verify ./pirate-hunter.service ./pirate-treasure.service 2>&1) || true
+    [ -z "$verify" ] || { echo "deb: systemd-analyze verify: $verify" >&2; exit 70; }
+    rm -rf "$check"
+fi
 install -D -m 0644 "$here/sysusers.conf" "$root/usr/lib/sysusers.d/pirate-hunter.conf"
 
 install -D -m 0644 config/hunter.example.json "$root/etc/pirate-hunter/hunter.json"
