@@ -11,6 +11,8 @@
 #     makes it green again. Muted (when the control has a switch): a failure, exit 69.
 #  3. No test line without --silent failing: a device that does not exist is a failure
 #     naming it, with its fix, exit 69.
+#  4. say --device auto with only Loopback and Dummy: ALSA's default, and the log line
+#     names the cards it passed over.
 . "$VM_LIB"
 PH=${PH:-$VM_REPO/.build/debug/pirate-hunter}
 [ -x "$PH" ] || fail "no $PH: build it first (swift build --product pirate-hunter)"
@@ -91,4 +93,10 @@ vm_step "3. a device that does not exist"
 [[ "$(json_get "$VM_OUT/check5.json" audio "test line" detail)" == *"plughw:CARD=Nope,DEV=0"* ]] || fail "the device is not named"
 [ -n "$(json_get "$VM_OUT/check5.json" audio "test line" fix)" ] || fail "no fix"
 pass "a missing device: exit 69, named, with its fix"
+vm_step "4. say --device auto: no USB card here, so ALSA's default, and the log says why"
+"$PH" say "Ahoy" --device auto 2> "$VM_OUT/say-auto.err" || fail "say --device auto: $(cat "$VM_OUT/say-auto.err")"
+sed 's/^/-- /' "$VM_OUT/say-auto.err"
+grep -q "^audio: opened 'default' (auto: no USB audio card among card 0 'Loopback' (Loopback), card 1 'Dummy' (Dummy), so ALSA's default)$" "$VM_OUT/say-auto.err" \
+    || fail "say --device auto did not log the card it opened and why"
+pass "auto logged its choice"
 btvirt_stop
