@@ -115,3 +115,16 @@ units-check:
 	out=$$(cd $$tmp && systemd-analyze verify $(addprefix ./,$(UNITS)) 2>&1) ; \
 	if [ -n "$$out" ]; then echo "$$out" >&2; exit 1; fi; \
 	for unit in $(UNITS); do (cd $$tmp && systemd-analyze security --offline=yes ./$$unit 2>&1 | tail -1); done
+
+# ---------------------------------------------------------------------------------------
+# make deb: pirate-hunter_<version>_<arch>.deb (scripts/deb/build.sh, docs/packaging.md),
+# then lintian on it when lintian is installed. make deb-test: built, installed into a
+# fresh Debian root, run as the service user, reinstalled, purged (scripts/deb/test.sh).
+.PHONY: deb deb-test
+deb: $(RELEASE_STAMP)
+	@scripts/deb/deps.sh
+	@deb=$$(scripts/deb/build.sh $(RELEASE_BIN)) && echo "built $$deb" && \
+	echo "lintian $$deb:" && lintian --info --tag-display-limit 0 "$$deb"
+
+deb-test: deb
+	scripts/deb/test.sh

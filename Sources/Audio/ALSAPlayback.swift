@@ -16,7 +16,8 @@ public enum PlaybackEvent: Sendable {
 }
 
 public struct PlaybackConfiguration: Sendable {
-    /// ALSA device name: `default`, `plughw:1,0`, `default:CARD=vc4hdmi0`, `null`, `file:FILE=...,FORMAT=wav`.
+    /// ALSA device name: `default`, `plughw:1,0`, `sysdefault:CARD=vc4hdmi0`, `null`, `file:FILE=...,FORMAT=wav`,
+    /// or `auto` (the first USB audio card, else `default`: `SoundCards.choose`).
     public var device: String
     public var sampleRate: Int = 22050
     public var latencyMicroseconds: Int = 40_000
@@ -90,9 +91,7 @@ public final class ALSAPlayback: Sendable {
     /// Opens the device on the calling thread first: throws when it cannot be opened
     /// (a one-shot command exits 69 on that), else plays as `init(configuration:)`.
     public static func open(configuration: PlaybackConfiguration) throws(AudioError) -> ALSAPlayback {
-        let device = try PCMDevice(
-            name: configuration.device, sampleRate: configuration.sampleRate,
-            latencyMicroseconds: configuration.latencyMicroseconds)
+        let device = try configuration.openDevice()
         return ALSAPlayback(configuration: configuration, device: device)
     }
 
@@ -229,9 +228,7 @@ public final class ALSAPlayback: Sendable {
                 // No device: try again every few seconds; nothing is played late.
                 if device == nil && ContinuousClock.now >= nextAttempt {
                     do {
-                        let opened = try PCMDevice(
-                            name: config.device, sampleRate: config.sampleRate,
-                            latencyMicroseconds: config.latencyMicroseconds)
+                        let opened = try config.openDevice()
                         device = opened
                         owner.open.store(true, ordering: .releasing)
                         if unavailableLogged { config.log("device '\(config.device)' is back") }
@@ -333,7 +330,7 @@ public final class ALSAPlayback: Sendable {
         mutating func runPacedByCaller() {
             if device == nil {
                 do {
-                    device = try PCMDevice(name: config.device, sampleRate: config.sampleRate, latencyMicroseconds: config.latencyMicroseconds)
+                    device = try config.openDevice()
                     owner.open.store(true, ordering: .releasing)
                 } catch {
                     config.log(error.message)

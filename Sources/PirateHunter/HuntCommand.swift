@@ -68,10 +68,11 @@ enum HuntCommand {
         // On virtual time nothing is heard unless a device was asked for (a card would play
         // the whole walk in real time while the loop waits to shut down).
         if virtualTime, flags.device == nil { setup.playback?.device = "null" }
-        // The default device, or demo.wav when there is none (ALSA's file plugin writes a
-        // temporary of ours, put in place at the end: never through a planted link).
+        // The default device (`auto`: a USB speaker, else ALSA's default), or demo.wav when
+        // there is none (ALSA's file plugin writes a temporary of ours, put in place at the
+        // end: never through a planted link).
         var staged: SafeFile.Staged?
-        if var playback = setup.playback, playback.device == "default" {
+        if var playback = setup.playback, playback.device == "default" || playback.device == SoundCards.auto {
             do {
                 try ALSAPlayback.open(configuration: playback).shutdown()
             } catch {

@@ -21,7 +21,7 @@ enum SayCommand {
             }
             event = parsed
         }
-        let device = arguments.value(Flags.device) ?? "default"
+        let device = arguments.value(Flags.device) ?? SoundCards.auto
         let output = arguments.value(Flags.out)
         let sound = arguments.has(Flags.sound)
         let voiceDirectory = arguments.value(Flags.voiceDirectory)

@@ -34,6 +34,10 @@ public final class KernelHCISocket: HCITransport {
         public var name: String
         public var isUp: Bool
         public var address: [UInt8]
+        /// LMP features page 0 (8 octets).
+        public var features: [UInt8] = []
+        /// LMP features octet 4 bit 6: LE Supported (Controller).
+        public var lowEnergy: Bool { features.count > 4 && features[4] & 0x40 != 0 }
     }
 
     static func controlSocket() throws(TransportError) -> FileDescriptor {
@@ -78,7 +82,8 @@ public final class KernelHCISocket: HCITransport {
             String(decoding: raw.prefix { $0 != 0 }, as: UTF8.self)
         }
         let address = withUnsafeBytes(of: info.bdaddr) { Array($0) }
-        return DeviceInfo(id: id, name: name, isUp: info.flags & (1 << UInt32(HCI_UP)) != 0, address: address)
+        let features = withUnsafeBytes(of: info.features) { Array($0) }
+        return DeviceInfo(id: id, name: name, isUp: info.flags & (1 << UInt32(HCI_UP)) != 0, address: address, features: features)
     }
 
     /// Brings an adapter up (needs CAP_NET_ADMIN). Already up is fine.

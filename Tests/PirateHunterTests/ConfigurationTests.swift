@@ -49,7 +49,7 @@ private let repository = URL(fileURLWithPath: #filePath).deletingLastPathCompone
         #expect(configuration.rangingConfiguration() == RangingConfiguration.default)
         #expect(configuration.voice.language == "en-pirate")
         #expect(configuration.voice.parameters == SpeechParameters(rate: 175, pitch: 50, range: 50, volume: 100))
-        #expect(configuration.audio.device == "default")
+        #expect(configuration.audio.device == "auto")
         #expect(configuration.audio.volumeDB == 0)
         let hunt = configuration.huntConfiguration()
         #expect(hunt.region == "treasure")
@@ -321,7 +321,7 @@ private let repository = URL(fileURLWithPath: #filePath).deletingLastPathCompone
          "hunter.json: voice: must be a JSON object; allowed: an object with keys language, voices_directory, cache_directory, rate, pitch, range, volume"),
         (#"{"audio": {"volume_db": 20}}"#, "hunter.json: audio.volume_db: 20 is out of range; allowed: a number, -60 to 12 dB"),
         (#"{"audio": {"device": ""}}"#,
-         "hunter.json: audio.device: is empty; allowed: an ALSA device name: default, plughw:1,0, default:CARD=Headphones..."),
+         "hunter.json: audio.device: is empty; allowed: auto or an ALSA device name: default, plughw:CARD=Device,DEV=0, sysdefault:CARD=vc4hdmi0..."),
         (#"{"ranging": {"near_edge": 0.3}}"#,
          "hunter.json: ranging.near_edge: 0.3 is below immediate_edge (0.5); allowed: a value with immediate_edge less than near_edge"),
         (#"{"ranging": {"immediate_edge": 5}}"#,

@@ -28,7 +28,7 @@ enum Flags {
     static let duration = Flag("--duration", value: "S", help: "stop by itself after S seconds")
     static let region = Flag("--region", value: "UUID[:MAJOR[:MINOR]]", help: "the region to hunt (repeatable; replaces the file's regions)")
     // Voice and sound.
-    static let device = Flag("--device", value: "ALSA", help: "ALSA device (default; plughw:CARD=Device,DEV=0, file:FILE=x.wav,FORMAT=wav, null)")
+    static let device = Flag("--device", value: "ALSA", help: "ALSA device (default auto: the first USB card, else default; plughw:CARD=Device,DEV=0, sysdefault:CARD=vc4hdmi0, file:FILE=x.wav,FORMAT=wav, null)")
     static let volume = Flag("--volume", value: "DB", help: "volume in dB (-60 to 12)")
     static let language = Flag("--lang", value: "LANG", help: "line pack: en-pirate or ja")
     static let voiceDirectory = Flag("--voice-dir", value: "DIR", help: "where the voice, line packs and sounds are")
@@ -53,6 +53,8 @@ enum Flags {
     static let line = Flag("--line", value: "EVENT", help: "a line of a hunt event (startup, region-entered, warmer, ...)")
     static let sound = Flag("--sound", help: "then the arrr")
     static let markdown = Flag("--markdown", help: "the commands as the README's table")
+    static let man = Flag("--man", help: "the manual page pirate-hunter(1), in roff")
+    static let silent = Flag("--silent", help: "play no test line")
 
     static let help = Flag("--help", "-h", help: "this text")
     static let version = Flag("--version", help: "the version")

@@ -5,7 +5,7 @@ enum Version {
 
 /// Every command of `pirate-hunter`, in the order `help` and the README list them.
 enum Commands {
-    static let all: [CommandSpec] = [hunt, treasure, scan, demo, replay, say, help]
+    static let all: [CommandSpec] = [hunt, treasure, scan, check, demo, replay, say, help]
 
     static let hunt = CommandSpec(
         name: "hunt", operands: "",
@@ -24,6 +24,12 @@ enum Commands {
         summary: "every beacon in view, live: kind, ids, RSSI, distance ± sigma, proximity, age, name (with the configuration's ranging settings): the tool to place the treasure",
         flags: Flags.controller + [Flags.active, Flags.virtualTime],
         run: ScanCommand.run)
+
+    static let check = CommandSpec(
+        name: "check", operands: "",
+        summary: "is everything ready? Bluetooth (kernel, adapters, rfkill, LE and extended commands, capabilities, bluetoothd), audio (cards, the device auto picks, mixer level and mute, a test line), voice, configuration, the service: a checklist with a fix for every failure; exit 0 or the code of the first failure",
+        flags: [Flags.config, Flags.json, Flags.device, Flags.voiceDirectory, Flags.language, Flags.silent],
+        run: CheckCommand.run)
 
     static let demo = CommandSpec(
         name: "demo", operands: "",
@@ -46,9 +52,10 @@ enum Commands {
     static let help = CommandSpec(
         name: "help", operands: "",
         summary: "every command and what it does",
-        flags: [Flags.markdown],
+        flags: [Flags.markdown, Flags.man],
         run: { arguments throws(CLIError) in
-            print(arguments.has(Flags.markdown) ? Commands.markdownTable : Commands.overview, terminator: "")
+            let text = arguments.has(Flags.man) ? Commands.manPage : arguments.has(Flags.markdown) ? Commands.markdownTable : Commands.overview
+            print(text, terminator: "")
             return .ok
         })
 
@@ -76,6 +83,86 @@ enum Commands {
         }
         text += "| `pirate-hunter --version`, `pirate-hunter COMMAND --help` | the version; a command's options |\n"
         return text
+    }
+
+    /// pirate-hunter(1) in roff, from the same table as `--help` (the Debian package ships it).
+    static var manPage: String {
+        var text = """
+            .TH PIRATE-HUNTER 1 "" "pirate-hunter \(Version.current)" "User Commands"
+            .SH NAME
+            pirate-hunter \\- a treasure hunt on iBeacons, told by a pirate voice
+            .SH SYNOPSIS
+            .B pirate-hunter
+            .I COMMAND
+            .RI [ OPTIONS ]
+            .br
+            .B pirate-hunter
+            .I COMMAND
+            .B \\-\\-help
+            .SH DESCRIPTION
+            A headless hunter ranges the treasure's iBeacons over the kernel's raw Bluetooth HCI
+            channel and speaks the hunt through eSpeak NG and ALSA; a treasure box advertises as
+            an iBeacon with its reward. Run
+            .B pirate-hunter check
+            first: it says what is missing and how to fix it.
+            .SH COMMANDS
+
+            """
+        for command in all {
+            let operands = command.operands.isEmpty ? "" : " " + roff(command.operands)
+            text += ".TP\n.B \(roff(command.name))\(operands)\n\(roff(command.summary)).\n"
+            guard !command.flags.isEmpty else { continue }
+            text += ".RS\n"
+            for flag in command.flags {
+                let names = flag.names.map { "\\fB\(roff($0))\\fR" }.joined(separator: ", ")
+                let value = flag.value.map { " \\fI\(roff($0))\\fR" } ?? ""
+                text += ".TP\n\(names)\(value)\n\(roff(flag.help))\n"
+            }
+            text += ".RE\n"
+        }
+        text += """
+            .SH EXIT STATUS
+            0 success; sysexits(3) codes otherwise: 64 usage, 65 bad data, 66 no input, 69 unavailable,
+            73 cannot create, 74 I/O error, 77 no permission, 78 configuration.
+            .B check
+            exits with the code of its first failure.
+            .SH FILES
+            .TP
+            .I /etc/pirate-hunter/hunter.json
+            the hunter's settings (\\fBpirate-hunter.service\\fR)
+            .TP
+            .I /etc/pirate-hunter/treasure.json
+            the treasure box's settings (\\fBpirate-treasure.service\\fR)
+            .TP
+            .I /usr/share/pirate-hunter/voices
+            the pirate voice, line packs and sounds
+            .TP
+            .I /var/cache/pirate-hunter
+            rendered lines
+            .SH SEE ALSO
+            .BR espeak-ng (1),
+            .BR aplay (1),
+            .BR alsamixer (1),
+            .BR systemctl (1);
+            /usr/share/doc/pirate-hunter/configuration.md and raspberry-pi.md
+
+            """
+        return text
+    }
+
+    /// Text safe in a roff line: backslashes escaped, hyphens as minus signs where they start
+    /// an option, a leading dot or quote defused.
+    static func roff(_ text: String) -> String {
+        var out = ""
+        for character in text {
+            switch character {
+            case "\\": out += "\\e"
+            case "-": out += "\\-"
+            default: out.append(character)
+            }
+        }
+        if out.hasPrefix(".") || out.hasPrefix("'") { out = "\\&" + out }
+        return out
     }
 
     /// Runs the command `arguments` name; `--help` on any command is its usage (exit 0).

@@ -96,7 +96,7 @@ extension HunterConfiguration.Audio: ConfigurationSection {
     static var initial: Self { Self() }
     static var settings: [Setting<Self>] {
         [
-            .text("device", \.device, allowed: "an ALSA device name: default, plughw:1,0, default:CARD=Headphones..."),
+            .text("device", \.device, allowed: "auto or an ALSA device name: default, plughw:CARD=Device,DEV=0, sysdefault:CARD=vc4hdmi0..."),
             .number("volume_db", \.volumeDB, Limits.volumeDB, " dB"),
         ]
     }

@@ -39,7 +39,8 @@ struct HunterConfiguration: Sendable, Equatable {
     /// The two settings of `PlaybackConfiguration` the file holds (that type carries
     /// closures, so it cannot be stored in this Equatable value).
     struct Audio: Sendable, Equatable {
-        var device = "default"
+        /// `auto`: the first USB audio card, else ALSA's default (`SoundCards.choose`).
+        var device = "auto"
         var volumeDB = 0.0
     }
 

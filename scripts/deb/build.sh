@@ -1,0 +1,126 @@
+#!/usr/bin/env bash
+# Builds pirate-hunter_<version>_<arch>.deb in the repository root from the release binary
+# (Swift runtime linked statically), the Debian way with dpkg-deb: the tree laid out as
+# debhelper would (units in /lib/systemd/system, sysusers.d, conffiles, man page, copyright,
+# changelog), Depends computed by dpkg-shlibdeps from the libraries the binary links.
+# Usage: scripts/deb/build.sh [RELEASE_BINARY]   (make deb builds the binary first)
+# The same script on an arm64 machine with a Swift toolchain makes the arm64 package.
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+here=scripts/deb
+bin=${1:-.build/release/pirate-hunter}
+[ -x "$bin" ] || { echo "deb: no $bin (run make release)" >&2; exit 66; }
+if ldd "$bin" 2>/dev/null | grep -q libswiftCore; then
+    echo "deb: $bin links the Swift runtime dynamically; build it with --static-swift-stdlib" >&2
+    exit 65
+fi
+
+version=$("$bin" --version | awk '{print $2}')
+arch=$(dpkg --print-architecture)
+package=pirate-hunter
+out=${package}_${version}_${arch}.deb
+stage=.build/deb
+root=$stage/root
+rm -rf "$stage"
+mkdir -p "$root/DEBIAN" "$stage/debian"
+
+# Files are root:root in the package (dpkg-deb --root-owner-group), modes set here.
+umask 022
+install -D -m 0755 "$bin" "$root/usr/bin/pirate-hunter"
+# Symbols only: Swift's metadata lives in sections strip keeps.
+strip --strip-unneeded --remove-section=.comment --remove-section=.note "$root/usr/bin/pirate-hunter"
+"$root/usr/bin/pirate-hunter" --version >/dev/null
+
+mkdir -p "$root/usr/share/pirate-hunter"
+cp -R voices "$root/usr/share/pirate-hunter/voices"
+chmod -R u=rwX,go=rX "$root/usr/share/pirate-hunter"
+find "$root/usr/share/pirate-hunter" -type f -exec chmod 0644 {} +
+
+# The units as make install writes them, with the package's paths and the package's
+# unprivileged user instead of DynamicUser (the same user for check, the VM test and logs).
+for unit in pirate-hunter.service pirate-treasure.service; do
+    mkdir -p "$root/lib/systemd/system"
+    sed -e 's|/usr/local/bin/pirate-hunter|/usr/bin/pirate-hunter|' \
+        -e 's|/usr/local/share/doc/pirate-hunter|/usr/share/doc/pirate-hunter|' \
+        -e 's|^# Installed by `make install`;|# Installed by the pirate-hunter package;|' \
+        -e 's|^# An unprivileged user made up at start;|# The unprivileged user pirate-hunter (sysusers.d);|' \
+        -e 's|^DynamicUser=yes$|User=pirate-hunter\nGroup=pirate-hunter|' \
+        "systemd/$unit" > "$root/lib/systemd/system/$unit"
+    grep -q '^AmbientCapabilities=CAP_NET_RAW CAP_NET_ADMIN$' "$root/lib/systemd/system/$unit" \
+        || { echo "deb: $unit lost its AmbientCapabilities" >&2; exit 70; }
+    grep -q '^User=pirate-hunter$' "$root/lib/systemd/system/$unit" || { echo "deb: $unit: no User=" >&2; exit 70; }
+done
+chmod 0644 "$root"/lib/systemd/system/*
+# As make units-check does for the repository's units: any message is a failure.
+if command -v systemd-analyze >/dev/null; then
+    check=$stage/units-check
+    mkdir -p "$check"
+    for unit in pirate-hunter.service pirate-treasure.service; do
+        sed 's|/usr/bin/pirate-hunter|/bin/true|' "$root/lib/systemd/system/$unit" > "$check/$unit"
+    done
+    verify=$(cd "$check" && systemd-analyze verify ./pirate-hunter.service ./pirate-treasure.service 2>&1) || true
+    [ -z "$verify" ] || { echo "deb: systemd-analyze verify: $verify" >&2; exit 70; }
+    rm -rf "$check"
+fi
+install -D -m 0644 "$here/sysusers.conf" "$root/usr/lib/sysusers.d/pirate-hunter.conf"
+
+install -D -m 0644 config/hunter.example.json "$root/etc/pirate-hunter/hunter.json"
+install -D -m 0644 config/treasure.example.json "$root/etc/pirate-hunter/treasure.json"
+printf '/etc/pirate-hunter/hunter.json\n/etc/pirate-hunter/treasure.json\n' > "$root/DEBIAN/conffiles"
+
+mkdir -p "$root/usr/share/man/man1"
+"$root/usr/bin/pirate-hunter" help --man | gzip -9n > "$root/usr/share/man/man1/pirate-hunter.1.gz"
+
+doc=$root/usr/share/doc/$package
+install -D -m 0644 "$here/copyright" "$doc/copyright"
+install -m 0644 docs/configuration.md docs/raspberry-pi.md "$doc/"
+# The changelog's date is the last commit's: the same tree gives the same package.
+when=$(git log -1 --format=%cD 2>/dev/null || date -R)
+printf '%s (%s) bookworm; urgency=medium\n\n  * Release %s (see the project history).\n\n -- pirate-hunter maintainers <maintainers@users.noreply.a-seed-bc8762dc.example>  %s\n' \
+    "$package" "$version" "$version" "$when" > "$stage/debian/changelog"
+gzip -9n -c "$stage/debian/changelog" > "$doc/changelog.gz"
+chmod 0644 "$doc/changelog.gz"
+
+for script in postinst prerm postrm; do install -m 0755 "$here/$script" "$root/DEBIAN/$script"; done
+
+# Depends from the linked libraries (dpkg-shlibdeps wants a source tree: a minimal one),
+# plus espeak-ng-data (read at run time, not linked).
+cat > "$stage/debian/control" <<EOF
+Source: $package
+Maintainer: pirate-hunter maintainers <maintainers@users.noreply.a-seed-bc8762dc.example>
+
+Package: $package
+Architecture: any
+EOF
+shlibs=$(cd "$stage" && dpkg-shlibdeps -O "root/usr/bin/pirate-hunter" 2>/dev/null | sed -n 's/^shlibs:Depends=//p')
+[ -n "$shlibs" ] || { echo "deb: dpkg-shlibdeps found no dependencies" >&2; exit 70; }
+for lib in libespeak-ng1 libasound2 libqrencode4; do
+    [[ "$shlibs" == *"$lib"* ]] || { echo "deb: $lib missing from the computed Depends ($shlibs)" >&2; exit 70; }
+done
+size=$(du -k -s --exclude=DEBIAN "$root" | cut -f1)
+
+cat > "$root/DEBIAN/control" <<EOF
+Package: $package
+Version: $version
+Architecture: $arch
+Maintainer: pirate-hunter maintainers <maintainers@users.noreply.a-seed-bc8762dc.example>
+Installed-Size: $size
+Depends: $shlibs, espeak-ng-data, passwd
+Recommends: alsa-utils
+Suggests: bluez
+Section: misc
+Priority: optional
+Description: treasure hunt on iBeacons, told by a pirate voice
+ A headless hunter for a Raspberry Pi ranges the treasure's iBeacons over the
+ kernel's raw Bluetooth HCI channel and speaks the hunt ("warmer!", "colder!")
+ through eSpeak NG and ALSA; a treasure box advertises as an iBeacon and hands
+ out a reward. "pirate-hunter check" says whether the adapter, the speaker,
+ the voice and the settings are ready, with a fix for whatever is not.
+EOF
+
+(cd "$root" && find . -type f ! -path './DEBIAN/*' -printf '%P\0' | sort -z | xargs -0 md5sum) > "$root/DEBIAN/md5sums"
+chmod 0644 "$root/DEBIAN/md5sums" "$root/DEBIAN/control" "$root/DEBIAN/conffiles"
+
+SOURCE_DATE_EPOCH=$(git log -1 --format=%ct 2>/dev/null || date +%s) \
+    dpkg-deb --root-owner-group -Zxz --build "$root" "$out" >/dev/null
+echo "$out"
