@@ -87,36 +87,37 @@ enum HuntCommand {
                 setup.playback = playback
             }
         }
-        var options = RuntimeOptions(record: setup.record, duration: try arguments.duration() ?? DemoWorld.trailLength + 30)
-        if virtualTime { options.clock = .virtual(start: 0) }
-        let runtime = try ApplianceRuntime(options)
-        let world = DemoWorld(origin: runtime.loop.now)
-        let radio: (air: SimulatedAir, hunter: SimulatedController, box: SimulatedController)
-        do {
-            radio = try world.trailAir()
-        } catch {
-            throw CLIError(.software, "simulator: \(error)")
-        }
-        let hunter = try Hunter(setup: setup, runtime: runtime)
-        // The treasure box, in the same process and on the same runtime: its log lines are
-        // prefixed, and it greets the hunter with the reward's QR code.
-        var box = configuration.treasureSetup()
-        box.treasure = HunterConfiguration.Treasure()
-        box.treasure.uuid = DemoWorld.treasure.uuid
-        box.treasure.major = DemoWorld.treasure.major
-        box.treasure.minor = DemoWorld.treasure.minor
-        box.treasure.power = DemoWorld.treasure.measuredPower
-        box.treasure.reward = configuration.treasure.reward ?? DemoWorld.reward
-        box.trail = DemoWorld.trail
-        box.json = false
-        box.logPrefix = "treasure box: "
-        box.ownsSignals = false
-        let treasureBox = try TreasureBox(setup: box, runtime: runtime)
-        // The air moves both controllers; the hunter's session is the one recorded.
-        hunter.start(on: .inProcess(radio.hunter, world: { radio.air.advance(to: $0) }))
-        treasureBox.start(on: .inProcess(radio.box, world: nil), recorded: false)
+        // Whatever ends the demo early, the temporary goes.
         let code: ExitCode
-        do {
+        do throws(CLIError) {
+            var options = RuntimeOptions(record: setup.record, duration: try arguments.duration() ?? DemoWorld.trailLength + 30)
+            if virtualTime { options.clock = .virtual(start: 0) }
+            let runtime = try ApplianceRuntime(options)
+            let world = DemoWorld(origin: runtime.loop.now)
+            let radio: (air: SimulatedAir, hunter: SimulatedController, box: SimulatedController)
+            do {
+                radio = try world.trailAir()
+            } catch {
+                throw CLIError(.software, "simulator: \(error)")
+            }
+            let hunter = try Hunter(setup: setup, runtime: runtime)
+            // The treasure box, in the same process and on the same runtime: its log lines are
+            // prefixed, and it greets the hunter with the reward's QR code.
+            var box = configuration.treasureSetup()
+            box.treasure = HunterConfiguration.Treasure()
+            box.treasure.uuid = DemoWorld.treasure.uuid
+            box.treasure.major = DemoWorld.treasure.major
+            box.treasure.minor = DemoWorld.treasure.minor
+            box.treasure.power = DemoWorld.treasure.measuredPower
+            box.treasure.reward = configuration.treasure.reward ?? DemoWorld.reward
+            box.trail = DemoWorld.trail
+            box.json = false
+            box.logPrefix = "treasure box: "
+            box.ownsSignals = false
+            let treasureBox = try TreasureBox(setup: box, runtime: runtime)
+            // The air moves both controllers; the hunter's session is the one recorded.
+            hunter.start(on: .inProcess(radio.hunter, world: { radio.air.advance(to: $0) }))
+            treasureBox.start(on: .inProcess(radio.box, world: nil), recorded: false)
             code = try runtime.run(keeping: [hunter, treasureBox])
         } catch {
             staged?.discard()
