@@ -5,7 +5,7 @@ import Testing
 /// The command-line table as a user meets it: every command's --help, --version, and the
 /// shared flags behaving the same in every command that talks to a controller.
 @Suite struct CommandLineTests {
-    static let commands = ["hunt", "treasure", "scan", "demo", "replay", "say", "help"]
+    static let commands = ["hunt", "treasure", "scan", "demo", "replay", "say", "check", "help"]
 
     @Test(arguments: commands)
     func everyCommandAnswersHelpWithItsOwnUsage(_ command: String) async throws {
@@ -61,7 +61,7 @@ import Testing
          "--record /nonexistent-dir/x.btsnoop: No such file or directory", ["hunt", "treasure", "scan"]),
         (["--record", "/dev/null", "--hci", "simulator", "--duration", "1"], 73,
          "--record /dev/null: is a character device, not a regular file", ["hunt", "treasure", "scan"]),
-        (["--frobnicate"], 64, "unknown option '--frobnicate'", ["hunt", "treasure", "scan", "demo", "replay", "say"]),
+        (["--frobnicate"], 64, "unknown option '--frobnicate'", ["hunt", "treasure", "scan", "demo", "replay", "say", "check"]),
     ]
 
     @Test(arguments: 0..<sharedFlagCases.count)
