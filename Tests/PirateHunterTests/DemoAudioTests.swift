@@ -225,16 +225,11 @@ enum DemoAudio {
         #expect(takeovers.count >= 3, "\(report)")
         #expect(stops.count >= 8, "\(report)")
         #expect(stops.allSatisfy { !$0.overSound }, "a stop hidden under a sound: \(report)")
-        // Known: Mixer.nextPause takes any 10 ms under 2 % of full scale (RMS 655, 7 % of these
-        // lines' loudest 10 ms) for a pause, and such dips come inside words too: a stop
-        // closure, a word's onset just after a real pause. In this demo 3 of the 6 takeovers
-        // lose part of a word that way ("...on top of i|t!" at 18.0 s, "...hear the c|oins..."
-        // at 80.76 s, "...boots! D|ig..." at 83.75 s). When the mixer waits for a real pause
-        // this block fails ("known issue was not recorded"): then drop the wrapper.
-        withKnownIssue("the mixer takes a 10 ms dip inside a word for a pause (issue #13)") {
-            for s in takeovers {
-                #expect(s.atPause, "cut inside a word: \(s)\n\(report)")
-            }
+        // The mixer took a 10 ms dip under 2 % of full scale for a pause: this test caught 3
+        // of 6 takeovers losing part of a word ("on top of i|t!", "hear the c|oins", "D|ig").
+        // A pause is now 20 ms under 5 % of the line's own loudest 10 ms.
+        for s in takeovers {
+            #expect(s.atPause, "cut inside a word: \(s)\n\(report)")
         }
     }
 
