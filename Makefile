@@ -14,13 +14,10 @@ release: deps
 	$(SWIFT) build -c release --static-swift-stdlib --product pirate-hunter
 	@touch $(RELEASE_STAMP)
 
-# Every test: swift test (unit, integration, end to end on the simulator), then the kernel
-# path in a VM (needs root or sudo for qemu's packages; SKIP_VM=1 leaves it out).
+# Every test: swift test (unit, integration, end to end on the simulator) and, beside it,
+# the kernel path in a VM (needs root or sudo for qemu's packages; SKIP_VM=1 leaves it out).
 test: deps
-	$(SWIFT) test
-ifneq ($(SKIP_VM),1)
-	$(MAKE) vm-test
-endif
+	SWIFT=$(SWIFT) scripts/test-all.sh
 
 # A simulated hunt through the real pipeline, heard through the default ALSA device
 # (or written to demo.wav when there is none).
