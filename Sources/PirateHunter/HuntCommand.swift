@@ -77,19 +77,14 @@ enum HuntCommand {
                 try ALSAPlayback.open(configuration: playback).shutdown()
             } catch {
                 let path = currentDirectory() + "/demo.wav"
-                do {
-                    staged = try SafeFile.Staged(for: path)
-                } catch let failure {
-                    throw CLIError(ApplianceRuntime.outputFileExitCode(errno: failure.errno), failure.description)
-                }
+                staged = try ApplianceRuntime.stagedOutput(path)
                 playback.device = "file:FILE=\(staged?.temporary ?? path),FORMAT=wav"
                 Log.info("no audio device (\(error.message)); writing what is said to \(path)")
                 setup.playback = playback
             }
         }
         // Whatever ends the demo early, the temporary goes.
-        let code: ExitCode
-        do throws(CLIError) {
+        return try ApplianceRuntime.writing(staged) { () throws(CLIError) -> ExitCode in
             var options = RuntimeOptions(record: setup.record, duration: try arguments.duration() ?? DemoWorld.trailLength + 30)
             if virtualTime { options.clock = .virtual(start: 0) }
             let runtime = try ApplianceRuntime(options)
@@ -118,17 +113,8 @@ enum HuntCommand {
             // The air moves both controllers; the hunter's session is the one recorded.
             hunter.start(on: .inProcess(radio.hunter, world: { radio.air.advance(to: $0) }))
             treasureBox.start(on: .inProcess(radio.box, world: nil), recorded: false)
-            code = try runtime.run(keeping: [hunter, treasureBox])
-        } catch {
-            staged?.discard()
-            throw error
+            return try runtime.run(keeping: [hunter, treasureBox])
         }
-        do {
-            try staged?.commit()
-        } catch {
-            throw CLIError(ApplianceRuntime.outputFileExitCode(errno: error.errno), error.description)
-        }
-        return code
     }
 
     static func currentDirectory() -> String {

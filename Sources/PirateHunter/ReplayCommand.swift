@@ -132,11 +132,7 @@ extension ReplayCommand {
             guard !out.contains(",") else { throw CLIError(.usage, "--out '\(out)': a file name without commas") }
             // ALSA's file plugin writes a temporary we created (exclusively, links not
             // followed); it replaces `out` only once the hunt is over.
-            do {
-                staged = try SafeFile.Staged(for: out)
-            } catch {
-                throw CLIError(ApplianceRuntime.outputFileExitCode(errno: error.errno), error.description)
-            }
+            staged = try ApplianceRuntime.stagedOutput(out)
             setup.playback = PlaybackConfiguration(device: "file:FILE=\(staged?.temporary ?? out),FORMAT=wav")
             setup.playback?.volumeDB = configuration.audio.volumeDB
         } else {
@@ -163,17 +159,8 @@ extension ReplayCommand {
             endedAt = ended
             if t - ended >= 0.05, hunter.isQuiet || t - ended > 30 { runtime.stop(.ok) }
         }))
-        let code: ExitCode
-        do {
-            code = try runtime.run(keeping: [hunter, capture])
-        } catch {
-            staged?.discard()
-            throw error
-        }
-        do {
-            try staged?.commit()
-        } catch {
-            throw CLIError(ApplianceRuntime.outputFileExitCode(errno: error.errno), error.description)
+        let code = try ApplianceRuntime.writing(staged) { () throws(CLIError) -> ExitCode in
+            try runtime.run(keeping: [hunter, capture])
         }
         if capture.clockJumps > 0 {
             Log.warning("the capture's clock jumped \(capture.clockJumps) time(s) (back, or more than \(Int(CaptureReplayTransport.longestGap)) s): replayed as at most \(Int(CaptureReplayTransport.longestGap)) s")

@@ -1,6 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import Audio
 import Bluetooth
 import Radio
 
@@ -225,6 +226,33 @@ final class ApplianceRuntime {
     /// the cause in words.
     static func fileError(_ what: String, _ error: SystemError) -> CLIError {
         CLIError(outputFileExitCode(errno: error.errno), "\(what): \(error.reason)")
+    }
+
+    /// A WAV that ALSA's file plugin is to write at `path`: a temporary of ours beside it
+    /// (`SafeFile.Staged`), or the command's one-line error.
+    static func stagedOutput(_ path: String) throws(CLIError) -> SafeFile.Staged {
+        do {
+            return try SafeFile.Staged(for: path)
+        } catch {
+            throw CLIError(outputFileExitCode(errno: error.errno), error.description)
+        }
+    }
+
+    /// Runs `body`; `staged` is put in place when it returns and removed when it throws.
+    static func writing(_ staged: SafeFile.Staged?, _ body: () throws(CLIError) -> ExitCode) throws(CLIError) -> ExitCode {
+        let code: ExitCode
+        do {
+            code = try body()
+        } catch {
+            staged?.discard()
+            throw error
+        }
+        do {
+            try staged?.commit()
+        } catch {
+            throw CLIError(outputFileExitCode(errno: error.errno), error.description)
+        }
+        return code
     }
 
     /// The exit code of an output file that could not be written, by errno (also `say --out`).
