@@ -4,7 +4,8 @@
 #   scripts/vm/run.sh TEST [ARGS...]      one guest test (a bash script; path on the host)
 # Options (before TEST): --timeout SECONDS (per test, default 240; env VM_TIMEOUT),
 #   --smp N (guest CPUs, default 2; env VM_SMP), --jobs N (guests at once for the whole
-#   suite, default 2; env VM_JOBS). Env VM_CPU: qemu -cpu model (default max).
+#   suite, default 2; env VM_JOBS), --tests "A B" (only those of the suite, by name).
+#   Env VM_CPU: qemu -cpu model (default max).
 # Each test's console log and files go to .build/vm/out/<test>/ (VM_OUT inside the guest).
 # Exit status: 0 when every test passed, else the failing test's status (124 timeout,
 # 70 the VM died without a result, 64 usage).
@@ -14,6 +15,7 @@ repo=$(cd "$here/../.." && pwd)
 timeout_s=${VM_TIMEOUT:-240}
 smp=${VM_SMP:-2}
 jobs=${VM_JOBS:-2}
+only=""
 while [ $# -gt 0 ]; do
     case "$1" in
         --timeout) [ $# -ge 2 ] || { echo "vm: --timeout needs a number of seconds" >&2; exit 64; }
@@ -22,6 +24,8 @@ while [ $# -gt 0 ]; do
                smp=$2; shift 2 ;;
         --jobs) [ $# -ge 2 ] || { echo "vm: --jobs needs a number" >&2; exit 64; }
                 jobs=$2; shift 2 ;;
+        --tests) [ $# -ge 2 ] || { echo "vm: --tests needs names" >&2; exit 64; }
+                 only=$2; shift 2 ;;
         -h|--help) sed -n '2,10p' "$0"; exit 0 ;;
         --) shift; break ;;
         -*) echo "vm: unknown option $1 (see --help)" >&2; exit 64 ;;
@@ -99,6 +103,14 @@ fi
 # first (hunter), so the last to finish is a short one.
 passed=0; failed=0; first_rc=0
 mapfile -t tests < <(ls "$here"/tests/*.sh | awk '{ print (index($0, "/hunter.sh") ? 0 : 1), $0 }' | sort -s -k1,1n | cut -d' ' -f2-)
+if [ -n "$only" ]; then
+    chosen=()
+    for name in $only; do
+        [ -f "$here/tests/$name.sh" ] || { echo "vm: no such guest test: $name" >&2; exit 66; }
+        chosen+=("$here/tests/$name.sh")
+    done
+    tests=("${chosen[@]}")
+fi
 declare -A running=()
 reap() {  # waits for one guest; counts its result
     local pid rc=0
