@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # `make test`: everything is built once, then swift test and the VM's guest tests.
 # While swift test runs (it computes, many processes at once), only the guests that do not
-# time audio run beside it, one at a time; then the rest, two at a time (the guests mostly
-# wait on real time). The hunter's and the underrun's audio never share the host with
-# swift test: a starved guest drops samples. swift test's output is shown when it ends
+# time audio run beside it, one at a time; then the rest, one at a time. The guests that
+# time audio never share the host: two guests at a time (or swift test beside one) starved
+# the hunter's guest into playback underruns, its arrr distorted in 2 of 4 CI runs. swift test's output is shown when it ends
 # (the guests' consoles stream live); the status is the first failure's.
 # SKIP_VM=1: swift test only.
 set -euo pipefail
@@ -24,7 +24,7 @@ wait "$unit" || status=$?
 echo "== swift test (exit $status):"
 cat "$log"
 more=0
-scripts/vm/run.sh --jobs 2 --tests "$timed" || more=$?
+scripts/vm/run.sh --jobs 1 --tests "$timed" || more=$?
 [ "$status" -ne 0 ] && exit "$status"
 [ "$vm" -ne 0 ] && exit "$vm"
 exit "$more"

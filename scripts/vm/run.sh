@@ -4,7 +4,7 @@
 #   scripts/vm/run.sh TEST [ARGS...]      one guest test (a bash script; path on the host)
 # Options (before TEST): --timeout SECONDS (per test, default 240; env VM_TIMEOUT),
 #   --smp N (guest CPUs, default 2; env VM_SMP), --jobs N (guests at once for the whole
-#   suite, default 2; env VM_JOBS), --tests "A B" (only those of the suite, by name).
+#   suite, default 1; env VM_JOBS; 2 halves the time but starves audio guests), --tests "A B" (only those of the suite, by name).
 #   Env VM_CPU: qemu -cpu model (default max).
 # Each test's console log and files go to .build/vm/out/<test>/ (VM_OUT inside the guest).
 # Exit status: 0 when every test passed, else the failing test's status (124 timeout,
@@ -14,7 +14,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 repo=$(cd "$here/../.." && pwd)
 timeout_s=${VM_TIMEOUT:-240}
 smp=${VM_SMP:-2}
-jobs=${VM_JOBS:-2}
+jobs=${VM_JOBS:-1}
 only=""
 while [ $# -gt 0 ]; do
     case "$1" in
