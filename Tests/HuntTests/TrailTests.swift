@@ -93,7 +93,8 @@ extension HuntAction {
         #expect(!d.huntOver)
     }
 
-    @Test func withoutARewardTheClueFollowsOnceTheBoxHasNone() {
+    /// Chest 1 found at 10 s and its found line said by 15 s: waiting for the box's reward.
+    func foundFirstChestAwaitingTheReward() -> HuntDirector {
         var d = trail()
         _ = d.handle(.started, at: 0)
         _ = d.handle(.speechFinished, at: 1)
@@ -102,17 +103,15 @@ extension HuntAction {
         _ = d.handle(.speechFinished, at: 11)
         _ = d.tick(at: 13)
         _ = d.handle(.speechFinished, at: 15)
+        return d
+    }
+
+    @Test func withoutARewardTheClueFollowsOnceTheBoxHasNone() {
+        var d = foundFirstChestAwaitingTheReward()
         let said1 = d.handle(.rewardAbsent, at: 16).map(\.event)
         #expect(said1 == [.clue])
         // And, never told, it waits at most `rewardWait`.
-        var late = trail()
-        _ = late.handle(.started, at: 0)
-        _ = late.handle(.speechFinished, at: 1)
-        _ = late.handle(.speechFinished, at: 2)
-        _ = late.arrive(at: 1, 10)
-        _ = late.handle(.speechFinished, at: 11)
-        _ = late.tick(at: 13)
-        _ = late.handle(.speechFinished, at: 15)
+        var late = foundFirstChestAwaitingTheReward()
         let said2 = late.tick(at: 24.9).map(\.event)
         #expect(said2 == [])
         let said3 = late.tick(at: 25.1).map(\.event)
