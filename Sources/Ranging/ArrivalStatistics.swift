@@ -74,9 +74,24 @@ public struct ArrivalStatistics: Sendable, Equatable {
     /// A threshold speaks for the tail once this many (decayed) gaps exceeded it.
     public static let minimumExceedances = 3.0
 
+    /// Set for a stream that is not one beacon's (a region's packets, several beacons
+    /// merged): its gaps are measured in this unit instead of a learned nominal interval,
+    /// which two merged periodic beacons would make meaningless (their gaps alternate).
+    private let fixedInterval: Double?
+
     public init() {
         exceeding = Array(repeating: 0, count: Self.ladder.count)
         excessSum = Array(repeating: 0, count: Self.ladder.count)
+        fixedInterval = nil
+    }
+
+    /// Gaps of a merged stream, in units of `unit` seconds: the ladder is then a ladder of
+    /// silences, `unit` · (1 ... 512) s.
+    public init(unit: Double) {
+        exceeding = Array(repeating: 0, count: Self.ladder.count)
+        excessSum = Array(repeating: 0, count: Self.ladder.count)
+        fixedInterval = max(unit, Self.sameEvent)
+        nominalInterval = fixedInterval
     }
 
     /// Records a packet at `time`. `configuration` bounds which gaps are learned.
@@ -101,10 +116,12 @@ public struct ArrivalStatistics: Sendable, Equatable {
         // The nominal interval: the 10th percentile of the last gaps (robust to a real
         // scanner's irregular, batched reports; a loss gap is never the 10th percentile
         // unless nine in ten packets are lost).
-        recentGaps.append(gap)
-        if recentGaps.count > Self.recentGapCount { recentGaps.removeFirst(recentGaps.count - Self.recentGapCount) }
+        if fixedInterval == nil {
+            recentGaps.append(gap)
+            if recentGaps.count > Self.recentGapCount { recentGaps.removeFirst(recentGaps.count - Self.recentGapCount) }
+        }
         // Re-ranked every 8th gap (the sort is most of the cost of a packet).
-        if nominalInterval == nil || recentGaps.count < Self.recentGapCount || count % 8 == 0 {
+        if fixedInterval == nil, nominalInterval == nil || recentGaps.count < Self.recentGapCount || count % 8 == 0 {
             let sorted = recentGaps.sorted()
             nominalInterval = sorted[Int(Double(sorted.count - 1) * 0.1)]
         }
@@ -183,13 +200,17 @@ public struct ArrivalStatistics: Sendable, Equatable {
     }
 
     /// Silence (seconds since the last packet) after which the source counts as gone.
-    public func silenceLimit(falseAlarmsPerHour: Double, at time: Double, _ configuration: RangingConfiguration) -> Double {
+    /// `longestGapFloor`: the limit is at least `longestGapFactor` times the longest gap of
+    /// the last `longestGapMemory` s (false where a caller applies that floor to a region's
+    /// joint silences instead, see `RangingEngine`).
+    public func silenceLimit(falseAlarmsPerHour: Double, at time: Double, _ configuration: RangingConfiguration,
+                             longestGapFloor: Bool = true) -> Double {
         guard let nominal = nominalInterval,
               let lost = lostPacketLimit(falseAlarmsPerHour: falseAlarmsPerHour, at: time) else {
             return configuration.maximumSilence
         }
         var wanted = nominal * (1 + lost)
-        if time - longestGapTime <= Self.longestGapMemory, longestGapLength > 1.5 * nominal {
+        if longestGapFloor, time - longestGapTime <= Self.longestGapMemory, longestGapLength > 1.5 * nominal {
             wanted = max(wanted, Self.longestGapFactor * longestGapLength)
         }
         return min(max(wanted, configuration.minimumSilence), configuration.maximumSilence)
@@ -200,5 +221,5 @@ public struct ArrivalStatistics: Sendable, Equatable {
         return time - last > silenceLimit(falseAlarmsPerHour: falseAlarmsPerHour, at: last, configuration)
     }
 
-    public mutating func reset() { self = ArrivalStatistics() }
+    public mutating func reset() { self = fixedInterval.map { ArrivalStatistics(unit: $0) } ?? ArrivalStatistics() }
 }

@@ -28,6 +28,9 @@ public struct RangingEngine: Sendable {
         /// slowly in between: its memory is 10 minutes); on every packet while it is young.
         var exitLimit: Double = 0
         var lostLimit: Double = 0
+        /// The exit limit when another live beacon of the region shares the budget (see
+        /// `RegionSlot.isPresent`): a larger per-beacon budget, no longest-gap floor.
+        var sharedExitLimit: Double = 0
         var limitsTime: Double = -Double.infinity
         var limitsLossGaps: Int = -1
     }
@@ -38,21 +41,89 @@ public struct RangingEngine: Sendable {
         var trend: TrendDetector
         /// Path loss of the region's live beacons with a filtered level.
         var losses: [BeaconKey: Double] = [:]
-        /// Exit deadline of each live beacon of the region; the region is present until
-        /// the latest of them (every beacon judged gone before it exits).
-        var exitDeadlines: [BeaconKey: Double] = [:]
+        /// Each live beacon of the region: its last packet and its two exit limits.
+        var members: [BeaconKey: Member] = [:]
+        /// The latest deadline of a beacon alone (last packet + exit limit): the region is
+        /// never present after it (every beacon judged gone by its own budget).
         var presentUntil: Double = -Double.infinity
         var nextNearestCheck: Double = -Double.infinity
+        /// The region's last packet (any beacon) and its first.
+        var lastPacket: Double = -Double.infinity
+        var firstPacket: Double = .infinity
+        /// The silences of the whole region (no beacon of it heard), learned with the same
+        /// model as one beacon's gaps: what shared loss looks like.
+        var joint = ArrivalStatistics(unit: 0.1)
+        /// The joint model's exit limit for the silence after `lastPacket` (computed once
+        /// per silence, when it passes `minimumSilence`).
+        var jointLimit: Double?
 
-        mutating func setDeadline(_ deadline: Double?, for key: BeaconKey) {
-            let old = exitDeadlines[key]
-            exitDeadlines[key] = deadline
-            if let deadline, deadline >= presentUntil {
+        struct Member: Sendable {
+            var last: Double
+            var exitLimit: Double
+            var sharedLimit: Double
+            var deadline: Double { last + exitLimit }
+        }
+
+        mutating func setMember(_ member: Member?, for key: BeaconKey) {
+            let old = members[key]?.deadline
+            members[key] = member
+            if let deadline = member?.deadline, deadline >= presentUntil {
                 presentUntil = deadline
             } else if old == presentUntil {
-                presentUntil = exitDeadlines.values.max() ?? -Double.infinity
+                presentUntil = members.values.map(\.deadline).max() ?? -Double.infinity
             }
         }
+
+        /// A packet of the region at `time`.
+        mutating func notePacket(at time: Double, _ configuration: RangingConfiguration) {
+            firstPacket = min(firstPacket, time)
+            joint.record(time: time, configuration)
+            if time > lastPacket { jointLimit = nil }
+            lastPacket = max(lastPacket, time)
+        }
+
+        /// Whether some beacon of the region is not yet judged gone at `time`.
+        ///
+        /// Alone, a beacon is judged gone past its exit limit, which it exceeds while present
+        /// at most `falseExitsPerHour` times an hour. With two or more live beacons of
+        /// independent loss, a false exit needs all of them silent past their limits at once:
+        /// two beacons each falsely gone at rate b for about their limit L make a joint one at
+        /// ~2·b²·L an hour, so each may spend b = sqrt(B / 2L) (at most `sharingCap` times B)
+        /// and the region still meets B. Loss shared by the beacons (a receiver busy with
+        /// Wi-Fi, a body in front of the hunter) breaks that independence; it shows in
+        /// the silences of the whole region, so the region is also present until its joint
+        /// silence passes the limit that a model of those silences (`joint`, the same model as
+        /// one beacon's gaps) sets for the same budget B; sharing starts only after
+        /// `sharingWarmUp` s of the region heard.
+        mutating func isPresent(at time: Double, _ configuration: RangingConfiguration) -> Bool {
+            guard time > lastPacket + configuration.minimumSilence else { return true }
+            guard time <= presentUntil else { return false }
+            guard lastPacket - firstPacket >= RangingEngine.sharingWarmUp else { return true }
+            var live = 0
+            var until = -Double.infinity
+            for member in members.values where lastPacket - member.last <= member.exitLimit {
+                live += 1
+                until = max(until, member.last + member.sharedLimit)
+            }
+            guard live >= 2 else { return true }
+            let jointLimit = self.jointLimit
+                ?? joint.silenceLimit(falseAlarmsPerHour: configuration.falseExitsPerHour, at: lastPacket, configuration)
+            self.jointLimit = jointLimit
+            return time <= max(until, lastPacket + jointLimit)
+        }
+    }
+
+    /// Regions share the false-exit budget among their live beacons only after this long
+    /// (s) of hearing them: the joint silences must have been seen first.
+    public static let sharingWarmUp = 120.0
+    /// A beacon sharing its region's budget spends at most this many times it.
+    public static let sharingCap = 20.0
+
+    /// Per-beacon budget (an hour) when two independent beacons share `budget` for their
+    /// region, each with exit limit `limit` seconds: 2·b²·L ≤ B.
+    static func sharedBudget(_ budget: Double, limit: Double) -> Double {
+        let hours = max(limit, 1e-3) / 3600
+        return min(sharingCap * budget, max(budget, (budget / (2 * hours)).squareRoot()))
     }
 
     /// How long (s) a lost beacon's gap model is kept, so a beacon that comes back after a
@@ -144,6 +215,13 @@ public struct RangingEngine: Sendable {
             track.lostLimit = max(track.exitLimit,
                                   track.arrivals.silenceLimit(falseAlarmsPerHour: configuration.falseUnknownsPerHour,
                                                               at: time, configuration))
+            // Young beacons (recomputed every packet) do not share: the region waits
+            // `sharingWarmUp` anyway.
+            track.sharedExitLimit = track.arrivals.count <= 64 || track.regionIndices.isEmpty ? track.exitLimit
+                : min(track.exitLimit,
+                      track.arrivals.silenceLimit(falseAlarmsPerHour: Self.sharedBudget(configuration.falseExitsPerHour,
+                                                                                         limit: track.exitLimit),
+                                                  at: time, configuration, longestGapFloor: false))
             track.limitsTime = time
             track.limitsLossGaps = track.arrivals.lossGaps
         }
@@ -176,7 +254,8 @@ public struct RangingEngine: Sendable {
         recency.set(key, true, at: time)
 
         for index in track.regionIndices {
-            slots[index].setDeadline(track.exitDeadline, for: key)
+            slots[index].notePacket(at: time, configuration)
+            slots[index].setMember(.init(last: time, exitLimit: track.exitLimit, sharedLimit: track.sharedExitLimit), for: key)
             if let transition = slots[index].monitor.packet(at: time, from: key, configuration) {
                 events.append(regionEvent(transition, index: index, time: time))
             }
@@ -201,7 +280,7 @@ public struct RangingEngine: Sendable {
         var events: [RangingEvent] = []
         if time >= nextSweep { sweep(at: time, into: &events) }
         for index in slots.indices {
-            let present = time <= slots[index].presentUntil
+            let present = slots[index].isPresent(at: time, configuration)
             guard let transition = slots[index].monitor.advance(to: time, anyPresent: present, configuration) else { continue }
             events.append(regionEvent(transition, index: index, time: time))
             if transition == .exited {
@@ -255,7 +334,7 @@ public struct RangingEngine: Sendable {
         tracks[key] = track
         for index in track.regionIndices {
             slots[index].losses[key] = nil
-            slots[index].setDeadline(nil, for: key)
+            slots[index].setMember(nil, for: key)
             if slots[index].nearest.current == key {
                 slots[index].trend.reset()
                 updateNearest(index: index, time: time, into: &events)

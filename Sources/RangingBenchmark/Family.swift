@@ -27,6 +27,11 @@ struct Condition {
     var offsets: [Double]
     var shadowing: Bool
     var heldOut: Bool
+    /// Loss shared by every beacon (the receiver deaf for a while: Wi-Fi coexistence, a busy
+    /// controller, the hunter's own body): mean deaf and heard spells, seconds. Off in the
+    /// family itself; `--shared-loss` turns it on to test the region's budget sharing, which
+    /// assumes independent beacons.
+    var sharedOutage: (meanDeaf: Double, meanHeard: Double)?
 
     var model: PathLossModel {
         PathLossModel(measuredPower: -59, exponent: exponent, noiseSigma: noise, channelOffsets: offsets, sensitivity: -100)
@@ -99,6 +104,26 @@ struct StillCounts {
     var total: Int { exits + unknowns + wrongClass + trends }
 }
 
+/// The reports a receiver deaf in shared spells still hears (continuous-time two-state
+/// channel, the same spells for every beacon; deterministic per seed and condition).
+func applySharedOutage(_ reports: [SimulatedReading], _ c: Condition, seed: UInt64) -> [SimulatedReading] {
+    guard let outage = c.sharedOutage, let end = reports.last?.time else { return reports }
+    var random = SplitMix64(seed: seed &* 977 &+ UInt64(c.index) &+ 5)
+    func exponential(_ mean: Double) -> Double { -mean * log(max(1 - random.nextUniform(), 1e-12)) }
+    var spells: [(Double, Double)] = []
+    var t = exponential(outage.meanHeard)
+    while t < end {
+        let deaf = exponential(outage.meanDeaf)
+        spells.append((t, t + deaf))
+        t += deaf + exponential(outage.meanHeard)
+    }
+    var index = 0
+    return reports.filter { r in
+        while index < spells.count && spells[index].1 <= r.time { index += 1 }
+        return !(index < spells.count && spells[index].0 <= r.time)
+    }
+}
+
 /// Standing still at 1.5-3 m (each beacon its own distance) for `minutes`: every claim that
 /// something changed is false. Wrong class: a committed proximity change other than to
 /// unknown after the first class (nothing moved), or "far" while the beacon is <= 2 m.
@@ -110,7 +135,7 @@ func standStill(_ which: Which, _ c: Condition, seed: UInt64, minutes: Double) -
                         loss: c.loss, shadowing: c.shadow)
     }
     var simulator = RadioSimulator(beacons: beacons, model: c.model, seed: seed)
-    let reports = simulator.run(until: end)
+    let reports = applySharedOutage(simulator.run(until: end), c, seed: seed)
     var ranger = makeRanger(which)
     var counts = StillCounts(hours: end / 3600)
     var wasInside = false
@@ -162,7 +187,7 @@ func switchOff(_ which: Which, _ c: Condition, seed: UInt64) -> Double {
                         loss: c.loss, shadowing: c.shadow)
     }
     var simulator = RadioSimulator(beacons: beacons, model: c.model, seed: seed)
-    let reports = simulator.run(until: end)
+    let reports = applySharedOutage(simulator.run(until: end), c, seed: seed)
     var ranger = makeRanger(which)
     var exitTime: Double?
     var insideBefore = false
@@ -340,5 +365,47 @@ func runFamily(part heldOut: Bool, seeds: [UInt64], stillMinutes: Double, only: 
               + "| \(format(mean(ours.right) * 100, 1)) | \(format(mean(alt.right) * 100, 1)) | \(format(mean(ios.right) * 100, 1)) "
               + "| \(format(oursExits, 2)), \(format(oursLag, 1)) | \(format(altExits, 2)), \(format(altLag, 1)) "
               + "| \(altDominates ? "YES" : "no") | \(weDominate ? "yes" : "no") |")
+    }
+}
+
+/// Shared loss: the multi-beacon conditions of a part again, with the receiver deaf for
+/// spells of the condition's own mean bad state (1 s for independent loss) 10 % of the time,
+/// on top of each beacon's own loss. The region's budget sharing assumes independent
+/// beacons; this is the world where they are not. False exits standing still and exit lag.
+func runSharedLoss(part heldOut: Bool, seeds: [UInt64], stillMinutes: Double, only: String?) {
+    let conditions: [Condition] = family().compactMap { c in
+        guard c.heldOut == heldOut, c.beacons >= 2, only.map({ c.rowName.contains($0) }) ?? true else { return nil }
+        var shared = c
+        let deaf = c.lossKind == .independent ? 1.0 : c.meanBad
+        shared.sharedOutage = (meanDeaf: deaf, meanHeard: 9 * deaf)
+        return shared
+    }
+    print("Shared loss, \(heldOut ? "held-out" : "tuning") part: \(conditions.count) conditions of 2-3 beacons x \(seeds.count) seeds; "
+          + "receiver deaf 10 % of the time in spells of the condition's bad state (1 s for independent loss)")
+    print("| condition | ours false exits/h | ours exit lag median/p90 | AltBeacon false exits/h | AltBeacon lag | ours <= 0.5/h |")
+    print("|---|---|---|---|---|---|")
+    var rows: [String] = []
+    var exits: [String: [Which: (Int, Double)]] = [:]
+    var lags: [String: [Which: [Double]]] = [:]
+    for c in conditions {
+        if !rows.contains(c.rowName) { rows.append(c.rowName) }
+        for which in [Which.ours, .altBeacon] {
+            for seed in seeds {
+                let s = standStill(which, c, seed: seed, minutes: stillMinutes)
+                let old = exits[c.rowName]?[which] ?? (0, 0)
+                exits[c.rowName, default: [:]][which] = (old.0 + s.exits, old.1 + s.hours)
+                let lag = switchOff(which, c, seed: seed)
+                if lag.isFinite { lags[c.rowName, default: [:]][which, default: []].append(lag) }
+            }
+        }
+    }
+    for name in rows {
+        func rate(_ w: Which) -> Double { (exits[name]?[w]).map { Double($0.0) / max($0.1, 1e-9) } ?? .nan }
+        func lag(_ w: Which) -> String {
+            let v = lags[name]?[w] ?? []
+            return "\(format(median(v), 1))/\(format(percentile(v, 0.9), 1))"
+        }
+        print("| \(name) | \(format(rate(.ours), 2)) | \(lag(.ours)) | \(format(rate(.altBeacon), 2)) | \(lag(.altBeacon)) "
+              + "| \(rate(.ours) <= 0.5 ? "yes" : "NO") |")
     }
 }

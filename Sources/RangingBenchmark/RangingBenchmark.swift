@@ -497,6 +497,7 @@ enum RangingBenchmark {
         var seedCount = 20
         var fitOnly = false
         var familyPart: Bool?
+        var sharedLoss = false
         var stillMinutes = 20.0
         var only: String?
         var realOnly = false
@@ -522,6 +523,8 @@ enum RangingBenchmark {
                 stillMinutes = m
             case "--only":
                 only = arguments.popFirst()
+            case "--shared-loss":
+                sharedLoss = true
             case "--real":
                 realOnly = true
             case "--itag":
@@ -536,11 +539,15 @@ enum RangingBenchmark {
                 }
                 seedCount = n
             default:
-                fail("unknown argument \(argument) (usage: RangingBenchmark [--data DIR] [--seeds N] [--fit] [--real [--itag FILE]] [--family held-out|tuning [--minutes M] [--only ROW]])", code: 64)
+                fail("unknown argument \(argument) (usage: RangingBenchmark [--data DIR] [--seeds N] [--fit] [--real [--itag FILE]] [--family held-out|tuning [--shared-loss] [--minutes M] [--only ROW]])", code: 64)
             }
         }
         if let heldOut = familyPart {
-            runFamily(part: heldOut, seeds: (1...UInt64(seedCount)).map { $0 }, stillMinutes: stillMinutes, only: only)
+            if sharedLoss {
+                runSharedLoss(part: heldOut, seeds: (1...UInt64(seedCount)).map { $0 }, stillMinutes: stillMinutes, only: only)
+            } else {
+                runFamily(part: heldOut, seeds: (1...UInt64(seedCount)).map { $0 }, stillMinutes: stillMinutes, only: only)
+            }
             return
         }
         let captures: [RealCapture]
