@@ -41,7 +41,13 @@ import Glibc
             exit(69)
         }
         print("eSpeak NG \(engine.version) at \(engine.sampleRate) Hz, engine start \(fmt(ms(engineStart))) ms")
-        let cache = "/tmp/ph-voice-bench-\(getpid())"
+        // A fresh private directory (mkdtemp: 0700, never one another user could have made).
+        var template = Array("/tmp/ph-voice-bench-XXXXXX".utf8CString)
+        guard mkdtemp(&template) != nil else {
+            print("cannot create a cache directory in /tmp")
+            exit(73)
+        }
+        let cache = String(decoding: template.dropLast().map { UInt8(bitPattern: $0) }, as: UTF8.self)
         defer { try? FileManager.default.removeItem(atPath: cache) }
         print("\n(c) start-up to ready, every line pre-rendered")
         var pirate: PirateVoice?
