@@ -47,15 +47,18 @@ public struct RangingEngine: Sendable {
         /// never present after it (every beacon judged gone by its own budget).
         var presentUntil: Double = -Double.infinity
         var nextNearestCheck: Double = -Double.infinity
-        /// The region's last packet (any beacon) and its first.
+        /// The region's last packet (any beacon), and the first of its current stay: since
+        /// the region was entered or last silent longer than `maximumSilence` (an earlier
+        /// visit, or one stray long ago, is no warm-up).
         var lastPacket: Double = -Double.infinity
         var firstPacket: Double = .infinity
         /// The silences of the whole region (no beacon of it heard), learned with the same
         /// model as one beacon's gaps: what shared loss looks like.
         var joint = ArrivalStatistics(unit: 0.1)
-        /// The joint model's exit limit for the silence after `lastPacket` (computed once
-        /// per silence, when it passes `minimumSilence`).
-        var jointLimit: Double?
+        /// For the silence after `lastPacket`, computed once when it passes
+        /// `minimumSilence`: whether sharing applies and until when the region is present
+        /// (forgotten on the next packet or membership change).
+        var sharedUntil: Double??
 
         struct Member: Sendable {
             var last: Double
@@ -70,19 +73,27 @@ public struct RangingEngine: Sendable {
             if let deadline = member?.deadline, deadline >= presentUntil {
                 presentUntil = deadline
             } else if old == presentUntil {
-                presentUntil = members.values.map(\.deadline).max() ?? -Double.infinity
+                presentUntil = members.values.lazy.map(\.deadline).max() ?? -Double.infinity
             }
+            sharedUntil = nil
         }
 
         /// A packet of the region at `time`.
         mutating func notePacket(at time: Double, _ configuration: RangingConfiguration) {
+            if !(time - lastPacket <= configuration.maximumSilence) { firstPacket = time }
             firstPacket = min(firstPacket, time)
             joint.record(time: time, configuration)
-            if time > lastPacket { jointLimit = nil }
+            if time > lastPacket { sharedUntil = nil }
             lastPacket = max(lastPacket, time)
         }
 
-        /// Whether some beacon of the region is not yet judged gone at `time`.
+        /// The region was left: the next stay warms up afresh.
+        mutating func noteExit() {
+            firstPacket = .infinity
+            sharedUntil = nil
+        }
+
+        /// Whether the region is still present at `time` (some beacon of it not judged gone).
         ///
         /// Alone, a beacon is judged gone past its exit limit, which it exceeds while present
         /// at most `falseExitsPerHour` times an hour. With two or more live beacons of
@@ -93,23 +104,36 @@ public struct RangingEngine: Sendable {
         /// Wi-Fi, a body in front of the hunter) breaks that independence; it shows in
         /// the silences of the whole region, so the region is also present until its joint
         /// silence passes the limit that a model of those silences (`joint`, the same model as
-        /// one beacon's gaps) sets for the same budget B; sharing starts only after
-        /// `sharingWarmUp` s of the region heard.
+        /// one beacon's gaps) sets for the same budget B. Sharing starts only after
+        /// `sharingWarmUp` s of the current stay, and counts only beacons heard within their
+        /// own exit limit of the region's last packet: a beacon that died stops counting once
+        /// its own limit has passed (until then the region model still guards).
         mutating func isPresent(at time: Double, _ configuration: RangingConfiguration) -> Bool {
             guard time > lastPacket + configuration.minimumSilence else { return true }
             guard time <= presentUntil else { return false }
-            guard lastPacket - firstPacket >= RangingEngine.sharingWarmUp else { return true }
+            let until: Double?
+            if let cached = sharedUntil {
+                until = cached
+            } else {
+                until = sharedDeadline(configuration)
+                sharedUntil = .some(until)
+            }
+            guard let until else { return true }
+            return time <= until
+        }
+
+        /// The end of the region's presence with its budget shared; nil when it is not.
+        private func sharedDeadline(_ configuration: RangingConfiguration) -> Double? {
+            guard lastPacket - firstPacket >= RangingEngine.sharingWarmUp else { return nil }
             var live = 0
             var until = -Double.infinity
             for member in members.values where lastPacket - member.last <= member.exitLimit {
                 live += 1
                 until = max(until, member.last + member.sharedLimit)
             }
-            guard live >= 2 else { return true }
-            let jointLimit = self.jointLimit
-                ?? joint.silenceLimit(falseAlarmsPerHour: configuration.falseExitsPerHour, at: lastPacket, configuration)
-            self.jointLimit = jointLimit
-            return time <= max(until, lastPacket + jointLimit)
+            guard live >= 2 else { return nil }
+            let jointLimit = joint.silenceLimit(falseAlarmsPerHour: configuration.falseExitsPerHour, at: lastPacket, configuration)
+            return max(until, lastPacket + jointLimit)
         }
     }
 
@@ -176,8 +200,9 @@ public struct RangingEngine: Sendable {
         slots.first { $0.monitor.region.name == name }?.nearest.current
     }
 
-    /// Silence (s) after which a beacon counts as gone for its region (exit), as learned
-    /// from its gaps; `nil` for a beacon not tracked.
+    /// Silence (s) after which a beacon alone counts as gone for its region (exit), as
+    /// learned from its gaps (a region of several live beacons may be left sooner: they
+    /// share its budget); `nil` for a beacon not tracked.
     public func exitSilenceLimit(for key: BeaconKey) -> Double? {
         guard let track = tracks[key], let last = track.arrivals.lastTime else { return nil }
         return track.exitDeadline - last
@@ -280,10 +305,12 @@ public struct RangingEngine: Sendable {
         var events: [RangingEvent] = []
         if time >= nextSweep { sweep(at: time, into: &events) }
         for index in slots.indices {
-            let present = slots[index].isPresent(at: time, configuration)
+            // Only an inside region can be left (the rule walks its beacons once per silence).
+            let present = slots[index].monitor.state != .inside || slots[index].isPresent(at: time, configuration)
             guard let transition = slots[index].monitor.advance(to: time, anyPresent: present, configuration) else { continue }
             events.append(regionEvent(transition, index: index, time: time))
             if transition == .exited {
+                slots[index].noteExit()
                 slots[index].nearest.reset()
                 slots[index].trend.reset()
             }

@@ -4,8 +4,9 @@
 /// seconds and `confirmPackets` within `confirmWindow` (counted per beacon: packets of
 /// independent beacons are never pooled, so strays from several far beacons do not add up
 /// to an enter); or `slowEnterPackets` within `slowEnterWindow` (beacons that deliver less
-/// than a packet a second). Exit: only when every beacon of the region is judged gone, each by its own
-/// gap model (see `ArrivalStatistics`); the engine says so through `advance(to:anyPresent:)`.
+/// than a packet a second). Exit: only when every beacon of the region is judged gone (each
+/// by its own gap model, see `ArrivalStatistics`; several live beacons share the region's
+/// budget, see `RangingEngine`); the engine says so through `advance(to:anyPresent:)`.
 /// Initial state: inside as soon as the enter rule holds, outside when it has not held
 /// `initialStateTimeout` seconds after start.
 ///
