@@ -79,18 +79,16 @@ public struct ArrivalStatistics: Sendable, Equatable {
     /// which two merged periodic beacons would make meaningless (their gaps alternate).
     private let fixedInterval: Double?
 
-    public init() {
-        exceeding = Array(repeating: 0, count: Self.ladder.count)
-        excessSum = Array(repeating: 0, count: Self.ladder.count)
-        fixedInterval = nil
-    }
+    public init() { self.init(fixedInterval: nil) }
 
     /// Gaps of a merged stream, in units of `unit` seconds: the ladder is then a ladder of
     /// silences, `unit` · (1 ... 512) s.
-    public init(unit: Double) {
+    public init(unit: Double) { self.init(fixedInterval: max(unit, Self.sameEvent)) }
+
+    private init(fixedInterval: Double?) {
         exceeding = Array(repeating: 0, count: Self.ladder.count)
         excessSum = Array(repeating: 0, count: Self.ladder.count)
-        fixedInterval = max(unit, Self.sameEvent)
+        self.fixedInterval = fixedInterval
         nominalInterval = fixedInterval
     }
 
@@ -221,5 +219,5 @@ public struct ArrivalStatistics: Sendable, Equatable {
         return time - last > silenceLimit(falseAlarmsPerHour: falseAlarmsPerHour, at: last, configuration)
     }
 
-    public mutating func reset() { self = fixedInterval.map { ArrivalStatistics(unit: $0) } ?? ArrivalStatistics() }
+    public mutating func reset() { self = ArrivalStatistics(fixedInterval: fixedInterval) }
 }

@@ -21,8 +21,8 @@ public struct RangingEngine: Sendable {
         var regionIndices: [Int]
         /// Judged gone (proximity unknown, filter reset); kept a while for its gap model.
         var isLost = false
-        /// Region exit and beacon lost deadlines from the last packet.
-        var exitDeadline: Double = .infinity
+        /// Beacon lost deadline from the last packet (its region exit deadline is the
+        /// region's `Member.deadline`).
         var lostDeadline: Double = .infinity
         /// The two silence limits, recomputed on a new loss gap or every 10 s (the model moves
         /// slowly in between: its memory is 10 minutes); on every packet while it is young.
@@ -78,13 +78,14 @@ public struct RangingEngine: Sendable {
             sharedUntil = nil
         }
 
-        /// A packet of the region at `time`.
-        mutating func notePacket(at time: Double, _ configuration: RangingConfiguration) {
-            if !(time - lastPacket <= configuration.maximumSilence) { firstPacket = time }
-            firstPacket = min(firstPacket, time)
+        /// A packet of beacon `key` of the region at `time`, with the beacon's limits now.
+        mutating func heard(_ key: BeaconKey, at time: Double, exitLimit: Double, sharedLimit: Double,
+                            _ configuration: RangingConfiguration) {
+            // A new stay after an exit (firstPacket is then infinite) or a long silence.
+            if firstPacket == .infinity || !(time - lastPacket <= configuration.maximumSilence) { firstPacket = time }
             joint.record(time: time, configuration)
-            if time > lastPacket { sharedUntil = nil }
             lastPacket = max(lastPacket, time)
+            setMember(Member(last: time, exitLimit: exitLimit, sharedLimit: sharedLimit), for: key)
         }
 
         /// The region was left: the next stay warms up afresh.
@@ -204,8 +205,7 @@ public struct RangingEngine: Sendable {
     /// learned from its gaps (a region of several live beacons may be left sooner: they
     /// share its budget); `nil` for a beacon not tracked.
     public func exitSilenceLimit(for key: BeaconKey) -> Double? {
-        guard let track = tracks[key], let last = track.arrivals.lastTime else { return nil }
-        return track.exitDeadline - last
+        tracks[key]?.exitLimit
     }
 
     /// Silence (s) after which a beacon is judged lost (proximity unknown); `nil` for a
@@ -250,7 +250,6 @@ public struct RangingEngine: Sendable {
             track.limitsTime = time
             track.limitsLossGaps = track.arrivals.lossGaps
         }
-        track.exitDeadline = time + track.exitLimit
         track.lostDeadline = time + track.lostLimit
         track.measuredPower = sample.measuredPower
         let accepted = track.filter.update(rssi: sample.rssi, time: time)
@@ -279,8 +278,7 @@ public struct RangingEngine: Sendable {
         recency.set(key, true, at: time)
 
         for index in track.regionIndices {
-            slots[index].notePacket(at: time, configuration)
-            slots[index].setMember(.init(last: time, exitLimit: track.exitLimit, sharedLimit: track.sharedExitLimit), for: key)
+            slots[index].heard(key, at: time, exitLimit: track.exitLimit, sharedLimit: track.sharedExitLimit, configuration)
             if let transition = slots[index].monitor.packet(at: time, from: key, configuration) {
                 events.append(regionEvent(transition, index: index, time: time))
             }

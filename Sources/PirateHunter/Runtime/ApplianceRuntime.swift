@@ -234,8 +234,13 @@ final class ApplianceRuntime {
         do {
             return try SafeFile.Staged(for: path)
         } catch {
-            throw CLIError(outputFileExitCode(errno: error.errno), error.description)
+            throw fileError(error)
         }
+    }
+
+    /// The one-line error of a staged output that failed (its text names the path).
+    static func fileError(_ error: FileError) -> CLIError {
+        CLIError(outputFileExitCode(errno: error.errno), error.description)
     }
 
     /// Runs `body`; `staged` is put in place when it returns and removed when it throws.
@@ -250,7 +255,7 @@ final class ApplianceRuntime {
         do {
             try staged?.commit()
         } catch {
-            throw CLIError(outputFileExitCode(errno: error.errno), error.description)
+            throw fileError(error)
         }
         return code
     }
