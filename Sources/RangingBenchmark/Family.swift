@@ -32,13 +32,20 @@ struct Condition {
     /// family itself; `--shared-loss` turns it on to test the region's budget sharing, which
     /// assumes independent beacons.
     var sharedOutage: (meanDeaf: Double, meanHeard: Double)?
+    /// Stress knobs (`--stress`, Stress.swift), never set in the family: a beacon that changes
+    /// its advertising interval halfway through a run, deep single-packet fades, a host that
+    /// delivers reports in batches, and a row label of its own.
+    var stress = StressKnobs()
+
+    /// Each beacon's loss (the same law, its own draws).
+    var loss: GilbertElliottLoss { loss(interval: interval) }
 
     var model: PathLossModel {
         PathLossModel(measuredPower: -59, exponent: exponent, noiseSigma: noise, channelOffsets: offsets, sensitivity: -100)
     }
 
-    /// Each beacon's loss (the same law, its own draws).
-    var loss: GilbertElliottLoss {
+    /// The loss law at an advertising interval: a continuous-time channel sampled at each packet.
+    func loss(interval: Double) -> GilbertElliottLoss {
         switch lossKind {
         case .independent: return .independent(lossFraction: 1 - delivery)
         case .shortBursts, .longBursts:
@@ -52,11 +59,12 @@ struct Condition {
     var shadow: BodyShadowing? { shadowing ? BodyShadowing(meanInterval: 90) : nil }
 
     var rowName: String {
-        "\(interval < 0.5 ? "10 Hz" : "1 Hz") \(lossKind.rawValue)\(shadowing ? " + bodies" : "")"
+        stress.label ?? "\(interval < 0.5 ? "10 Hz" : "1 Hz") \(lossKind.rawValue)\(shadowing ? " + bodies" : "")"
     }
 
     var summary: String {
-        "#\(index) \(rowName), \(beacons) beacon(s), delivery \(format(delivery * 100, 0)) %"
+        "#\(index) \(rowName)" + (stress.label == nil ? "" : ": \(format(1 / interval, 1)) Hz \(lossKind.rawValue)")
+            + ", \(beacons) beacon(s), delivery \(format(delivery * 100, 0)) %"
             + (lossKind == .independent ? "" : ", bad \(format(meanBad, 1)) s")
             + ", n \(format(exponent, 2)), noise \(format(noise, 1)) dB, offsets "
             + offsets.map { format($0, 1) }.joined(separator: "/")
@@ -104,6 +112,36 @@ struct StillCounts {
     var total: Int { exits + unknowns + wrongClass + trends }
 }
 
+/// The reports of a condition's beacons: the simulator, then the condition's shared outage
+/// and stress knobs. With a change of advertising interval, the beacons advertise at their own
+/// interval until `changeAt` and at the later one after it (two simulations, the loss law
+/// sampled at each interval).
+func conditionReports(_ c: Condition, _ beacons: [SimulatedBeacon], seed: UInt64, until end: Double,
+                      changeAt: Double) -> [SimulatedReading] {
+    var reports: [SimulatedReading]
+    if let later = c.stress.laterInterval, changeAt < end {
+        let before = beacons.map { beacon in
+            var b = beacon
+            b.switchOffTime = min(beacon.switchOffTime ?? changeAt, changeAt)
+            return b
+        }
+        let after = beacons.map { beacon in
+            var b = beacon
+            b.advertisingInterval = later
+            b.loss = c.loss(interval: later)
+            b.switchOnTime = max(beacon.switchOnTime, changeAt)
+            return b
+        }
+        var first = RadioSimulator(beacons: before, model: c.model, seed: seed)
+        var second = RadioSimulator(beacons: after, model: c.model, seed: seed &+ 0x5EED)
+        reports = (first.run(until: end) + second.run(until: end)).sorted { ($0.time, $0.beacon) < ($1.time, $1.beacon) }
+    } else {
+        var simulator = RadioSimulator(beacons: beacons, model: c.model, seed: seed)
+        reports = simulator.run(until: end)
+    }
+    return applyStress(applySharedOutage(reports, c, seed: seed), c, seed: seed)
+}
+
 /// The reports a receiver deaf in shared spells still hears (continuous-time two-state
 /// channel, the same spells for every beacon; deterministic per seed and condition).
 func applySharedOutage(_ reports: [SimulatedReading], _ c: Condition, seed: UInt64) -> [SimulatedReading] {
@@ -134,8 +172,7 @@ func standStill(_ which: Which, _ c: Condition, seed: UInt64, minutes: Double) -
         SimulatedBeacon(id: id, advertisingInterval: c.interval, path: .standing(at: 1.5 + 1.5 * distances.nextUniform()),
                         loss: c.loss, shadowing: c.shadow)
     }
-    var simulator = RadioSimulator(beacons: beacons, model: c.model, seed: seed)
-    let reports = applySharedOutage(simulator.run(until: end), c, seed: seed)
+    let reports = conditionReports(c, beacons, seed: seed, until: end, changeAt: end / 2)
     var ranger = makeRanger(which)
     var counts = StillCounts(hours: end / 3600)
     var wasInside = false
@@ -174,8 +211,8 @@ func stepFar(_ which: Which, _ c: Condition, seed: UInt64) -> Double {
         SimulatedBeacon(id: id, advertisingInterval: c.interval, path: .step(from: 1.5, to: target, at: stepTime),
                         loss: c.loss, shadowing: c.shadow)
     }
-    var simulator = RadioSimulator(beacons: beacons, model: c.model, seed: seed)
-    return secondsToFarForGood(which, reports: simulator.run(until: end), stepTime: stepTime, end: end)
+    let reports = conditionReports(c, beacons, seed: seed, until: end, changeAt: stepTime / 2)
+    return secondsToFarForGood(which, reports: reports, stepTime: stepTime, end: end)
 }
 
 /// Every beacon of the region switched off at 300 s: seconds until exit (120 if never).
@@ -186,8 +223,7 @@ func switchOff(_ which: Which, _ c: Condition, seed: UInt64) -> Double {
         SimulatedBeacon(id: id, advertisingInterval: c.interval, path: .standing(at: 2), switchOffTime: off,
                         loss: c.loss, shadowing: c.shadow)
     }
-    var simulator = RadioSimulator(beacons: beacons, model: c.model, seed: seed)
-    let reports = applySharedOutage(simulator.run(until: end), c, seed: seed)
+    let reports = conditionReports(c, beacons, seed: seed, until: end, changeAt: off / 2)
     var ranger = makeRanger(which)
     var exitTime: Double?
     var insideBefore = false
@@ -207,8 +243,7 @@ func approach(_ which: Which, _ c: Condition, seed: UInt64) -> Double {
     let beacons = (0..<c.beacons).map { id in
         SimulatedBeacon(id: id, advertisingInterval: c.interval, path: path, switchOnTime: on, loss: c.loss, shadowing: c.shadow)
     }
-    var simulator = RadioSimulator(beacons: beacons, model: c.model, seed: seed)
-    let reports = simulator.run(until: end)
+    let reports = conditionReports(c, beacons, seed: seed, until: end, changeAt: end)
     var ranger = makeRanger(which)
     var enterTime: Double?
     drive(&ranger, reports: reports, until: end) { r, step in

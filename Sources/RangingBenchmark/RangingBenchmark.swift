@@ -498,6 +498,7 @@ enum RangingBenchmark {
         var fitOnly = false
         var familyPart: Bool?
         var sharedLoss = false
+        var stress = false
         var stillMinutes = 20.0
         var only: String?
         var realOnly = false
@@ -525,6 +526,8 @@ enum RangingBenchmark {
                 only = arguments.popFirst()
             case "--shared-loss":
                 sharedLoss = true
+            case "--stress":
+                stress = true
             case "--real":
                 realOnly = true
             case "--itag":
@@ -539,8 +542,12 @@ enum RangingBenchmark {
                 }
                 seedCount = n
             default:
-                fail("unknown argument \(argument) (usage: RangingBenchmark [--data DIR] [--seeds N] [--fit] [--real [--itag FILE]] [--family held-out|tuning [--shared-loss] [--minutes M] [--only ROW]])", code: 64)
+                fail("unknown argument \(argument) (usage: RangingBenchmark [--data DIR] [--seeds N] [--fit] [--real [--itag FILE]] [--family held-out|tuning [--shared-loss] [--minutes M] [--only ROW]] [--stress [--minutes M] [--only ROW]])", code: 64)
             }
+        }
+        if stress {
+            runStress(seeds: (1...UInt64(seedCount)).map { $0 }, stillMinutes: stillMinutes, only: only)
+            return
         }
         if let heldOut = familyPart {
             if sharedLoss {
