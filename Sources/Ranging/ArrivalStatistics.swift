@@ -52,6 +52,9 @@ public struct ArrivalStatistics: Sendable, Equatable {
     private var longestGapTime = -Double.infinity
     /// Decayed seconds observed (the denominator of the rates).
     private var span: Double = 0
+    /// Re-rankings in a row that found the gaps' 10th percentile far from the nominal
+    /// interval (a new advertising rate, see `rescaleLadder`).
+    private var rateChangeRankings = 0
 
     /// Thresholds, in lost packets.
     public static let ladder: [Double] = [1, 2, 4, 8, 16, 32, 64, 128, 256, 512]
@@ -71,6 +74,12 @@ public struct ArrivalStatistics: Sendable, Equatable {
     public static let priorGaps = 2.0
     public static let priorLost = 5.0
     public static let priorIntervals = 100.0
+    /// A 10th percentile this many times longer or shorter than the nominal interval, at
+    /// `rateChangeRankings` re-rankings in a row (every 8th gap: the whole window of recent
+    /// gaps turned over), is a new advertising rate. A real phone's batched reports move the
+    /// 10th percentile within a factor of ~2 all the time (the UCI iTAG log: 0.4-0.9 s).
+    public static let rateChange = 3.0
+    public static let rateChangeRankings = 4
     /// A threshold speaks for the tail once this many (decayed) gaps exceeded it.
     public static let minimumExceedances = 3.0
 
@@ -121,7 +130,24 @@ public struct ArrivalStatistics: Sendable, Equatable {
         // Re-ranked every 8th gap (the sort is most of the cost of a packet).
         if fixedInterval == nil, nominalInterval == nil || recentGaps.count < Self.recentGapCount || count % 8 == 0 {
             let sorted = recentGaps.sorted()
-            nominalInterval = sorted[Int(Double(sorted.count - 1) * 0.1)]
+            let ranked = sorted[Int(Double(sorted.count - 1) * 0.1)]
+            // A beacon that changed its advertising interval (a power-saving firmware, an
+            // owner's new setting): the silences learned so far are still silences, so once
+            // the new rate is sure the ladder is re-expressed in the new unit instead of
+            // reading old gaps as losses (or losses as nothing). Until then the old unit stays;
+            // while the first window of gaps fills, the nominal interval follows freely.
+            if let unit = nominalInterval, recentGaps.count == Self.recentGapCount,
+               ranked > Self.rateChange * unit || ranked * Self.rateChange < unit {
+                rateChangeRankings += 1
+                if rateChangeRankings >= Self.rateChangeRankings {
+                    rescaleLadder(by: unit / ranked)
+                    nominalInterval = ranked
+                    rateChangeRankings = 0
+                }
+            } else {
+                nominalInterval = ranked
+                rateChangeRankings = 0
+            }
         }
         // A silence past the cap was an absence under any model: not learned.
         guard gap <= configuration.maximumSilence else { return }
@@ -143,6 +169,42 @@ public struct ArrivalStatistics: Sendable, Equatable {
             exceeding[i] += 1
             excessSum[i] += lost - u
         }
+    }
+
+    /// Re-expresses the ladder in a unit `ratio` times shorter (ratio = old interval / new):
+    /// a gap that lost k old packets lasted (k + 1)·old seconds, so it lost (k + 1)·ratio − 1
+    /// new ones, and a new threshold u' counts the old gaps with k ≥ v = (u' + 1)/ratio − 1.
+    /// Between two thresholds the count is interpolated geometrically (the model's own
+    /// tail), the excess sum within its bounds from the counts; old gaps that were no loss
+    /// (the slower beacon's nominal gaps) stay none.
+    private mutating func rescaleLadder(by ratio: Double) {
+        guard ratio > 0, ratio.isFinite else { return }
+        let ladder = Self.ladder
+        func tail(at v: Double) -> (count: Double, excess: Double) {
+            guard v > ladder[0] else {
+                return (exceeding[0], excessSum[0] + exceeding[0] * (ladder[0] - v))
+            }
+            let i = ladder.lastIndex { $0 <= v } ?? 0
+            let n = exceeding[i]
+            guard n > 1e-9 else { return (0, 0) }
+            let next = i + 1 < ladder.count ? exceeding[i + 1] : 0
+            let count: Double
+            if next > 1e-9, i + 1 < ladder.count {
+                let fraction = (v - ladder[i]) / (ladder[i + 1] - ladder[i])
+                count = n * pow(next / n, fraction)
+            } else {
+                let meanExcess = excessSum[i] / n
+                count = n * pow(meanExcess / (1 + meanExcess), v - ladder[i])
+            }
+            let n_v = min(max(count, next), n)
+            // S(v) lies in [S_u − (v − u)·n_u, S_u − (v − u)·n(v)]: the middle, never negative.
+            let low = excessSum[i] - (v - ladder[i]) * n
+            let high = excessSum[i] - (v - ladder[i]) * n_v
+            return (n_v, max(0, (low + high) / 2))
+        }
+        let converted = ladder.map { u in tail(at: (u + 1) / ratio - 1) }
+        exceeding = converted.map(\.count)
+        excessSum = converted.map { $0.excess * ratio }
     }
 
     /// Weight of the prior at `time` (fades with the memory from the first packet).
