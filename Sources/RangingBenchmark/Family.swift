@@ -190,7 +190,7 @@ func standStill(_ which: Which, _ c: Condition, seed: UInt64, minutes: Double) -
             if now == .unknown {
                 if enteredOnce { counts.unknowns += 1 }
             } else {
-                if committedOnce[b] { counts.wrongClass += 1 }
+                if committedOnce[b] || (now == .far && beacons[b].path.distance(at: 0) <= 2) { counts.wrongClass += 1 }
                 committedOnce[b] = true
             }
             last[b] = now
@@ -310,6 +310,8 @@ func nearestPair(_ which: Which, _ c: Condition, seed: UInt64) -> (switches: Dou
 struct RowResult {
     var still = StillCounts()
     var steps: [Double] = []
+    /// Step runs left out: "far" before the step and after it, no change to follow.
+    var farBeforeStep = 0
     var offs: [Double] = []
     var enters: [Double] = []
     var strayEnters = 0
@@ -336,7 +338,8 @@ func runFamily(part heldOut: Bool, seeds: [UInt64], stillMinutes: Double, only: 
                 r.still.unknowns += s.unknowns
                 r.still.wrongClass += s.wrongClass
                 r.still.trends += s.trends
-                r.steps.append(stepFar(which, c, seed: seed))
+                let step = stepFar(which, c, seed: seed)
+                if step.isFinite { r.steps.append(step) } else { r.farBeforeStep += 1 }
                 let lag = switchOff(which, c, seed: seed)
                 if lag.isFinite { r.offs.append(lag) }
                 r.enters.append(approach(which, c, seed: seed))
@@ -384,6 +387,7 @@ func runFamily(part heldOut: Bool, seeds: [UInt64], stillMinutes: Double, only: 
               + "| \(mp(row[.ours]?.offs ?? [])) | \(mp(row[.altBeacon]?.offs ?? [])) | \(mp(row[.iOS]?.offs ?? [])) "
               + "| \(mm(row[.ours]?.enters ?? [])) | \(mm(row[.altBeacon]?.enters ?? [])) | \(st(.ours)) | \(st(.altBeacon)) |")
     }
+    printFarBeforeStep(rowNames.compactMap { results[$0] }, runs: conditions.count / max(rowNames.count, 1) * seeds.count)
     print("")
     print("Nearest of two (2-3 beacon conditions): switches/min with both at 2 m; % right at 2 m vs 3 m; "
           + "exit operating point against AltBeacon (false exits/h, median exit lag s)")
@@ -401,6 +405,16 @@ func runFamily(part heldOut: Bool, seeds: [UInt64], stillMinutes: Double, only: 
               + "| \(format(oursExits, 2)), \(format(oursLag, 1)) | \(format(altExits, 2)), \(format(altLag, 1)) "
               + "| \(altDominates ? "YES" : "no") | \(weDominate ? "yes" : "no") |")
     }
+}
+
+/// Step runs left out of the step column because the ranger said "far" before the step and
+/// after it (no change to follow), per ranger over all rows.
+func printFarBeforeStep(_ rows: [[Which: RowResult]], runs: Int) {
+    let counts = Which.allCases.compactMap { w -> String? in
+        let n = rows.reduce(0) { $0 + ($1[w]?.farBeforeStep ?? 0) }
+        return rows.contains { $0[w] != nil } ? "\(w.title) \(n)" : nil
+    }
+    print("step runs left out (far already before the step, \(runs * rows.count) per ranger): " + counts.joined(separator: ", "))
 }
 
 /// Shared loss: the multi-beacon conditions of a part again, with the receiver deaf for

@@ -121,22 +121,27 @@ func stepToFar(_ which: Which, seeds: [UInt64]) -> [Double] {
         let reports = simulate([SimulatedBeacon(id: 0, path: .step(from: 1.5, to: 6, at: stepTime), loss: usualLoss10Hz)],
                                seed: seed, until: end)
         return secondsToFarForGood(which, reports: reports, stepTime: stepTime, end: end)
-    }
+    }.filter(\.isFinite)
 }
 
 /// Seconds from `stepTime` until beacon 0 is "far" and stays so to `end` (`end - stepTime`
-/// if never): the step-to-far measure of the fixed table and of the family.
+/// if never): the step-to-far measure of the fixed table and of the family. NaN when the
+/// ranger said "far" before the step and never changed: no change was there to follow (the
+/// wrong class before the step is the standing-still measure's to count).
 func secondsToFarForGood(_ which: Which, reports: [SimulatedReading], stepTime: Double, end: Double) -> Double {
     var ranger = makeRanger(which)
     var last = Proximity.unknown
     var farSince: Double?
+    var farBeforeStep = false
     drive(&ranger, reports: reports, until: end) { r, step in
         let now = r.proximity(0)
+        if step.time < stepTime { farBeforeStep = now == .far }
         if now != last {
             farSince = (now == .far && step.time >= stepTime) ? step.time : nil
             last = now
         }
     }
+    if farSince == nil, last == .far, farBeforeStep { return .nan }
     return farSince.map { $0 - stepTime } ?? (end - stepTime)
 }
 

@@ -111,7 +111,8 @@ func runStress(seeds: [UInt64], stillMinutes: Double, only: String?) {
                 r.still.unknowns += s.unknowns
                 r.still.wrongClass += s.wrongClass
                 r.still.trends += s.trends
-                r.steps.append(stepFar(which, c, seed: seed))
+                let step = stepFar(which, c, seed: seed)
+                if step.isFinite { r.steps.append(step) } else { r.farBeforeStep += 1 }
                 let lag = switchOff(which, c, seed: seed)
                 if lag.isFinite { r.offs.append(lag) }
                 r.enters.append(approach(which, c, seed: seed))
@@ -136,4 +137,5 @@ func runStress(seeds: [UInt64], stillMinutes: Double, only: String?) {
               + "| \(met ? "yes" : "NO") | \(mp(ours.steps)) | \(mp(alt.steps)) | \(mp(ours.offs)) | \(mp(alt.offs)) "
               + "| \(mp(ours.enters)) | \(mp(alt.enters)) |")
     }
+    printFarBeforeStep(rowNames.compactMap { results[$0] }, runs: 6 * seeds.count)
 }
