@@ -19,6 +19,9 @@ public struct ProximityClassifier: Sendable, Equatable {
     /// Readings the new class must also hold for (a dwell of 1.5 s is one or two packets of
     /// a 1 Hz beacon: too little evidence).
     public static let dwellPackets = 3
+    /// Readings after which the level counts as settled for a first class near an edge
+    /// (its standard error about a third of the reading noise).
+    public static let settledReadings = 10
 
     /// `immediateLoss`/`nearLoss`: path loss (dB re 1 m) at the immediate and near edges.
     public init(immediateLoss: Double, nearLoss: Double, hysteresis: Double, dwell: Double) {
@@ -62,13 +65,19 @@ public struct ProximityClassifier: Sendable, Equatable {
     /// class held for the dwell (the caller also waits for enough packets). Returns the
     /// change `(from, to)` when one was committed.
     /// `mayCommit`: false while the caller still waits for enough packets (the dwell and its
-    /// readings count from the first packet all the same).
-    public mutating func update(pathLoss: Double, time: Double, mayCommit: Bool = true) -> (from: Proximity, to: Proximity)? {
+    /// readings count from the first packet all the same). `settled`: false while the level
+    /// rests on few readings; then a first class within `hysteresis` of an edge waits (on a
+    /// level a few dB off, the hysteresis would keep a wrong first class for good: at 1.5 m a
+    /// beacon said "far" on its first packets stayed "far" at a settled 2.6 m).
+    public mutating func update(pathLoss: Double, time: Double, mayCommit: Bool = true,
+                                settled: Bool = true) -> (from: Proximity, to: Proximity)? {
         let wanted = candidate(pathLoss: pathLoss)
         if wanted == committed {
             pending = nil
             return nil
         }
+        let nearEdge = min(abs(pathLoss - immediateLoss), abs(pathLoss - nearLoss)) < hysteresis
+        let mayCommit = mayCommit && (settled || committed != .unknown || !nearEdge)
         if pending != wanted {
             pending = wanted
             pendingSince = time

@@ -263,7 +263,8 @@ public struct RangingEngine: Sendable {
                 let pathLoss = model.pathLoss(measuredPower: track.measuredPower, rssi: level)
                 loss = pathLoss
                 if let change = track.proximity.update(pathLoss: pathLoss, time: time,
-                                                       mayCommit: track.filter.count >= configuration.proximityMinimumPackets),
+                                                       mayCommit: track.filter.count >= configuration.proximityMinimumPackets,
+                                                       settled: track.filter.count >= ProximityClassifier.settledReadings),
                    !regions.isEmpty {
                     events.append(.proximity(time: time, key: key, from: change.from, to: change.to))
                 }

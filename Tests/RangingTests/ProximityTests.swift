@@ -140,6 +140,22 @@ import FoundationEssentials
         #expect(engine.ingest(sample(1, -65, at: 4)).compactMap(\.proximityChange).first?.to == .near)
     }
 
+    @Test func aFirstClassNearAnEdgeWaitsForASettledLevel() {
+        // A 1 Hz beacon whose first three readings say 3.5 m (11 dB, 1.5 dB past the 3 m edge)
+        // and every later one 2.5 m (8 dB). Committed on three readings, "far" would stay for
+        // good: the settled level, ~2.8 m, is inside the 3 dB hysteresis. It waits for ten.
+        var engine = RangingEngine(configuration: exponentTwo(), regions: [region])
+        var events = feed(&engine, rssi: -70, from: 0, count: 3, interval: 1)
+        events += feed(&engine, rssi: -67, from: 3, count: 30, interval: 1)
+        let changes = events.compactMap(\.proximityChange)
+        #expect(changes.count == 1, "one class, no change: \(changes.map(\.to))")
+        #expect(changes.first?.to == .near)
+        // Clear of the edges, the first class comes as before: three packets and the dwell.
+        var clear = RangingEngine(configuration: exponentTwo(), regions: [region])
+        let quick = feed(&clear, rssi: -80, from: 0, count: 3, interval: 1)
+        #expect(quick.compactMap(\.proximityChange).first?.to == .far, "11 m: far on the third packet")
+    }
+
     @Test func unknownOnlyAfterTheAdaptiveSilenceAndTheFilterRestarts() throws {
         let configuration = exponentTwo()
         var engine = RangingEngine(configuration: configuration, regions: [region])
