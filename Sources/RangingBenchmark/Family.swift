@@ -109,7 +109,27 @@ struct StillCounts {
     var unknowns = 0
     var wrongClass = 0
     var trends = 0
+    /// Timer ticks after the first minute × beacons at <= 2 m, and those of them said "far":
+    /// the share of time the child is told a false "far" (a claim that lasts, where the
+    /// counts above are the moments a claim is made).
+    var closeTicks = 0
+    var farWhenClose = 0
     var total: Int { exits + unknowns + wrongClass + trends }
+
+    mutating func add(_ other: StillCounts) {
+        hours += other.hours
+        exits += other.exits
+        unknowns += other.unknowns
+        wrongClass += other.wrongClass
+        trends += other.trends
+        closeTicks += other.closeTicks
+        farWhenClose += other.farWhenClose
+    }
+
+    /// "far" at <= 2 m, percent of that time.
+    var farWhenCloseShare: String {
+        closeTicks == 0 ? "-" : format(100 * Double(farWhenClose) / Double(closeTicks), 1)
+    }
 }
 
 /// The reports of a condition's beacons: the simulator, then the condition's shared outage
@@ -180,7 +200,14 @@ func standStill(_ which: Which, _ c: Condition, seed: UInt64, minutes: Double) -
     var last = [Proximity](repeating: .unknown, count: c.beacons)
     var committedOnce = [Bool](repeating: false, count: c.beacons)
     var trends = 0
-    drive(&ranger, reports: reports, until: end) { r, _ in
+    let close = beacons.filter { $0.path.distance(at: 0) <= 2 }.map(\.id)
+    drive(&ranger, reports: reports, until: end) { r, step in
+        if step.isTick, step.time >= 60 {
+            for b in close {
+                counts.closeTicks += 1
+                if r.proximity(b) == .far { counts.farWhenClose += 1 }
+            }
+        }
         if r.inside { enteredOnce = true }
         if wasInside && !r.inside { counts.exits += 1 }
         wasInside = r.inside
@@ -332,12 +359,7 @@ func runFamily(part heldOut: Bool, seeds: [UInt64], stillMinutes: Double, only: 
         for which in Which.allCases {
             var r = results[c.rowName]?[which] ?? RowResult()
             for seed in seeds {
-                let s = standStill(which, c, seed: seed, minutes: stillMinutes)
-                r.still.hours += s.hours
-                r.still.exits += s.exits
-                r.still.unknowns += s.unknowns
-                r.still.wrongClass += s.wrongClass
-                r.still.trends += s.trends
+                r.still.add(standStill(which, c, seed: seed, minutes: stillMinutes))
                 let step = stepFar(which, c, seed: seed)
                 if step.isFinite { r.steps.append(step) } else { r.farBeforeStep += 1 }
                 let lag = switchOff(which, c, seed: seed)
@@ -356,9 +378,10 @@ func runFamily(part heldOut: Bool, seeds: [UInt64], stillMinutes: Double, only: 
     }
     func perHour(_ n: Int, _ h: Double) -> String { format(Double(n) / max(h, 1e-9), 2) }
     print("")
-    print("Standing still at 1.5-3 m: false claims per hour (exit / unknown / wrong class / trend = total)")
-    print("| condition | ours | AltBeacon | iOS-like | ours <= 1/h |")
-    print("|---|---|---|---|---|")
+    print("Standing still at 1.5-3 m: false claims per hour (exit / unknown / wrong class / trend = total); "
+          + "\"far\" said of a beacon at <= 2 m, % of that time (ours / AltBeacon / iOS-like)")
+    print("| condition | ours | AltBeacon | iOS-like | ours <= 1/h | far at <= 2 m, % of time |")
+    print("|---|---|---|---|---|---|")
     for name in rowNames {
         guard let row = results[name] else { continue }
         func cell(_ w: Which) -> String {
@@ -368,7 +391,8 @@ func runFamily(part heldOut: Bool, seeds: [UInt64], stillMinutes: Double, only: 
         }
         let ours = row[.ours]?.still ?? StillCounts()
         let met = Double(ours.total) / max(ours.hours, 1e-9) <= 1
-        print("| \(name) | \(cell(.ours)) | \(cell(.altBeacon)) | \(cell(.iOS)) | \(met ? "yes" : "NO") |")
+        let far = Which.allCases.map { row[$0]?.still.farWhenCloseShare ?? "-" }.joined(separator: " / ")
+        print("| \(name) | \(cell(.ours)) | \(cell(.altBeacon)) | \(cell(.iOS)) | \(met ? "yes" : "NO") | \(far) |")
     }
     print("")
     print("Moves: step 1.5 -> 6-8 m, s to far for good (median/p90); switch-off, s to exit (median/p90); "

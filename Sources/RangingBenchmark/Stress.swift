@@ -105,12 +105,7 @@ func runStress(seeds: [UInt64], stillMinutes: Double, only: String?) {
         for which in [Which.ours, .altBeacon] {
             var r = results[c.rowName]?[which] ?? RowResult()
             for seed in seeds {
-                let s = standStill(which, c, seed: seed, minutes: stillMinutes)
-                r.still.hours += s.hours
-                r.still.exits += s.exits
-                r.still.unknowns += s.unknowns
-                r.still.wrongClass += s.wrongClass
-                r.still.trends += s.trends
+                r.still.add(standStill(which, c, seed: seed, minutes: stillMinutes))
                 let step = stepFar(which, c, seed: seed)
                 if step.isFinite { r.steps.append(step) } else { r.farBeforeStep += 1 }
                 let lag = switchOff(which, c, seed: seed)
@@ -125,8 +120,8 @@ func runStress(seeds: [UInt64], stillMinutes: Double, only: String?) {
     print("")
     print("False claims standing still at 1.5-3 m, per hour (exit / unknown / wrong class / trend = total); "
           + "step 1.5 -> 6-8 m, s to far for good; switch-off, s to exit; approach, s to enter (median/p90)")
-    print("| condition | ours | AltBeacon | ours <= 1/h | step ours | step AltB | off ours | off AltB | enter ours | enter AltB |")
-    print("|---|---|---|---|---|---|---|---|---|---|")
+    print("| condition | ours | AltBeacon | ours <= 1/h | far at <= 2 m, % of time, ours / AltB | step ours | step AltB | off ours | off AltB | enter ours | enter AltB |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|")
     for name in rowNames {
         guard let ours = results[name]?[.ours], let alt = results[name]?[.altBeacon] else { continue }
         let s = ours.still
@@ -134,7 +129,7 @@ func runStress(seeds: [UInt64], stillMinutes: Double, only: String?) {
             + "\(perHour(s.trends, s.hours)) = **\(perHour(s.total, s.hours))**"
         let met = Double(s.total) / max(s.hours, 1e-9) <= 1
         print("| \(name) | \(claims) | \(perHour(alt.still.total, alt.still.hours)) (exits \(perHour(alt.still.exits, alt.still.hours))) "
-              + "| \(met ? "yes" : "NO") | \(mp(ours.steps)) | \(mp(alt.steps)) | \(mp(ours.offs)) | \(mp(alt.offs)) "
+              + "| \(met ? "yes" : "NO") | \(s.farWhenCloseShare) / \(alt.still.farWhenCloseShare) | \(mp(ours.steps)) | \(mp(alt.steps)) | \(mp(ours.offs)) | \(mp(alt.offs)) "
               + "| \(mp(ours.enters)) | \(mp(alt.enters)) |")
     }
     printFarBeforeStep(rowNames.compactMap { results[$0] }, runs: 6 * seeds.count)
