@@ -182,17 +182,22 @@ func applySharedOutage(_ reports: [SimulatedReading], _ c: Condition, seed: UInt
     }
 }
 
-/// Standing still at 1.5-3 m (each beacon its own distance) for `minutes`: every claim that
-/// something changed is false. Wrong class: a committed proximity change other than to
-/// unknown after the first class (nothing moved), or "far" while the beacon is <= 2 m.
-func standStill(_ which: Which, _ c: Condition, seed: UInt64, minutes: Double) -> StillCounts {
-    let end = minutes * 60
+/// The beacons of a standing-still run (each at its own 1.5-3 m) and their reports.
+func standingStill(_ c: Condition, seed: UInt64, until end: Double) -> ([SimulatedBeacon], [SimulatedReading]) {
     var distances = SplitMix64(seed: seed &* 31 &+ UInt64(c.index))
     let beacons = (0..<c.beacons).map { id in
         SimulatedBeacon(id: id, advertisingInterval: c.interval, path: .standing(at: 1.5 + 1.5 * distances.nextUniform()),
                         loss: c.loss, shadowing: c.shadow)
     }
-    let reports = conditionReports(c, beacons, seed: seed, until: end, changeAt: end / 2)
+    return (beacons, conditionReports(c, beacons, seed: seed, until: end, changeAt: end / 2))
+}
+
+/// Standing still at 1.5-3 m (each beacon its own distance) for `minutes`: every claim that
+/// something changed is false. Wrong class: a committed proximity change other than to
+/// unknown after the first class (nothing moved), or "far" while the beacon is <= 2 m.
+func standStill(_ which: Which, _ c: Condition, seed: UInt64, minutes: Double) -> StillCounts {
+    let end = minutes * 60
+    let (beacons, reports) = standingStill(c, seed: seed, until: end)
     var ranger = makeRanger(which)
     var counts = StillCounts(hours: end / 3600)
     var wasInside = false

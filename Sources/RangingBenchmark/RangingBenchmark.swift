@@ -504,6 +504,7 @@ enum RangingBenchmark {
         var familyPart: Bool?
         var sharedLoss = false
         var stress = false
+        var heard = false
         var stillMinutes = 20.0
         var only: String?
         var realOnly = false
@@ -533,6 +534,8 @@ enum RangingBenchmark {
                 sharedLoss = true
             case "--stress":
                 stress = true
+            case "--heard":
+                heard = true
             case "--real":
                 realOnly = true
             case "--itag":
@@ -547,8 +550,16 @@ enum RangingBenchmark {
                 }
                 seedCount = n
             default:
-                fail("unknown argument \(argument) (usage: RangingBenchmark [--data DIR] [--seeds N] [--fit] [--real [--itag FILE]] [--family held-out|tuning [--shared-loss] [--minutes M] [--only ROW]] [--stress [--minutes M] [--only ROW]])", code: 64)
+                fail("unknown argument \(argument) (usage: RangingBenchmark [--data DIR] [--seeds N] [--fit] [--real [--itag FILE]] [--family held-out|tuning [--shared-loss] [--minutes M] [--only ROW]] [--stress [--minutes M] [--only ROW]] [--heard] (with --family or --stress: what the hunt rules say standing still))", code: 64)
             }
+        }
+        if heard, stress || familyPart != nil {
+            let seeds = (1...UInt64(seedCount)).map { $0 }
+            let conditions = (stress ? stressFamily() : family().filter { $0.heldOut == familyPart })
+                .filter { c in only.map { c.rowName.contains($0) } ?? true }
+            let title = stress ? "stress sweep" : familyPart == true ? "held-out part" : "tuning part"
+            runHeard(conditions, title: title, seeds: seeds, stillMinutes: stillMinutes)
+            return
         }
         if stress {
             runStress(seeds: (1...UInt64(seedCount)).map { $0 }, stillMinutes: stillMinutes, only: only)
