@@ -38,13 +38,15 @@ public struct ArrivalStatistics: Sendable, Equatable {
     /// Typical interval between packets when none is lost, seconds.
     public private(set) var nominalInterval: Double?
     public private(set) var count: Int = 0
-    /// Loss gaps learned so far (the limit changes mainly when this does).
+    /// Loss gaps learned so far (the limit changes mainly when this does, or `rateChanges`).
     public private(set) var lossGaps: Int = 0
+    /// Changes of advertising rate re-expressed so far (see `rescaleLadder`).
+    public private(set) var rateChanges: Int = 0
     /// Time of the first packet (the prior fades from there).
     private var firstTime: Double?
     /// Decayed number of gaps with k ≥ ladder[i], and sum of their k − ladder[i].
-    private var exceeding: [Double]
-    private var excessSum: [Double]
+    private(set) var exceeding: [Double]
+    private(set) var excessSum: [Double]
     /// The last gaps (at most `recentGapCount`), for the nominal interval.
     private var recentGaps: [Double] = []
     /// The longest learned gap of the last `longestGapMemory` seconds, and when it ended.
@@ -140,9 +142,7 @@ public struct ArrivalStatistics: Sendable, Equatable {
                ranked > Self.rateChange * unit || ranked * Self.rateChange < unit {
                 rateChangeRankings += 1
                 if rateChangeRankings >= Self.rateChangeRankings {
-                    rescaleLadder(by: unit / ranked)
-                    nominalInterval = ranked
-                    rateChangeRankings = 0
+                    reexpress(inInterval: ranked)
                 }
             } else {
                 nominalInterval = ranked
@@ -174,33 +174,46 @@ public struct ArrivalStatistics: Sendable, Equatable {
     /// Re-expresses the ladder in a unit `ratio` times shorter (ratio = old interval / new):
     /// a gap that lost k old packets lasted (k + 1)·old seconds, so it lost (k + 1)·ratio − 1
     /// new ones, and a new threshold u' counts the old gaps with k ≥ v = (u' + 1)/ratio − 1.
-    /// Between two thresholds the count is interpolated geometrically (the model's own
-    /// tail), the excess sum within its bounds from the counts; old gaps that were no loss
+    /// The gaps between two thresholds are taken to sit at their mean (known from the counts
+    /// and excess sums of both thresholds: exact for the spike of single losses at k = 1),
+    /// those past the last threshold to have its geometric tail. Old gaps that were no loss
     /// (the slower beacon's nominal gaps) stay none.
+    /// The beacon now advertises every `interval` s: the ladder in that unit, and the nominal
+    /// interval with it.
+    mutating func reexpress(inInterval interval: Double) {
+        guard let old = nominalInterval, interval > 0 else { return }
+        rescaleLadder(by: old / interval)
+        nominalInterval = interval
+        rateChangeRankings = 0
+        rateChanges += 1
+    }
+
     private mutating func rescaleLadder(by ratio: Double) {
         guard ratio > 0, ratio.isFinite else { return }
         let ladder = Self.ladder
+        let last = ladder.count - 1
         func tail(at v: Double) -> (count: Double, excess: Double) {
             guard v > ladder[0] else {
                 return (exceeding[0], excessSum[0] + exceeding[0] * (ladder[0] - v))
             }
             let i = ladder.lastIndex { $0 <= v } ?? 0
-            let n = exceeding[i]
-            guard n > 1e-9 else { return (0, 0) }
-            let next = i + 1 < ladder.count ? exceeding[i + 1] : 0
-            let count: Double
-            if next > 1e-9, i + 1 < ladder.count {
-                let fraction = (v - ladder[i]) / (ladder[i + 1] - ladder[i])
-                count = n * pow(next / n, fraction)
-            } else {
-                let meanExcess = excessSum[i] / n
-                count = n * pow(meanExcess / (1 + meanExcess), v - ladder[i])
+            guard exceeding[i] > 1e-9 else { return (0, 0) }
+            guard i < last else {
+                // Past the last threshold: geometric, memoryless.
+                let meanExcess = excessSum[i] / exceeding[i]
+                let count = exceeding[i] * pow(meanExcess / (1 + meanExcess), v - ladder[i])
+                return (count, count * meanExcess)
             }
-            let n_v = min(max(count, next), n)
-            // S(v) lies in [S_u − (v − u)·n_u, S_u − (v − u)·n(v)]: the middle, never negative.
-            let low = excessSum[i] - (v - ladder[i]) * n
-            let high = excessSum[i] - (v - ladder[i]) * n_v
-            return (n_v, max(0, (low + high) / 2))
+            // The gaps of [u_i, u_i+1), at their mean position p; those from u_i+1 on are
+            // counted by the next threshold.
+            let above = exceeding[i + 1]
+            let aboveExcess = excessSum[i + 1] + (ladder[i + 1] - v) * above
+            let inBracket = max(0, exceeding[i] - above)
+            guard inBracket > 1e-9 else { return (above, aboveExcess) }
+            let bracketExcess = excessSum[i] - excessSum[i + 1] - (ladder[i + 1] - ladder[i]) * above
+            let position = min(max(ladder[i] + bracketExcess / inBracket, ladder[i]), ladder[i + 1])
+            guard position >= v else { return (above, aboveExcess) }
+            return (above + inBracket, aboveExcess + inBracket * (position - v))
         }
         let converted = ladder.map { u in tail(at: (u + 1) / ratio - 1) }
         exceeding = converted.map(\.count)

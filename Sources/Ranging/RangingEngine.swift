@@ -33,6 +33,7 @@ public struct RangingEngine: Sendable {
         var sharedExitLimit: Double = 0
         var limitsTime: Double = -Double.infinity
         var limitsLossGaps: Int = -1
+        var limitsRateChanges: Int = 0
     }
 
     private struct RegionSlot: Sendable {
@@ -234,7 +235,8 @@ public struct RangingEngine: Sendable {
         track.isLost = false
         // The packet proves presence even when its RSSI is unusable.
         track.arrivals.record(time: time, configuration)
-        if track.arrivals.lossGaps != track.limitsLossGaps || time - track.limitsTime >= 10 || track.arrivals.count <= 64 {
+        if track.arrivals.lossGaps != track.limitsLossGaps || track.arrivals.rateChanges != track.limitsRateChanges
+            || time - track.limitsTime >= 10 || track.arrivals.count <= 64 {
             track.exitLimit = track.arrivals.silenceLimit(falseAlarmsPerHour: configuration.falseExitsPerHour,
                                                           at: time, configuration)
             track.lostLimit = max(track.exitLimit,
@@ -249,6 +251,7 @@ public struct RangingEngine: Sendable {
                                                   at: time, configuration, longestGapFloor: false))
             track.limitsTime = time
             track.limitsLossGaps = track.arrivals.lossGaps
+            track.limitsRateChanges = track.arrivals.rateChanges
         }
         track.lostDeadline = time + track.lostLimit
         track.measuredPower = sample.measuredPower

@@ -143,7 +143,8 @@ import FoundationEssentials
     @Test func aFirstClassNearAnEdgeWaitsForASettledLevel() {
         // A 1 Hz beacon whose first three readings say 3.5 m (11 dB, 1.5 dB past the 3 m edge)
         // and every later one 2.5 m (8 dB). Committed on three readings, "far" would stay for
-        // good: the settled level, ~2.8 m, is inside the 3 dB hysteresis. It waits for ten.
+        // good: the level at the tenth reading (2.7 m) and the settled one (2.5 m) are inside
+        // the 3 dB hysteresis. It waits for ten.
         var engine = RangingEngine(configuration: exponentTwo(), regions: [region])
         var events = feed(&engine, rssi: -70, from: 0, count: 3, interval: 1)
         events += feed(&engine, rssi: -67, from: 3, count: 30, interval: 1)
