@@ -416,7 +416,7 @@ func runFamily(part heldOut: Bool, seeds: [UInt64], stillMinutes: Double, only: 
               + "| \(mp(row[.ours]?.offs ?? [])) | \(mp(row[.altBeacon]?.offs ?? [])) | \(mp(row[.iOS]?.offs ?? [])) "
               + "| \(mm(row[.ours]?.enters ?? [])) | \(mm(row[.altBeacon]?.enters ?? [])) | \(st(.ours)) | \(st(.altBeacon)) |")
     }
-    printFarBeforeStep(rowNames.compactMap { results[$0] }, runs: conditions.count / max(rowNames.count, 1) * seeds.count)
+    printFarBeforeStep(rowNames.compactMap { results[$0] }, runs: conditions.count * seeds.count)
     print("")
     print("Nearest of two (2-3 beacon conditions): switches/min with both at 2 m; % right at 2 m vs 3 m; "
           + "exit operating point against AltBeacon (false exits/h, median exit lag s)")
@@ -437,13 +437,13 @@ func runFamily(part heldOut: Bool, seeds: [UInt64], stillMinutes: Double, only: 
 }
 
 /// Step runs left out of the step column because the ranger said "far" before the step and
-/// after it (no change to follow), per ranger over all rows.
+/// after it (no change to follow), per ranger over all rows (`runs` step runs per ranger).
 func printFarBeforeStep(_ rows: [[Which: RowResult]], runs: Int) {
     let counts = Which.allCases.compactMap { w -> String? in
         let n = rows.reduce(0) { $0 + ($1[w]?.farBeforeStep ?? 0) }
         return rows.contains { $0[w] != nil } ? "\(w.title) \(n)" : nil
     }
-    print("step runs left out (far already before the step, \(runs * rows.count) per ranger): " + counts.joined(separator: ", "))
+    print("step runs left out (far already before the step, \(runs) per ranger): " + counts.joined(separator: ", "))
 }
 
 /// Shared loss: the multi-beacon conditions of a part again, with the receiver deaf for
