@@ -352,33 +352,49 @@ struct RowResult {
     var right: [Double] = []
 }
 
+extension RowResult {
+    /// The measures every table has, for one run of a condition: standing still, the step,
+    /// the switch-off and the approach.
+    mutating func measure(_ which: Which, _ c: Condition, seed: UInt64, minutes: Double) {
+        still.add(standStill(which, c, seed: seed, minutes: minutes))
+        let step = stepFar(which, c, seed: seed)
+        if step.isFinite { steps.append(step) } else { farBeforeStep += 1 }
+        let lag = switchOff(which, c, seed: seed)
+        if lag.isFinite { offs.append(lag) }
+        enters.append(approach(which, c, seed: seed))
+    }
+}
+
+/// Runs `measure` for every condition, ranger and seed; rows pool the conditions of a row
+/// name, in the order the names first appear.
+func collectRows(_ conditions: [Condition], rangers: [Which], seeds: [UInt64],
+                 measure: (inout RowResult, Which, Condition, UInt64) -> Void) -> (names: [String], rows: [String: [Which: RowResult]]) {
+    var names: [String] = []
+    var rows: [String: [Which: RowResult]] = [:]
+    for c in conditions {
+        if !names.contains(c.rowName) { names.append(c.rowName) }
+        for which in rangers {
+            var r = rows[c.rowName]?[which] ?? RowResult()
+            for seed in seeds { measure(&r, which, c, seed) }
+            rows[c.rowName, default: [:]][which] = r
+        }
+    }
+    return (names, rows)
+}
+
 func runFamily(part heldOut: Bool, seeds: [UInt64], stillMinutes: Double, only: String?) {
     let conditions = family().filter { c in c.heldOut == heldOut && (only.map { c.rowName.contains($0) } ?? true) }
     print("Family benchmark, \(heldOut ? "held-out" : "tuning") part: \(conditions.count) conditions x \(seeds.count) seeds; "
           + "standing still \(format(stillMinutes, 0)) min per run")
     for c in conditions { print("  " + c.summary) }
-    var rowNames: [String] = []
-    var results: [String: [Which: RowResult]] = [:]
-    for c in conditions {
-        if !rowNames.contains(c.rowName) { rowNames.append(c.rowName) }
-        for which in Which.allCases {
-            var r = results[c.rowName]?[which] ?? RowResult()
-            for seed in seeds {
-                r.still.add(standStill(which, c, seed: seed, minutes: stillMinutes))
-                let step = stepFar(which, c, seed: seed)
-                if step.isFinite { r.steps.append(step) } else { r.farBeforeStep += 1 }
-                let lag = switchOff(which, c, seed: seed)
-                if lag.isFinite { r.offs.append(lag) }
-                r.enters.append(approach(which, c, seed: seed))
-                r.strayEnters += strays(which, c, seed: seed)
-                r.strayHalfHours += 1
-                if c.beacons >= 2 {
-                    let n = nearestPair(which, c, seed: seed)
-                    r.switches.append(n.switches)
-                    r.right.append(n.right)
-                }
-            }
-            results[c.rowName, default: [:]][which] = r
+    let (rowNames, results) = collectRows(conditions, rangers: Which.allCases, seeds: seeds) { r, which, c, seed in
+        r.measure(which, c, seed: seed, minutes: stillMinutes)
+        r.strayEnters += strays(which, c, seed: seed)
+        r.strayHalfHours += 1
+        if c.beacons >= 2 {
+            let n = nearestPair(which, c, seed: seed)
+            r.switches.append(n.switches)
+            r.right.append(n.right)
         }
     }
     func perHour(_ n: Int, _ h: Double) -> String { format(Double(n) / max(h, 1e-9), 2) }

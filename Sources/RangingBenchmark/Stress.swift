@@ -102,22 +102,8 @@ func runStress(seeds: [UInt64], stillMinutes: Double, only: String?) {
     print("Stress sweep (never tuned on): \(conditions.count) conditions x \(seeds.count) seeds; "
           + "standing still \(format(stillMinutes, 0)) min per run; no bodies")
     for c in conditions { print("  " + c.summary) }
-    var rowNames: [String] = []
-    var results: [String: [Which: RowResult]] = [:]
-    for c in conditions {
-        if !rowNames.contains(c.rowName) { rowNames.append(c.rowName) }
-        for which in [Which.ours, .altBeacon] {
-            var r = results[c.rowName]?[which] ?? RowResult()
-            for seed in seeds {
-                r.still.add(standStill(which, c, seed: seed, minutes: stillMinutes))
-                let step = stepFar(which, c, seed: seed)
-                if step.isFinite { r.steps.append(step) } else { r.farBeforeStep += 1 }
-                let lag = switchOff(which, c, seed: seed)
-                if lag.isFinite { r.offs.append(lag) }
-                r.enters.append(approach(which, c, seed: seed))
-            }
-            results[c.rowName, default: [:]][which] = r
-        }
+    let (rowNames, results) = collectRows(conditions, rangers: [.ours, .altBeacon], seeds: seeds) { r, which, c, seed in
+        r.measure(which, c, seed: seed, minutes: stillMinutes)
     }
     func perHour(_ n: Int, _ h: Double) -> String { format(Double(n) / max(h, 1e-9), 2) }
     func mp(_ v: [Double]) -> String { "\(format(median(v), 1))/\(format(percentile(v, 0.9), 1))" }
