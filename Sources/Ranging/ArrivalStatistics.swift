@@ -40,7 +40,7 @@ public struct ArrivalStatistics: Sendable, Equatable {
     public private(set) var count: Int = 0
     /// Loss gaps learned so far (the limit changes mainly when this does, or `rateChanges`).
     public private(set) var lossGaps: Int = 0
-    /// Changes of advertising rate re-expressed so far (see `rescaleLadder`).
+    /// Changes of advertising rate re-expressed so far (see `reexpress(inInterval:)`).
     public private(set) var rateChanges: Int = 0
     /// Time of the first packet (the prior fades from there).
     private var firstTime: Double?
@@ -55,7 +55,7 @@ public struct ArrivalStatistics: Sendable, Equatable {
     /// Decayed seconds observed (the denominator of the rates).
     private var span: Double = 0
     /// Re-rankings in a row that found the gaps' 10th percentile far from the nominal
-    /// interval (a new advertising rate, see `rescaleLadder`).
+    /// interval (a new advertising rate, see `reexpress(inInterval:)`).
     private var rateChangeRankings = 0
 
     /// Thresholds, in lost packets.
@@ -77,8 +77,8 @@ public struct ArrivalStatistics: Sendable, Equatable {
     public static let priorLost = 5.0
     public static let priorIntervals = 100.0
     /// A 10th percentile this many times longer or shorter than the nominal interval, at
-    /// `rateChangeRankings` re-rankings in a row (every 8th gap: the whole window of recent
-    /// gaps turned over), is a new advertising rate. A real phone's batched reports move the
+    /// `rateChangeRankings` re-rankings in a row (one every 8th packet, with a full window of
+    /// 32 gaps: a slow-down is sure after ~53 slow gaps), is a new advertising rate. A real phone's batched reports move the
     /// 10th percentile within a factor of ~2 all the time (the UCI iTAG log: 0.4-0.9 s).
     public static let rateChange = 3.0
     public static let rateChangeRankings = 4
@@ -171,13 +171,6 @@ public struct ArrivalStatistics: Sendable, Equatable {
         }
     }
 
-    /// Re-expresses the ladder in a unit `ratio` times shorter (ratio = old interval / new):
-    /// a gap that lost k old packets lasted (k + 1)·old seconds, so it lost (k + 1)·ratio − 1
-    /// new ones, and a new threshold u' counts the old gaps with k ≥ v = (u' + 1)/ratio − 1.
-    /// The gaps between two thresholds are taken to sit at their mean (known from the counts
-    /// and excess sums of both thresholds: exact for the spike of single losses at k = 1),
-    /// those past the last threshold to have its geometric tail. Old gaps that were no loss
-    /// (the slower beacon's nominal gaps) stay none.
     /// The beacon now advertises every `interval` s: the ladder in that unit, and the nominal
     /// interval with it.
     mutating func reexpress(inInterval interval: Double) {
@@ -188,6 +181,13 @@ public struct ArrivalStatistics: Sendable, Equatable {
         rateChanges += 1
     }
 
+    /// Re-expresses the ladder in a unit `ratio` times shorter (ratio = old interval / new):
+    /// a gap that lost k old packets lasted (k + 1)·old seconds, so it lost (k + 1)·ratio − 1
+    /// new ones, and a new threshold u' counts the old gaps with k ≥ v = (u' + 1)/ratio − 1.
+    /// The gaps between two thresholds are taken to sit at their mean (known from the counts
+    /// and excess sums of both thresholds: exact for the spike of single losses at k = 1),
+    /// those past the last threshold to have its geometric tail. Old gaps that were no loss
+    /// (the slower beacon's nominal gaps) stay none.
     private mutating func rescaleLadder(by ratio: Double) {
         guard ratio > 0, ratio.isFinite else { return }
         let ladder = Self.ladder

@@ -41,7 +41,7 @@ func heardStandingStill(_ c: Condition, seed: UInt64, minutes: Double, lineSecon
             lines[event, default: 0] += 1
         }
     }
-    func step(to time: Double) {
+    func finishSpeech(by time: Double) {
         if let ends = speechEnds, ends <= time {
             speechEnds = nil
             apply(director.handle(.speechFinished, at: ends), at: ends)
@@ -51,7 +51,7 @@ func heardStandingStill(_ c: Condition, seed: UInt64, minutes: Double, lineSecon
     var nextTick = 0.0
     for report in reports where report.time < end {
         while nextTick <= report.time {
-            step(to: nextTick)
+            finishSpeech(by: nextTick)
             for event in engine.advance(to: nextTick) { apply(director.handle(.ranging(event), at: nextTick), at: nextTick) }
             apply(director.tick(at: nextTick), at: nextTick)
             nextTick += 0.1

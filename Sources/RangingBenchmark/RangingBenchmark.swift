@@ -553,7 +553,8 @@ enum RangingBenchmark {
                 fail("unknown argument \(argument) (usage: RangingBenchmark [--data DIR] [--seeds N] [--fit] [--real [--itag FILE]] [--family held-out|tuning [--shared-loss] [--minutes M] [--only ROW]] [--stress [--minutes M] [--only ROW]] [--heard] (with --family or --stress: what the hunt rules say standing still))", code: 64)
             }
         }
-        if heard, stress || familyPart != nil {
+        if heard, !stress, familyPart == nil { fail("--heard needs --family held-out|tuning or --stress", code: 64) }
+        if heard {
             let seeds = (1...UInt64(seedCount)).map { $0 }
             let conditions = (stress ? stressFamily() : family().filter { $0.heldOut == familyPart })
                 .filter { c in only.map { c.rowName.contains($0) } ?? true }
