@@ -235,6 +235,12 @@ func standStill(_ which: Which, _ c: Condition, seed: UInt64, minutes: Double) -
 
 /// Step from 1.5 m to 6-8 m at 180 s: seconds until beacon 0 is "far" for good (60 if never).
 func stepFar(_ which: Which, _ c: Condition, seed: UInt64) -> Double {
+    let step = stepRun(c, seed: seed)
+    return secondsToFarForGood(which, reports: step.reports, stepTime: step.time, end: step.end)
+}
+
+/// The reports of the step run: every beacon from 1.5 m to one 6-8 m at 180 s, 60 s more.
+func stepRun(_ c: Condition, seed: UInt64) -> (reports: [SimulatedReading], time: Double, end: Double) {
     let stepTime = 180.0
     let end = stepTime + 60
     var draw = SplitMix64(seed: seed &+ 7)
@@ -243,8 +249,7 @@ func stepFar(_ which: Which, _ c: Condition, seed: UInt64) -> Double {
         SimulatedBeacon(id: id, advertisingInterval: c.interval, path: .step(from: 1.5, to: target, at: stepTime),
                         loss: c.loss, shadowing: c.shadow)
     }
-    let reports = conditionReports(c, beacons, seed: seed, until: end, changeAt: stepTime / 2)
-    return secondsToFarForGood(which, reports: reports, stepTime: stepTime, end: end)
+    return (conditionReports(c, beacons, seed: seed, until: end, changeAt: stepTime / 2), stepTime, end)
 }
 
 /// Every beacon of the region switched off at 300 s: seconds until exit (120 if never).

@@ -4,41 +4,23 @@ import Simulation
 
 // MARK: What the child hears standing still
 
-/// The engine's events of a standing-still run through the appliance's own hunt rules
-/// (`HuntDirector`: only the nearest beacon's class is said, trends rate-limited, a lesser
-/// line waits behind a greater one or goes stale). Nothing moves, so every line is false but
-/// the start-up line, the first "land ho" and the first class said. A line takes
-/// `lineSeconds` to say.
-func heardStandingStill(_ c: Condition, seed: UInt64, minutes: Double, lineSeconds: Double = 2) -> (lines: [LineEvent: Int], hours: Double) {
-    let end = minutes * 60
-    let (_, reports) = standingStill(c, seed: seed, until: end)
+/// The lines a child hears from these reports: the engine's events through the appliance's
+/// own hunt rules (`HuntDirector`: only the nearest beacon's class is said, trends
+/// rate-limited, a lesser line waits behind a greater one or goes stale), in order with the
+/// time each is said. A line takes `lineSeconds` to say.
+func heardLines(_ reports: [SimulatedReading], until end: Double, lineSeconds: Double = 2) -> [(time: Double, line: LineEvent)] {
     var engine = RangingEngine(configuration: simulatedConfiguration, regions: [Region(name: "treasure", uuid: OurRanger.uuid)])
     var director = HuntDirector(configuration: HuntDirector.Configuration(region: "treasure"))
-    var lines: [LineEvent: Int] = [:]
+    var lines: [(time: Double, line: LineEvent)] = []
     var speechEnds: Double?
-    var told: Set<String> = []
     func apply(_ actions: [HuntAction], at time: Double) {
         for action in actions {
-            let event: LineEvent
             switch action {
             case .sound: continue
-            case let .say(e, _): event = e
-            case let .tell(e, _, _): event = e
+            case let .say(event, _), let .tell(event, _, _):
+                speechEnds = time + lineSeconds
+                lines.append((time, event))
             }
-            speechEnds = time + lineSeconds
-            // The first of each kind of initial news is true: the start, being inside, the class.
-            let news: String?
-            switch event {
-            case .startup: news = "startup"
-            case .regionEntered: news = "entered"
-            case .proximityImmediate, .proximityNear, .proximityFar: news = "class"
-            default: news = nil
-            }
-            if let news, !told.contains(news) {
-                told.insert(news)
-                continue
-            }
-            lines[event, default: 0] += 1
         }
     }
     func finishSpeech(by time: Double) {
@@ -60,25 +42,61 @@ func heardStandingStill(_ c: Condition, seed: UInt64, minutes: Double, lineSecon
                                    time: report.time)
         for event in engine.ingest(sample) { apply(director.handle(.ranging(event), at: report.time), at: report.time) }
     }
-    return (lines, end / 3600)
+    return lines
 }
 
-/// Lines heard per hour standing still, per row, by kind: what reaches the child of the
-/// engine's false claims.
+/// Standing still: nothing moves, so every line is false but the start-up line, the first
+/// "land ho" and the first class said.
+func heardStandingStill(_ c: Condition, seed: UInt64, minutes: Double) -> (lines: [LineEvent: Int], hours: Double) {
+    let end = minutes * 60
+    var counts: [LineEvent: Int] = [:]
+    var told: Set<String> = []
+    for (_, line) in heardLines(standingStill(c, seed: seed, until: end).1, until: end) {
+        let news: String?
+        switch line {
+        case .startup: news = "startup"
+        case .regionEntered: news = "entered"
+        case .proximityImmediate, .proximityNear, .proximityFar: news = "class"
+        default: news = nil
+        }
+        if let news, !told.contains(news) {
+            told.insert(news)
+            continue
+        }
+        counts[line, default: 0] += 1
+    }
+    return (counts, end / 3600)
+}
+
+/// The step to 6-8 m: seconds from the step until the child hears "far" (60 if never), and
+/// whether a "near" or "immediate" followed it (the far did not last).
+func heardStep(_ c: Condition, seed: UInt64) -> (seconds: Double, undone: Bool) {
+    let step = stepRun(c, seed: seed)
+    let after = heardLines(step.reports, until: step.end).filter { $0.time >= step.time }
+    guard let far = after.firstIndex(where: { $0.line == .proximityFar }) else { return (step.end - step.time, false) }
+    let undone = after[far...].contains { $0.line == .proximityNear || $0.line == .proximityImmediate }
+    return (after[far].time - step.time, undone)
+}
+
+/// Lines heard per hour standing still, per row, by kind (what reaches the child of the
+/// engine's false claims), and how soon the step to 6-8 m is heard.
 func runHeard(_ conditions: [Condition], title: String, seeds: [UInt64], stillMinutes: Double) {
     print("Heard standing still at 1.5-3 m through the hunt rules (\(title)): \(conditions.count) conditions x \(seeds.count) seeds, "
           + "\(format(stillMinutes, 0)) min per run, lines per hour but the start-up, the first enter and the first class (every one is false)")
-    print("| condition | lines/h | region left | region entered | far | near | immediate | warmer | colder | found | ours <= 1/h |")
-    print("|---|---|---|---|---|---|---|---|---|---|---|")
+    print("| condition | lines/h | region left | region entered | far | near | immediate | warmer | colder | found | ours <= 1/h | step: far heard, s (median/p90) | far undone |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|---|")
     var rowNames: [String] = []
-    var rows: [String: (lines: [LineEvent: Int], hours: Double)] = [:]
+    var rows: [String: (lines: [LineEvent: Int], hours: Double, steps: [Double], undone: Int)] = [:]
     for c in conditions {
         if !rowNames.contains(c.rowName) { rowNames.append(c.rowName) }
         for seed in seeds {
             let heard = heardStandingStill(c, seed: seed, minutes: stillMinutes)
-            var row = rows[c.rowName] ?? ([:], 0)
+            let step = heardStep(c, seed: seed)
+            var row = rows[c.rowName] ?? ([:], 0, [], 0)
             row.lines.merge(heard.lines, uniquingKeysWith: +)
             row.hours += heard.hours
+            row.steps.append(step.seconds)
+            if step.undone { row.undone += 1 }
             rows[c.rowName] = row
         }
     }
@@ -89,6 +107,7 @@ func runHeard(_ conditions: [Condition], title: String, seeds: [UInt64], stillMi
         let hours = max(row.hours, 1e-9)
         let total = Double(row.lines.values.reduce(0, +)) / hours
         let cells = kinds.map { format(Double(row.lines[$0] ?? 0) / hours, 2) }.joined(separator: " | ")
-        print("| \(name) | **\(format(total, 2))** | \(cells) | \(total <= 1 ? "yes" : "NO") |")
+        let steps = "\(format(median(row.steps), 1))/\(format(percentile(row.steps, 0.9), 1))"
+        print("| \(name) | **\(format(total, 2))** | \(cells) | \(total <= 1 ? "yes" : "NO") | \(steps) | \(row.undone) of \(row.steps.count) |")
     }
 }
