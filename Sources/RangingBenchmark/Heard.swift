@@ -46,12 +46,25 @@ func heardLines(_ reports: [SimulatedReading], until end: Double, lineSeconds: D
 }
 
 /// Standing still: nothing moves, so every line is false but the start-up line, the first
-/// "land ho" and the first class said.
-func heardStandingStill(_ c: Condition, seed: UInt64, minutes: Double) -> (lines: [LineEvent: Int], hours: Double) {
+/// "land ho" and the first class said. Also how long the child believes a false "far": the
+/// seconds after the first class during which the last class said was "far" while the
+/// closest beacon is at <= 2 m (0 of 0 when none is that close).
+func heardStandingStill(_ c: Condition, seed: UInt64, minutes: Double)
+    -> (lines: [LineEvent: Int], hours: Double, farSeconds: Double, closeSeconds: Double) {
     let end = minutes * 60
+    let (beacons, reports) = standingStill(c, seed: seed, until: end)
+    let close = (beacons.map { $0.path.distance(at: 0) }.min() ?? .infinity) <= 2
     var counts: [LineEvent: Int] = [:]
     var told: Set<String> = []
-    for (_, line) in heardLines(standingStill(c, seed: seed, until: end).1, until: end) {
+    var said: (line: LineEvent, since: Double)?
+    var farSeconds = 0.0
+    var firstClass: Double?
+    for (time, line) in heardLines(reports, until: end) {
+        if [.proximityImmediate, .proximityNear, .proximityFar, .regionLeft].contains(line) {
+            if let s = said, s.line == .proximityFar { farSeconds += time - s.since }
+            said = (line, time)
+            if firstClass == nil, line != .regionLeft { firstClass = time }
+        }
         let news: String?
         switch line {
         case .startup: news = "startup"
@@ -65,7 +78,9 @@ func heardStandingStill(_ c: Condition, seed: UInt64, minutes: Double) -> (lines
         }
         counts[line, default: 0] += 1
     }
-    return (counts, end / 3600)
+    if let s = said, s.line == .proximityFar { farSeconds += end - s.since }
+    let closeSeconds = close ? end - (firstClass ?? end) : 0
+    return (counts, end / 3600, close ? farSeconds : 0, closeSeconds)
 }
 
 /// The step to 6-8 m: seconds from the step until the child hears "far" (60 if never), and
@@ -83,18 +98,20 @@ func heardStep(_ c: Condition, seed: UInt64) -> (seconds: Double, undone: Bool) 
 func runHeard(_ conditions: [Condition], title: String, seeds: [UInt64], stillMinutes: Double) {
     print("Heard standing still at 1.5-3 m through the hunt rules (\(title)): \(conditions.count) conditions x \(seeds.count) seeds, "
           + "\(format(stillMinutes, 0)) min per run, lines per hour but the start-up, the first enter and the first class (every one is false)")
-    print("| condition | lines/h | region left | region entered | far | near | immediate | warmer | colder | found | ours <= 1/h | step: far heard, s (median/p90) | far undone |")
-    print("|---|---|---|---|---|---|---|---|---|---|---|---|---|")
+    print("| condition | lines/h | region left | region entered | far | near | immediate | warmer | colder | found | ours <= 1/h | told far at <= 2 m, % of time | step: far heard, s (median/p90) | far undone |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
     var rowNames: [String] = []
-    var rows: [String: (lines: [LineEvent: Int], hours: Double, steps: [Double], undone: Int)] = [:]
+    var rows: [String: (lines: [LineEvent: Int], hours: Double, steps: [Double], undone: Int, far: Double, close: Double)] = [:]
     for c in conditions {
         if !rowNames.contains(c.rowName) { rowNames.append(c.rowName) }
         for seed in seeds {
             let heard = heardStandingStill(c, seed: seed, minutes: stillMinutes)
             let step = heardStep(c, seed: seed)
-            var row = rows[c.rowName] ?? ([:], 0, [], 0)
+            var row = rows[c.rowName] ?? ([:], 0, [], 0, 0, 0)
             row.lines.merge(heard.lines, uniquingKeysWith: +)
             row.hours += heard.hours
+            row.far += heard.farSeconds
+            row.close += heard.closeSeconds
             row.steps.append(step.seconds)
             if step.undone { row.undone += 1 }
             rows[c.rowName] = row
@@ -108,6 +125,7 @@ func runHeard(_ conditions: [Condition], title: String, seeds: [UInt64], stillMi
         let total = Double(row.lines.values.reduce(0, +)) / hours
         let cells = kinds.map { format(Double(row.lines[$0] ?? 0) / hours, 2) }.joined(separator: " | ")
         let steps = "\(format(median(row.steps), 1))/\(format(percentile(row.steps, 0.9), 1))"
-        print("| \(name) | **\(format(total, 2))** | \(cells) | \(total <= 1 ? "yes" : "NO") | \(steps) | \(row.undone) of \(row.steps.count) |")
+        let far = row.close > 0 ? format(100 * row.far / row.close, 1) : "-"
+        print("| \(name) | **\(format(total, 2))** | \(cells) | \(total <= 1 ? "yes" : "NO") | \(far) | \(steps) | \(row.undone) of \(row.steps.count) |")
     }
 }
