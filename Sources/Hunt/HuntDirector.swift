@@ -135,17 +135,20 @@ public struct HuntDirector: Sendable {
     private var lastLineAt = -Double.infinity
     private var lastTrendAt = -Double.infinity
     private var inside = false
-    private var nearest: BeaconKey?
-    private var nearestProximity: Proximity = .unknown
+    private var saidProximity: Proximity = .unknown
     private var immediateSince: Double?
     private var foundAnnounced = false
     private var adapterMissing = false
     private var rewardWaiting = false
-    /// Proximity changes heard before the region was entered: the engine may commit a
-    /// class in the same ingest that enters the region, before the region's state. Kept
-    /// (a few, newest wins) and applied on entering, so a hunter already at the treasure
-    /// when the region is entered still finds it.
-    private var earlyProximity: [BeaconKey: (proximity: Proximity, since: Double)] = [:]
+    /// The committed class of every beacon of the hunted region (at most `classMemory`, the
+    /// oldest forgotten). The class said is the closest of them: the hunter is as close to
+    /// the treasure as to its closest beacon, so a body in front of one beacon of a box is
+    /// not "far", and a change of nearest never leaves the old nearest's class said. Also
+    /// kept before the region is entered: the engine may commit a class in the same ingest
+    /// that enters the region, before the region's state, and a hunter already at the
+    /// treasure when the region is entered still finds it.
+    private var classes: [BeaconKey: (proximity: Proximity, since: Double)] = [:]
+    private static let classMemory = 64
 
     public init(configuration: Configuration) {
         self.configuration = configuration
@@ -291,11 +294,13 @@ public struct HuntDirector: Sendable {
         guard let known = progress?.region(of: step) else { return }
         region = configuration.trail[step].region.name
         inside = known.inside
-        nearest = known.nearest
-        nearestProximity = known.proximity
+        saidProximity = known.proximity
         immediateSince = known.proximity == .immediate ? known.immediateSince : nil
         foundAnnounced = false
-        earlyProximity = [:]
+        classes = [:]
+        // What the trail knew of the step's region: its nearest beacon's class (since when
+        // it is immediate; otherwise the time only orders the memory).
+        if let key = known.nearest { remember(key, known.proximity, at: known.immediateSince ?? 0) }
     }
 
     private mutating func ranging(_ event: RangingEvent, at time: Double) -> [HuntAction] {
@@ -312,38 +317,22 @@ public struct HuntDirector: Sendable {
             guard inside else { return [] }
             inside = false
             immediateSince = nil
-            nearestProximity = .unknown
-            earlyProximity = [:]
-            nearest = nil
+            saidProximity = .unknown
+            classes = [:]
             // A proximity line still waiting is stale news now.
             if let p = pending, p.event.precedence <= LineEvent.proximityUnknown.precedence { pending = nil }
             return [.sound(configuration.regionSound)] + say(.regionLeft, at: time)
-        case let .nearest(_, name, key) where name == region:
-            nearest = key
-            return []
         case let .proximity(_, key, _, _) where !hunts(key):
             // Another treasure of the trail: the trail watches it.
             return []
         case let .proximity(_, key, _, to) where !inside:
-            if earlyProximity.count >= 8, earlyProximity[key] == nil, let oldest = earlyProximity.min(by: { $0.value.since < $1.value.since }) {
-                earlyProximity[oldest.key] = nil
-            }
-            earlyProximity[key] = (to, time)
+            remember(key, to, at: time)
             return []
         case let .proximity(_, key, _, to):
-            guard key == nearest || nearest == nil else { return [] }
-            nearest = key
-            guard to != nearestProximity else { return [] }
-            nearestProximity = to
-            if to == .immediate {
-                immediateSince = time
-            } else {
-                immediateSince = nil
-                if to != .unknown { foundAnnounced = false }
-            }
-            // "unknown" on its way out of the region is said by the exit line instead.
-            if to == .unknown { return [] }
-            return say(.proximity(to), at: time) + checkFound(at: time)
+            remember(key, to, at: time)
+            let closest = closestClass()
+            guard closest.proximity != saidProximity else { return [] }
+            return announce(closest.proximity, since: closest.since, at: time)
         case let .trend(_, name, trend) where name == region:
             guard inside, !foundAnnounced, speaking == nil, time - lastTrendAt >= configuration.trendInterval,
                 time - lastLineAt >= configuration.trendQuietAfterLine
@@ -355,21 +344,55 @@ public struct HuntDirector: Sendable {
         }
     }
 
+    /// The closest class of the region's beacons (unknown when none has one), and since when
+    /// a beacon has held it (the earliest of those holding it: "immediate" held is a find).
+    private func closestClass() -> (proximity: Proximity, since: Double) {
+        let order: [Proximity] = [.immediate, .near, .far]
+        for p in order {
+            let holding = classes.values.filter { $0.proximity == p }
+            if let since = holding.map(\.since).min() { return (p, since) }
+        }
+        return (.unknown, 0)
+    }
+
+    /// The class said is now `to` (held since `since`): said, unless it is unknown.
+    private mutating func announce(_ to: Proximity, since: Double, at time: Double) -> [HuntAction] {
+        saidProximity = to
+        if to == .immediate {
+            immediateSince = since
+        } else {
+            immediateSince = nil
+            if to != .unknown { foundAnnounced = false }
+        }
+        // "unknown" on its way out of the region is said by the exit line instead.
+        if to == .unknown { return [] }
+        return say(.proximity(to), at: time) + checkFound(at: time)
+    }
+
+    private mutating func remember(_ key: BeaconKey, _ proximity: Proximity, at time: Double) {
+        guard proximity != .unknown else {
+            classes[key] = nil
+            return
+        }
+        if classes[key] == nil, classes.count >= Self.classMemory,
+           let oldest = classes.min(by: { $0.value.since < $1.value.since }) {
+            classes[oldest.key] = nil
+        }
+        classes[key] = (proximity, time)
+    }
+
     /// The region entered: the arrr and its line, then (when it is "immediate") the class
     /// the hunter already had.
     private mutating func entered(at time: Double) -> [HuntAction] {
         inside = true
         var actions = [HuntAction.sound(configuration.regionSound)] + say(.regionEntered, at: time)
-        let early = nearest.flatMap { earlyProximity[$0].map { (key: nearest, value: $0) } }
-            ?? earlyProximity.max(by: { $0.value.since < $1.value.since }).map { (key: Optional($0.key), value: $0.value) }
-        earlyProximity = [:]
-        if let early, early.value.proximity != .unknown {
+        let early = closestClass()
+        if early.proximity != .unknown {
             // The class is known from now on (its next change is said); only "at the
             // treasure" is news worth a line right after the enter line.
-            nearest = early.key ?? nearest
-            nearestProximity = early.value.proximity
-            if early.value.proximity == .immediate {
-                immediateSince = early.value.since
+            saidProximity = early.proximity
+            if early.proximity == .immediate {
+                immediateSince = early.since
                 actions += say(.proximityImmediate, at: time)
             }
         }

@@ -66,7 +66,7 @@ extension HuntDirector {
         #expect(d.feed(.regionState(time: 1, region: "elsewhere", state: .inside)) == [])
     }
 
-    @Test func proximityChangesOfTheNearestAreSaidOnceEach() {
+    @Test func changesOfTheClosestClassAreSaidOnceEach() {
         var d = director()
         _ = d.feed(.regionEnter(time: 0, region: region))
         _ = d.handle(.speechFinished, at: 2)
@@ -74,9 +74,37 @@ extension HuntDirector {
         #expect(d.feed(.proximity(time: 3, key: key, from: .unknown, to: .far)) == [.say(.proximityFar, interrupt: false)])
         _ = d.handle(.speechFinished, at: 4)
         #expect(d.feed(.proximity(time: 5, key: key, from: .far, to: .far)) == [])
-        // Another beacon of the region that is not the nearest says nothing.
-        #expect(d.feed(.proximity(time: 6, key: other, from: .unknown, to: .immediate)) == [])
+        // Another beacon of the region no closer than the class said says nothing.
+        #expect(d.feed(.proximity(time: 6, key: other, from: .unknown, to: .far)) == [])
         #expect(d.feed(.proximity(time: 7, key: key, from: .far, to: .near)) == [.say(.proximityNear, interrupt: false)])
+        _ = d.handle(.speechFinished, at: 8)
+        // One closer than the class said is news, whichever the nearest is.
+        #expect(d.feed(.proximity(time: 9, key: other, from: .far, to: .immediate)) == [.say(.proximityImmediate, interrupt: false)])
+    }
+
+    @Test func aBodyInFrontOfOneBeaconOfTheBoxIsNotFar() {
+        // Two beacons of one treasure, both near. A body in front of one makes it far: the
+        // hunter is as close as the other one says, so nothing is said. A real move makes
+        // both far: "far" once the last one is. The old nearest's class is never left said
+        // (it was: a body said "far", the nearest changed, and the step was never heard).
+        var d = director()
+        _ = d.feed(.regionEnter(time: 0, region: region))
+        _ = d.handle(.speechFinished, at: 2)
+        _ = d.feed(.nearest(time: 2, region: region, key: key))
+        #expect(d.feed(.proximity(time: 3, key: key, from: .unknown, to: .near)) == [.say(.proximityNear, interrupt: false)])
+        _ = d.handle(.speechFinished, at: 4)
+        #expect(d.feed(.proximity(time: 5, key: other, from: .unknown, to: .near)) == [])
+        #expect(d.feed(.proximity(time: 10, key: key, from: .near, to: .far)) == [], "a body in front of one beacon")
+        #expect(d.feed(.nearest(time: 12, region: region, key: other)) == [])
+        #expect(d.feed(.proximity(time: 14, key: key, from: .far, to: .near)) == [], "the body has gone")
+        #expect(d.feed(.proximity(time: 30, key: key, from: .near, to: .far)) == [])
+        #expect(d.feed(.proximity(time: 31, key: other, from: .near, to: .far)) == [.say(.proximityFar, interrupt: false)])
+        _ = d.handle(.speechFinished, at: 32)
+        // A beacon lost is forgotten; the last one lost leaves the exit line to say it.
+        #expect(d.feed(.proximity(time: 40, key: other, from: .far, to: .unknown)) == [])
+        #expect(d.feed(.proximity(time: 41, key: key, from: .far, to: .near)) == [.say(.proximityNear, interrupt: false)])
+        _ = d.handle(.speechFinished, at: 42)
+        #expect(d.feed(.proximity(time: 50, key: key, from: .near, to: .unknown)) == [])
     }
 
     @Test func newerMoreImportantLineInterruptsAndLesserWaits() {
