@@ -38,10 +38,9 @@ public struct ArrivalStatistics: Sendable, Equatable {
     /// Typical interval between packets when none is lost, seconds.
     public private(set) var nominalInterval: Double?
     public private(set) var count: Int = 0
-    /// Loss gaps learned so far (the limit changes mainly when this does, or `rateChanges`).
-    public private(set) var lossGaps: Int = 0
-    /// Changes of advertising rate re-expressed so far (see `reexpress(inInterval:)`).
-    public private(set) var rateChanges: Int = 0
+    /// Changes of the learned tail so far: a loss gap learned, or the ladder re-expressed at
+    /// a new rate (see `reexpress(inInterval:)`). The limit changes mainly when this does.
+    public private(set) var revision: Int = 0
     /// Time of the first packet (the prior fades from there).
     private var firstTime: Double?
     /// Decayed number of gaps with k ≥ ladder[i], and sum of their k − ladder[i].
@@ -164,7 +163,7 @@ public struct ArrivalStatistics: Sendable, Equatable {
         let interval = max(nominalInterval ?? gap, 1e-3)
         guard gap > 1.5 * interval else { return }
         let lost = max(1, gap / interval - 1)
-        lossGaps += 1
+        revision += 1
         for (i, u) in Self.ladder.enumerated() where lost >= u {
             exceeding[i] += 1
             excessSum[i] += lost - u
@@ -178,7 +177,7 @@ public struct ArrivalStatistics: Sendable, Equatable {
         rescaleLadder(by: old / interval)
         nominalInterval = interval
         rateChangeRankings = 0
-        rateChanges += 1
+        revision += 1
     }
 
     /// Re-expresses the ladder in a unit `ratio` times shorter (ratio = old interval / new):

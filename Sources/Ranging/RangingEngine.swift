@@ -24,7 +24,7 @@ public struct RangingEngine: Sendable {
         /// Beacon lost deadline from the last packet (its region exit deadline is the
         /// region's `Member.deadline`).
         var lostDeadline: Double = .infinity
-        /// The two silence limits, recomputed on a new loss gap or every 10 s (the model moves
+        /// The two silence limits, recomputed on a new loss gap or rate or every 10 s (the model moves
         /// slowly in between: its memory is 10 minutes); on every packet while it is young.
         var exitLimit: Double = 0
         var lostLimit: Double = 0
@@ -32,8 +32,7 @@ public struct RangingEngine: Sendable {
         /// `RegionSlot.isPresent`): a larger per-beacon budget, no longest-gap floor.
         var sharedExitLimit: Double = 0
         var limitsTime: Double = -Double.infinity
-        var limitsLossGaps: Int = -1
-        var limitsRateChanges: Int = 0
+        var limitsRevision: Int = -1
     }
 
     private struct RegionSlot: Sendable {
@@ -235,8 +234,7 @@ public struct RangingEngine: Sendable {
         track.isLost = false
         // The packet proves presence even when its RSSI is unusable.
         track.arrivals.record(time: time, configuration)
-        if track.arrivals.lossGaps != track.limitsLossGaps || track.arrivals.rateChanges != track.limitsRateChanges
-            || time - track.limitsTime >= 10 || track.arrivals.count <= 64 {
+        if track.arrivals.revision != track.limitsRevision || time - track.limitsTime >= 10 || track.arrivals.count <= 64 {
             track.exitLimit = track.arrivals.silenceLimit(falseAlarmsPerHour: configuration.falseExitsPerHour,
                                                           at: time, configuration)
             track.lostLimit = max(track.exitLimit,
@@ -250,8 +248,7 @@ public struct RangingEngine: Sendable {
                                                                                          limit: track.exitLimit),
                                                   at: time, configuration, longestGapFloor: false))
             track.limitsTime = time
-            track.limitsLossGaps = track.arrivals.lossGaps
-            track.limitsRateChanges = track.arrivals.rateChanges
+            track.limitsRevision = track.arrivals.revision
         }
         track.lostDeadline = time + track.lostLimit
         track.measuredPower = sample.measuredPower

@@ -30,18 +30,15 @@ func heardLines(_ reports: [SimulatedReading], until end: Double, lineSeconds: D
         }
     }
     apply(director.handle(.started, at: 0), at: 0)
-    var nextTick = 0.0
-    for report in reports where report.time < end {
-        while nextTick <= report.time {
-            finishSpeech(by: nextTick)
-            for event in engine.advance(to: nextTick) { apply(director.handle(.ranging(event), at: nextTick), at: nextTick) }
-            apply(director.tick(at: nextTick), at: nextTick)
-            nextTick += 0.1
-        }
+    replay(reports, until: end, advance: { time in
+        finishSpeech(by: time)
+        for event in engine.advance(to: time) { apply(director.handle(.ranging(event), at: time), at: time) }
+        apply(director.tick(at: time), at: time)
+    }, ingest: { report in
         let sample = RangingSample(key: OurRanger.key(report.beacon), measuredPower: report.measuredPower, rssi: report.rssi,
                                    time: report.time)
         for event in engine.ingest(sample) { apply(director.handle(.ranging(event), at: report.time), at: report.time) }
-    }
+    })
     return lines
 }
 

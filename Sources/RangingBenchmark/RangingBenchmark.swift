@@ -46,19 +46,29 @@ struct Step {
 /// Feeds reports and 0.1 s timer ticks in time order; `observe` runs after each step.
 func drive(_ ranger: inout any Ranger, reports: [SimulatedReading], until end: Double,
            tick: Double = 0.1, observe: (any Ranger, Step) -> Void) {
+    replay(reports, until: end, tick: tick, advance: { time in
+        ranger.advance(to: time)
+        observe(ranger, Step(time: time, isTick: true))
+    }, ingest: { report in
+        ranger.ingest(beacon: report.beacon, rssi: report.rssi, measuredPower: report.measuredPower, time: report.time)
+        observe(ranger, Step(time: report.time, isTick: false))
+    })
+}
+
+/// The clock of every measure: each report before `end` in time order, and before it the
+/// timer ticks (every `tick` s from 0) due by its time; then the ticks left before `end`.
+func replay(_ reports: [SimulatedReading], until end: Double, tick: Double = 0.1,
+            advance: (Double) -> Void, ingest: (SimulatedReading) -> Void) {
     var nextTick = 0.0
     for report in reports where report.time < end {
         while nextTick <= report.time {
-            ranger.advance(to: nextTick)
-            observe(ranger, Step(time: nextTick, isTick: true))
+            advance(nextTick)
             nextTick += tick
         }
-        ranger.ingest(beacon: report.beacon, rssi: report.rssi, measuredPower: report.measuredPower, time: report.time)
-        observe(ranger, Step(time: report.time, isTick: false))
+        ingest(report)
     }
     while nextTick < end {
-        ranger.advance(to: nextTick)
-        observe(ranger, Step(time: nextTick, isTick: true))
+        advance(nextTick)
         nextTick += tick
     }
 }
