@@ -36,6 +36,10 @@ struct Condition {
     /// its advertising interval halfway through a run, deep single-packet fades, a host that
     /// delivers reports in batches, and a row label of its own.
     var stress = StressKnobs()
+    /// `--calibrated`: each beacon advertises the measured power a parent reads at set-up
+    /// (docs/raspberry-pi.md, "Calibrate": the hunter held 1 m from it for ten seconds, the
+    /// mean RSSI shown), instead of the nominal -59 dBm the world's offsets and exponent miss.
+    var calibrated = false
 
     /// Each beacon's loss (the same law, its own draws).
     var loss: GilbertElliottLoss { loss(interval: interval) }
@@ -114,6 +118,13 @@ struct StillCounts {
     /// counts above are the moments a claim is made).
     var closeTicks = 0
     var farWhenClose = 0
+    /// Bodies whose drop takes the mean level past the far edge (as the engine's classes put
+    /// it) from a level that was not far, and the class changes they force on a ranger that
+    /// follows a step of that size within 5 s, within 8 s, or at all (`bodyClaims`): "far",
+    /// and "near" again when the level was under the edge's return. Not ranger-dependent.
+    var bodyClaims5 = 0
+    var bodyClaims8 = 0
+    var bodyClaims = 0
     var total: Int { exits + unknowns + wrongClass + trends }
 
     mutating func add(_ other: StillCounts) {
@@ -124,6 +135,9 @@ struct StillCounts {
         trends += other.trends
         closeTicks += other.closeTicks
         farWhenClose += other.farWhenClose
+        bodyClaims5 += other.bodyClaims5
+        bodyClaims8 += other.bodyClaims8
+        bodyClaims += other.bodyClaims
     }
 
     /// "far" at <= 2 m, percent of that time.
@@ -159,7 +173,29 @@ func conditionReports(_ c: Condition, _ beacons: [SimulatedBeacon], seed: UInt64
         var simulator = RadioSimulator(beacons: beacons, model: c.model, seed: seed)
         reports = simulator.run(until: end)
     }
+    if c.calibrated {
+        let powers = beacons.map { calibratedPower(c, beacon: $0.id, seed: seed) }
+        for i in reports.indices where reports[i].beacon < powers.count { reports[i].measuredPower = powers[reports[i].beacon] }
+    }
     return applyStress(applySharedOutage(reports, c, seed: seed), c, seed: seed)
+}
+
+/// The set-up's calibration of one beacon: the hunter held 1 m from it, no body between,
+/// for ten seconds and at least five readings heard (at most a minute); the mean RSSI of
+/// what was heard, in whole dBm (the box's `power` setting is an integer). Its own draws of
+/// noise and loss, deterministic per condition, seed and beacon.
+func calibratedPower(_ c: Condition, beacon: Int, seed: UInt64) -> Int {
+    let hold = SimulatedBeacon(id: beacon, advertisingInterval: c.interval, path: .standing(at: 1), loss: c.loss)
+    var simulator = RadioSimulator(beacons: [hold], model: c.model,
+                                   seed: seed &* 7_919 &+ UInt64(c.index) &* 131 &+ UInt64(beacon) &+ 0xCA1)
+    var heard: [Int] = []
+    var end = 0.0
+    while end < 120, end < 30 || heard.count < 30 {
+        end += 1
+        heard += simulator.run(until: end).map(\.rssi)
+    }
+    guard !heard.isEmpty else { return c.model.measuredPower }
+    return Int((Double(heard.reduce(0, +)) / Double(heard.count)).rounded())
 }
 
 /// The reports a receiver deaf in shared spells still hears (continuous-time two-state
@@ -230,7 +266,36 @@ func standStill(_ which: Which, _ c: Condition, seed: UInt64, minutes: Double) -
         trends = r.trendCount
     }
     counts.trends = trends
+    if c.shadowing { countBodyClaims(&counts, c, beacons, reports, seed: seed, until: end) }
     return counts
+}
+
+/// What bodies alone make any ranger with the engine's class edges say, if it follows a step
+/// within T s: each body whose drop takes the beacon's mean level (over channels, at its
+/// advertised measured power) from under the far edge to past it (edge plus hysteresis) for
+/// longer than T is "far", and "near" again after it when the level was under the return
+/// (edge minus nothing: the hysteresis band keeps "far"). The simulator's body is a pure
+/// level offset: while it lasts nothing in the readings tells it from a step of that depth.
+func countBodyClaims(_ counts: inout StillCounts, _ c: Condition, _ beacons: [SimulatedBeacon],
+                     _ reports: [SimulatedReading], seed: UInt64, until end: Double) {
+    let configuration = simulatedConfiguration
+    let edge = 10 * configuration.pathLossExponent * log10(configuration.nearEdge)
+    let farAt = edge + configuration.proximityHysteresis
+    let episodes = RadioSimulator(beacons: beacons, model: c.model, seed: seed).shadowEpisodes(until: end)
+    let meanOffset = c.offsets.isEmpty ? 0 : c.offsets.reduce(0, +) / Double(c.offsets.count)
+    for beacon in beacons where beacon.id < episodes.count {
+        guard let advertised = reports.first(where: { $0.beacon == beacon.id })?.measuredPower else { continue }
+        let level = c.model.meanRSSI(atDistance: beacon.path.distance(at: 0)) + meanOffset
+        let still = Double(advertised) - level
+        guard still < farAt else { continue }
+        let claims = still < edge ? 2 : 1
+        for body in episodes[beacon.id] where still + body.depth >= farAt {
+            let length = min(body.end, end) - body.start
+            counts.bodyClaims += claims
+            if length > 5 { counts.bodyClaims5 += claims }
+            if length > 8 { counts.bodyClaims8 += claims }
+        }
+    }
 }
 
 /// Step from 1.5 m to 6-8 m at 180 s: seconds until beacon 0 is "far" for good (60 if never).
@@ -387,10 +452,16 @@ func collectRows(_ conditions: [Condition], rangers: [Which], seeds: [UInt64],
     return (names, rows)
 }
 
-func runFamily(part heldOut: Bool, seeds: [UInt64], stillMinutes: Double, only: String?) {
+func runFamily(part heldOut: Bool, seeds: [UInt64], stillMinutes: Double, only: String?, calibrated: Bool) {
     let conditions = family().filter { c in c.heldOut == heldOut && (only.map { c.rowName.contains($0) } ?? true) }
+        .map { c in
+            var d = c
+            d.calibrated = calibrated
+            return d
+        }
     print("Family benchmark, \(heldOut ? "held-out" : "tuning") part: \(conditions.count) conditions x \(seeds.count) seeds; "
-          + "standing still \(format(stillMinutes, 0)) min per run")
+          + "standing still \(format(stillMinutes, 0)) min per run"
+          + (calibrated ? "; each beacon's measured power calibrated at 1 m as the set-up says" : ""))
     for c in conditions { print("  " + c.summary) }
     let (rowNames, results) = collectRows(conditions, rangers: Which.allCases, seeds: seeds) { r, which, c, seed in
         r.measure(which, c, seed: seed, minutes: stillMinutes)
@@ -419,6 +490,20 @@ func runFamily(part heldOut: Bool, seeds: [UInt64], stillMinutes: Double, only: 
         let met = Double(ours.total) / max(ours.hours, 1e-9) <= 1
         let far = Which.allCases.map { row[$0]?.still.farWhenCloseShare ?? "-" }.joined(separator: " / ")
         print("| \(name) | \(cell(.ours)) | \(cell(.altBeacon)) | \(cell(.iOS)) | \(met ? "yes" : "NO") | \(far) |")
+    }
+    if conditions.contains(where: \.shadowing) {
+        print("")
+        print("Bodies standing still: class changes per hour that bodies force on a ranger with these class edges "
+              + "(a body whose drop takes the mean level past the far edge: \"far\", then back), if it follows a step "
+              + "within 5 s / 8 s / at all; wrong class per hour as measured")
+        print("| condition | forced, step within 5 s | within 8 s | at all | ours | AltBeacon | iOS-like |")
+        print("|---|---|---|---|---|---|---|")
+        for name in rowNames {
+            guard let row = results[name], let s = row[.ours]?.still, name.hasSuffix("bodies") else { continue }
+            func wrong(_ w: Which) -> String { row[w].map { perHour($0.still.wrongClass, $0.still.hours) } ?? "-" }
+            print("| \(name) | \(perHour(s.bodyClaims5, s.hours)) | \(perHour(s.bodyClaims8, s.hours)) "
+                  + "| \(perHour(s.bodyClaims, s.hours)) | \(wrong(.ours)) | \(wrong(.altBeacon)) | \(wrong(.iOS)) |")
+        }
     }
     print("")
     print("Moves: step 1.5 -> 6-8 m, s to far for good (median/p90); switch-off, s to exit (median/p90); "

@@ -515,6 +515,7 @@ enum RangingBenchmark {
         var sharedLoss = false
         var stress = false
         var heard = false
+        var calibrated = false
         var stillMinutes = 20.0
         var only: String?
         var realOnly = false
@@ -546,6 +547,8 @@ enum RangingBenchmark {
                 stress = true
             case "--heard":
                 heard = true
+            case "--calibrated":
+                calibrated = true
             case "--real":
                 realOnly = true
             case "--itag":
@@ -560,10 +563,13 @@ enum RangingBenchmark {
                 }
                 seedCount = n
             default:
-                fail("unknown argument \(argument) (usage: RangingBenchmark [--data DIR] [--seeds N] [--fit] [--real [--itag FILE]] [--family held-out|tuning [--shared-loss] [--minutes M] [--only ROW]] [--stress [--minutes M] [--only ROW]] [--heard] (with --family or --stress: what the hunt rules say standing still))", code: 64)
+                fail("unknown argument \(argument) (usage: RangingBenchmark [--data DIR] [--seeds N] [--fit] [--real [--itag FILE]] [--family held-out|tuning [--shared-loss | --calibrated] [--minutes M] [--only ROW]] [--stress [--minutes M] [--only ROW]] [--heard] (with --family or --stress: what the hunt rules say standing still))", code: 64)
             }
         }
         if heard, !stress, familyPart == nil { fail("--heard needs --family held-out|tuning or --stress", code: 64) }
+        if calibrated, familyPart == nil || heard || sharedLoss {
+            fail("--calibrated goes with --family held-out|tuning alone (not --heard or --shared-loss)", code: 64)
+        }
         if heard {
             let seeds = (1...UInt64(seedCount)).map { $0 }
             let conditions = (stress ? stressFamily() : family().filter { $0.heldOut == familyPart })
@@ -580,7 +586,8 @@ enum RangingBenchmark {
             if sharedLoss {
                 runSharedLoss(part: heldOut, seeds: (1...UInt64(seedCount)).map { $0 }, stillMinutes: stillMinutes, only: only)
             } else {
-                runFamily(part: heldOut, seeds: (1...UInt64(seedCount)).map { $0 }, stillMinutes: stillMinutes, only: only)
+                runFamily(part: heldOut, seeds: (1...UInt64(seedCount)).map { $0 }, stillMinutes: stillMinutes, only: only,
+                          calibrated: calibrated)
             }
             return
         }

@@ -66,6 +66,12 @@ public struct RadioSimulator: Sendable {
         self.shadowSeeds = beacons.map { _ in seeder.next() }
     }
 
+    /// Each beacon's body-shadowing episodes up to `end` (start, end, depth dB), the same that
+    /// `run(until:)` applies: for scoring what a ranger could have told from a body.
+    public func shadowEpisodes(until end: Double) -> [[(start: Double, end: Double, depth: Double)]] {
+        beacons.indices.map { beacons[$0].shadowing?.episodes(until: end, seed: shadowSeeds[$0]) ?? [] }
+    }
+
     /// All reports with time < `end`, in time order (ties by beacon index).
     public mutating func run(until end: Double) -> [SimulatedReading] {
         var reports: [SimulatedReading] = []
