@@ -7,7 +7,8 @@ import Ranging
 import FoundationEssentials
 
 /// `pirate-hunter scan [--hci T] [--active] [--json] [--duration S] [--record FILE]`:
-/// every beacon in view, live: kind, ids, RSSI, distance with sigma, proximity, age (and
+/// every beacon in view, live: kind, ids, RSSI (the last packet's, and the filtered level the
+/// distance comes from: what a parent reads at 1 m to calibrate), distance with sigma, proximity, age (and
 /// names and treasure rewards from scan responses with --active). The tool a parent uses to place the treasure.
 enum ScanCommand {
     struct Row {
@@ -148,12 +149,13 @@ enum ScanCommand {
             let shown = rows.entries.map { (key: $0.key.kind + " " + ScanCommand.identity($0.key), value: $0.value) }
                 .sorted { $0.key < $1.key }.prefix(terminal ? 60 : Self.capacity)
             text += SightingPrinter.pad("kind", 15) + SightingPrinter.pad("region (paste into the trail) / id", 58) + SightingPrinter.pad("rssi", 6)
-                + SightingPrinter.pad("distance", 18) + SightingPrinter.pad("proximity", 11) + SightingPrinter.pad("age", 7) + "name / reward\n"
+                + SightingPrinter.pad("level", 7) + SightingPrinter.pad("distance", 18) + SightingPrinter.pad("proximity", 11) + SightingPrinter.pad("age", 7) + "name / reward\n"
             for row in shown.map(\.value) {
                 let s = row.sighting
                 let d = row.range?.distance.map { "\(fixed($0.meters, decimals: 1)) ± \(fixed($0.sigma, decimals: 1)) m" } ?? "-"
                 text += SightingPrinter.pad(s.beacon.kind, 15) + SightingPrinter.pad(ScanCommand.identity(s.beacon), 58)
-                    + SightingPrinter.pad(s.rssi.map { String($0) } ?? "n/a", 6) + SightingPrinter.pad(d, 18)
+                    + SightingPrinter.pad(s.rssi.map { String($0) } ?? "n/a", 6)
+                    + SightingPrinter.pad(row.range.flatMap { $0.rssi.isFinite ? String(Int($0.rssi.rounded())) : nil } ?? "-", 7) + SightingPrinter.pad(d, 18)
                     + SightingPrinter.pad(row.range?.proximity.rawValue ?? "unknown", 11)
                     + SightingPrinter.pad(fixed(now - s.time, decimals: 1) + "s", 7)
                     + [names[s.address], rewards[s.address].map { "reward: \($0)" }].compactMap { $0 }.joined(separator: " ") + "\n"

@@ -180,22 +180,30 @@ func conditionReports(_ c: Condition, _ beacons: [SimulatedBeacon], seed: UInt64
     return applyStress(applySharedOutage(reports, c, seed: seed), c, seed: seed)
 }
 
-/// The set-up's calibration of one beacon: the hunter held 1 m from it, no body between,
-/// for ten seconds and at least five readings heard (at most a minute); the mean RSSI of
-/// what was heard, in whole dBm (the box's `power` setting is an integer). Its own draws of
-/// noise and loss, deterministic per condition, seed and beacon.
+/// The set-up's calibration of one beacon (docs/raspberry-pi.md): the hunter held 1 m from
+/// it, no body between, for half a minute and at least 30 readings (at most two minutes),
+/// then the filtered level `scan` shows, in whole dBm (the box's `power` is an integer).
+/// Its own draws of noise and loss, deterministic per condition, seed and beacon.
 func calibratedPower(_ c: Condition, beacon: Int, seed: UInt64) -> Int {
     let hold = SimulatedBeacon(id: beacon, advertisingInterval: c.interval, path: .standing(at: 1), loss: c.loss)
     var simulator = RadioSimulator(beacons: [hold], model: c.model,
                                    seed: seed &* 7_919 &+ UInt64(c.index) &* 131 &+ UInt64(beacon) &+ 0xCA1)
-    var heard: [Int] = []
+    var engine = RangingEngine(configuration: simulatedConfiguration)
+    var level: Double?
+    var heard = 0
     var end = 0.0
-    while end < 120, end < 30 || heard.count < 30 {
+    while end < 120, end < 30 || heard < 30 {
         end += 1
-        heard += simulator.run(until: end).map(\.rssi)
+        for r in simulator.run(until: end) {
+            heard += 1
+            for case .range(let report) in engine.ingest(RangingSample(key: OurRanger.key(beacon), measuredPower: r.measuredPower,
+                                                                       rssi: r.rssi, time: r.time)) {
+                level = report.rssi
+            }
+        }
     }
-    guard !heard.isEmpty else { return c.model.measuredPower }
-    return Int((Double(heard.reduce(0, +)) / Double(heard.count)).rounded())
+    guard let level, level.isFinite else { return c.model.measuredPower }
+    return Int(level.rounded())
 }
 
 /// The reports a receiver deaf in shared spells still hears (continuous-time two-state

@@ -114,6 +114,33 @@ import Testing
         #expect(try jsonObjects(hunted).contains { $0["event"] as? String == "state" && $0["state"] as? String == "inside" })
     }
 
+    /// The set-up calibrates the box's measured power from `scan` at 1 m: the table shows the
+    /// filtered level next to the last packet's RSSI (one packet is off by the channel's offset
+    /// and the noise, up to ±10 dB; the level is what the distance comes from).
+    @Test func scanShowsTheFilteredLevelToCalibrateWith() async throws {
+        let result = try await PirateHunterBinary.run(["scan", "--hci", "simulator", "--virtual-time", "--duration", "6"], timeout: 30)
+        #expect(result.status == 0, "\(result.stderr)")
+        let lines = result.stdout.split(separator: "\n").map(String.init)
+        let header = try #require(lines.last { $0.hasPrefix("kind") && $0.contains("level") })
+        let rssiAt = try #require(header.range(of: "rssi")).lowerBound.utf16Offset(in: header)
+        let levelAt = try #require(header.range(of: "level")).lowerBound.utf16Offset(in: header)
+        func column(_ line: String, _ from: Int, _ to: Int) -> Int? {
+            let u = Array(line.utf16)
+            guard u.count >= to else { return nil }
+            return Int(String(decoding: u[from..<to], as: UTF16.self).trimmingCharacters(in: .whitespaces))
+        }
+        let rows = lines.filter { $0.hasPrefix("ibeacon") }
+        let pairs = rows.compactMap { line -> (Int, Int)? in
+            guard let rssi = column(line, rssiAt, levelAt), let level = column(line, levelAt, levelAt + 7) else { return nil }
+            return (rssi, level)
+        }
+        #expect(!pairs.isEmpty, "\(rows)")
+        for (rssi, level) in pairs {
+            #expect((-110 ... -1).contains(level))
+            #expect(abs(rssi - level) <= 30, "rssi \(rssi), level \(level)")
+        }
+    }
+
     /// From a checkout, the voices are found wherever the command is started (they were
     /// looked for relative to the caller's source file, which moved into a subfolder).
     @Test func theVoicesAreFoundFromAnyWorkingDirectory() throws {
