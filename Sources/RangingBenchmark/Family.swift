@@ -312,12 +312,41 @@ func stepFar(_ which: Which, _ c: Condition, seed: UInt64) -> Double {
     return secondsToFarForGood(which, reports: step.reports, stepTime: step.time, end: step.end)
 }
 
+/// The distance beacon 0 steps to in a step run (6-8 m), drawn from the seed.
+func stepTarget(seed: UInt64) -> Double {
+    var draw = SplitMix64(seed: seed &+ 7)
+    return 6 + 2 * draw.nextUniform()
+}
+
+/// The least lag any ranger can have on a step run's beacon 0 at <= 1 false alarm an hour
+/// of standing still: an oracle that knows the level before and after and the spread of a
+/// reading (noise and the channels' offsets, which no report names), running the optimal
+/// change test (Page's CUSUM on the likelihood ratio). Lorden's bound: it needs at least
+/// ln(ARL) / KL readings, ARL = the readings of an hour, KL = delta² / (2 sigma²) per reading;
+/// in seconds at the delivered rate. Infinity when the level after the step is not past the
+/// far edge (plus hysteresis) at the beacon's advertised power: no ranger with these class
+/// edges says "far" there. Asymptotic (large ARL), so approximate; loss bursts only add.
+func stepLeastLag(_ c: Condition, seed: UInt64) -> Double {
+    let configuration = simulatedConfiguration
+    let farAt = 10 * configuration.pathLossExponent * log10(configuration.nearEdge) + configuration.proximityHysteresis
+    let advertised = c.calibrated ? calibratedPower(c, beacon: 0, seed: seed) : c.model.measuredPower
+    let meanOffset = c.offsets.isEmpty ? 0 : c.offsets.reduce(0, +) / Double(c.offsets.count)
+    let target = stepTarget(seed: seed)
+    let after = c.model.meanRSSI(atDistance: target) + meanOffset
+    guard Double(advertised) - after >= farAt else { return .infinity }
+    let delta = c.model.meanRSSI(atDistance: 1.5) - c.model.meanRSSI(atDistance: target)
+    let spread = c.offsets.isEmpty ? 0 : c.offsets.reduce(0) { $0 + ($1 - meanOffset) * ($1 - meanOffset) } / Double(c.offsets.count)
+    let variance = c.noise * c.noise + spread
+    let rate = c.delivery / c.interval
+    let readings = log(3600 * rate) / (delta * delta / (2 * variance))
+    return readings / rate
+}
+
 /// The reports of the step run: every beacon from 1.5 m to one 6-8 m at 180 s, 60 s more.
 func stepRun(_ c: Condition, seed: UInt64) -> (reports: [SimulatedReading], time: Double, end: Double) {
     let stepTime = 180.0
     let end = stepTime + 60
-    var draw = SplitMix64(seed: seed &+ 7)
-    let target = 6 + 2 * draw.nextUniform()
+    let target = stepTarget(seed: seed)
     let beacons = (0..<c.beacons).map { id in
         SimulatedBeacon(id: id, advertisingInterval: c.interval, path: .step(from: 1.5, to: target, at: stepTime),
                         loss: c.loss, shadowing: c.shadow)
@@ -422,6 +451,10 @@ struct RowResult {
     var steps: [Double] = []
     /// Step runs left out: "far" before the step and after it, no change to follow.
     var farBeforeStep = 0
+    /// `stepLeastLag` of each step run (ranger-independent: kept on ours), and the runs where
+    /// no ranger with these class edges says "far".
+    var leastLags: [Double] = []
+    var neverFar = 0
     var offs: [Double] = []
     var enters: [Double] = []
     var strayEnters = 0
@@ -437,6 +470,10 @@ extension RowResult {
         still.add(standStill(which, c, seed: seed, minutes: minutes))
         let step = stepFar(which, c, seed: seed)
         if step.isFinite { steps.append(step) } else { farBeforeStep += 1 }
+        if which == .ours {
+            let least = stepLeastLag(c, seed: seed)
+            if least.isFinite { leastLags.append(least) } else { neverFar += 1 }
+        }
         let lag = switchOff(which, c, seed: seed)
         if lag.isFinite { offs.append(lag) }
         enters.append(approach(which, c, seed: seed))
@@ -531,6 +568,18 @@ func runFamily(part heldOut: Bool, seeds: [UInt64], stillMinutes: Double, only: 
               + "| \(mm(row[.ours]?.enters ?? [])) | \(mm(row[.altBeacon]?.enters ?? [])) | \(st(.ours)) | \(st(.altBeacon)) |")
     }
     printFarBeforeStep(rowNames.compactMap { results[$0] }, runs: conditions.count * seeds.count)
+    print("")
+    print("Step: the least lag of any ranger at <= 1 false alarm an hour (an oracle knowing both levels and the spread; "
+          + "Lorden's bound, s, median/p90 of the runs where the level after the step is past the far edge) against ours; "
+          + "runs where it is not (no ranger with these class edges says far)")
+    print("| condition | least lag | ours | never far with these edges |")
+    print("|---|---|---|---|")
+    for name in rowNames {
+        guard let ours = results[name]?[.ours] else { continue }
+        print("| \(name) | \(format(median(ours.leastLags), 1))/\(format(percentile(ours.leastLags, 0.9), 1)) "
+              + "| \(format(median(ours.steps), 1))/\(format(percentile(ours.steps, 0.9), 1)) "
+              + "| \(ours.neverFar) of \(ours.neverFar + ours.leastLags.count) |")
+    }
     print("")
     print("Nearest of two (2-3 beacon conditions): switches/min with both at 2 m; % right at 2 m vs 3 m; "
           + "exit operating point against AltBeacon (false exits/h, median exit lag s)")
