@@ -133,6 +133,56 @@ func crossValidateDistance(captures: [RealCapture]) {
           + "\(format(textbookAll * 20 / log(10), 1)) dB")
     print("fit on all five: exponent \(format(all.exponent, 2)), 68 % half-width \(format(all.logSigma, 3)) "
           + "(ln) = environment sigma \(format(sigmaDB, 1)) dB at that exponent")
+    crossValidateOnePlaceCalibration(samples, positions: positions)
+}
+
+/// The set-up's calibration (each beacon's power read at one known distance, docs/raspberry-pi.md)
+/// on lcav: every beacon's dB offset at n = 2 from one position alone (the median residual of
+/// its seconds there, at its true distance), scored on another. For a held-out position, the
+/// interval's half-width is the 68th percentile of the errors of the pairs (calibrated at one,
+/// scored on another) among the other four positions only: nested, so the coverage is out of
+/// sample too. What `environment_sigma` a calibrated installation should use.
+func crossValidateOnePlaceCalibration(_ samples: [LevelSample], positions: [String]) {
+    func offsets(at position: String) -> [Int: Double] {
+        var residuals: [Int: [Double]] = [:]
+        for s in samples where s.position == position {
+            residuals[s.beacon, default: []].append(20 * log10(s.truth) - (Double(s.txPower) - s.level))
+        }
+        return residuals.mapValues { median($0) }
+    }
+    let calibrations = Dictionary(uniqueKeysWithValues: positions.map { ($0, offsets(at: $0)) })
+    func errors(scoredOn scored: String, calibratedAt place: String) -> [Double] {
+        let table = calibrations[place] ?? [:]
+        return samples.filter { $0.position == scored }.compactMap { s in table[s.beacon].map { logError(s, exponent: 2, offset: $0) } }
+    }
+    print("")
+    print("Calibrated at one place (each beacon's power from one position at its known distance, scored on another; n = 2), "
+          + "every figure out of sample, the interval's half-width from the other positions' pairs only:")
+    print("| held out | median |ln| | 68 % half-width (ln) from the others | = environment sigma, dB | coverage |")
+    print("|---|---|---|---|---|")
+    var pooled: [Double] = []
+    var covered = 0
+    for held in positions {
+        let others = positions.filter { $0 != held }
+        var inner: [Double] = []
+        for scored in others {
+            for place in others where place != scored { inner += errors(scoredOn: scored, calibratedAt: place) }
+        }
+        let half = percentile(inner, 0.68)
+        let test = others.flatMap { errors(scoredOn: held, calibratedAt: $0) }
+        let inside = test.filter { $0 <= half }.count
+        pooled += test
+        covered += inside
+        print("| \(held) | \(format(median(test), 3)) | \(format(half, 3)) | \(format(half * 20 / log(10), 1)) "
+              + "| \(format(Double(inside) / Double(max(test.count, 1)) * 100, 1)) % |")
+    }
+    var all: [Double] = []
+    for scored in positions {
+        for place in positions where place != scored { all += errors(scoredOn: scored, calibratedAt: place) }
+    }
+    let half = percentile(all, 0.68)
+    print("| **pooled** | **\(format(median(pooled), 3))** | | | **\(format(Double(covered) / Double(max(pooled.count, 1)) * 100, 1)) %** |")
+    print("every pair of the five: 68 % half-width \(format(half, 3)) (ln) = environment sigma \(format(half * 20 / log(10), 1)) dB")
 }
 
 // MARK: Presence on the real UCI iTAG vestibule data
