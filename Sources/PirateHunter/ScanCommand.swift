@@ -148,12 +148,15 @@ enum ScanCommand {
             text += "pirate-hunter scan  \(session?.transport?.name ?? "no adapter")  \(rows.count) beacon(s)   (Ctrl-C to stop)\n"
             let shown = rows.entries.map { (key: $0.key.kind + " " + ScanCommand.identity($0.key), value: $0.value) }
                 .sorted { $0.key < $1.key }.prefix(terminal ? 60 : Self.capacity)
-            text += SightingPrinter.pad("kind", 15) + SightingPrinter.pad("region (paste into the trail) / id", 58) + SightingPrinter.pad("rssi", 6)
+            // The identity column fits the longest shown (five-digit major and minor, a long
+            // Eddystone URL), so every row's numbers sit under their header.
+            let idWidth = max(58, (shown.map { ScanCommand.identity($0.value.sighting.beacon).count }.max() ?? 0) + 2)
+            text += SightingPrinter.pad("kind", 15) + SightingPrinter.pad("region (paste into the trail) / id", idWidth) + SightingPrinter.pad("rssi", 6)
                 + SightingPrinter.pad("level", 7) + SightingPrinter.pad("distance", 18) + SightingPrinter.pad("proximity", 11) + SightingPrinter.pad("age", 7) + "name / reward\n"
             for row in shown.map(\.value) {
                 let s = row.sighting
                 let d = row.range?.distance.map { "\(fixed($0.meters, decimals: 1)) ± \(fixed($0.sigma, decimals: 1)) m" } ?? "-"
-                text += SightingPrinter.pad(s.beacon.kind, 15) + SightingPrinter.pad(ScanCommand.identity(s.beacon), 58)
+                text += SightingPrinter.pad(s.beacon.kind, 15) + SightingPrinter.pad(ScanCommand.identity(s.beacon), idWidth)
                     + SightingPrinter.pad(s.rssi.map { String($0) } ?? "n/a", 6)
                     + SightingPrinter.pad(row.range.flatMap { $0.rssi.isFinite ? String(Int($0.rssi.rounded())) : nil } ?? "-", 7) + SightingPrinter.pad(d, 18)
                     + SightingPrinter.pad(row.range?.proximity.rawValue ?? "unknown", 11)
