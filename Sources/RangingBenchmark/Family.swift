@@ -44,6 +44,12 @@ struct Condition {
     /// Mean of the channels' offsets (dB): what a calibration at 1 m takes out.
     var meanOffset: Double { offsets.isEmpty ? 0 : offsets.reduce(0, +) / Double(offsets.count) }
 
+    /// The path loss the engine sees from a beacon at `distance` advertising `advertised` dBm,
+    /// on the mean level (over channels, no noise).
+    func meanPathLoss(atDistance distance: Double, advertised: Int) -> Double {
+        Double(advertised) - (model.meanRSSI(atDistance: distance) + meanOffset)
+    }
+
     /// The spread of the channels' offsets around their mean (dB²): noise to a receiver,
     /// since no report says its channel.
     var offsetVariance: Double {
@@ -316,7 +322,7 @@ func countBodyClaims(_ counts: inout StillCounts, _ c: Condition, _ beacons: [Si
     let episodes = RadioSimulator(beacons: beacons, model: c.model, seed: seed).shadowEpisodes(until: end)
     for (beacon, bodies) in zip(beacons, episodes) {
         guard let advertised = reports.first(where: { $0.beacon == beacon.id })?.measuredPower else { continue }
-        let still = Double(advertised) - (c.model.meanRSSI(atDistance: beacon.path.distance(at: 0)) + c.meanOffset)
+        let still = c.meanPathLoss(atDistance: beacon.path.distance(at: 0), advertised: advertised)
         guard still < edges.edge else { continue }
         for (index, follow) in bodyFollowTimes.enumerated() {
             var far = false
@@ -358,8 +364,7 @@ func stepTarget(seed: UInt64) -> Double {
 func stepOracleLag(_ c: Condition, seed: UInt64) -> Double {
     let advertised = c.calibrated ? calibratedPower(c, beacon: 0, seed: seed) : c.model.measuredPower
     let target = stepTarget(seed: seed)
-    let after = c.model.meanRSSI(atDistance: target) + c.meanOffset
-    guard Double(advertised) - after >= farEdges().farAt else { return .infinity }
+    guard c.meanPathLoss(atDistance: target, advertised: advertised) >= farEdges().farAt else { return .infinity }
     let delta = c.model.meanRSSI(atDistance: 1.5) - c.model.meanRSSI(atDistance: target)
     let variance = c.noise * c.noise + c.offsetVariance
     let rate = c.delivery / c.interval

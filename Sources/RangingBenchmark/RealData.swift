@@ -48,6 +48,12 @@ func levelSamples(_ captures: [RealCapture], configuration: RangingConfiguration
     return out
 }
 
+/// A sample's dB residual at n = 2: the path loss its true distance predicts less the one
+/// observed (what a per-beacon offset corrects).
+func residualAtTwo(_ s: LevelSample) -> Double {
+    20 * log10(s.truth) - (Double(s.txPower) - s.level)
+}
+
 /// |ln(estimate / truth)| of log-distance at exponent n with a per-beacon offset (dB).
 func logError(_ s: LevelSample, exponent n: Double, offset: Double = 0) -> Double {
     let meters = pow(10, (Double(s.txPower) + offset - s.level) / (10 * n))
@@ -68,10 +74,7 @@ func fitDistance(_ training: [LevelSample], perBeacon: Bool) -> DistanceFit {
     var offsets: [Int: Double] = [:]
     if perBeacon {
         var residuals: [Int: [Double]] = [:]
-        for s in training {
-            // dB residual at n = 2: predicted path loss minus observed.
-            residuals[s.beacon, default: []].append(20 * log10(s.truth) - (Double(s.txPower) - s.level))
-        }
+        for s in training { residuals[s.beacon, default: []].append(residualAtTwo(s)) }
         for (beacon, values) in residuals { offsets[beacon] = median(values) }
     }
     var best = (n: 2.0, score: Double.infinity)
@@ -145,15 +148,17 @@ func crossValidateDistance(captures: [RealCapture]) {
 func crossValidateOnePlaceCalibration(_ samples: [LevelSample], positions: [String]) {
     func offsets(at position: String) -> [Int: Double] {
         var residuals: [Int: [Double]] = [:]
-        for s in samples where s.position == position {
-            residuals[s.beacon, default: []].append(20 * log10(s.truth) - (Double(s.txPower) - s.level))
-        }
+        for s in samples where s.position == position { residuals[s.beacon, default: []].append(residualAtTwo(s)) }
         return residuals.mapValues { median($0) }
     }
     let calibrations = Dictionary(uniqueKeysWithValues: positions.map { ($0, offsets(at: $0)) })
     func errors(scoredOn scored: String, calibratedAt place: String) -> [Double] {
         let table = calibrations[place] ?? [:]
         return samples.filter { $0.position == scored }.compactMap { s in table[s.beacon].map { logError(s, exponent: 2, offset: $0) } }
+    }
+    /// Every (calibrated at one, scored on another) pair among `places`.
+    func pairErrors(among places: [String]) -> [Double] {
+        places.flatMap { scored in places.filter { $0 != scored }.flatMap { errors(scoredOn: scored, calibratedAt: $0) } }
     }
     print("")
     print("Calibrated at one place (each beacon's power from one position at its known distance, scored on another; n = 2), "
@@ -164,11 +169,7 @@ func crossValidateOnePlaceCalibration(_ samples: [LevelSample], positions: [Stri
     var covered = 0
     for held in positions {
         let others = positions.filter { $0 != held }
-        var inner: [Double] = []
-        for scored in others {
-            for place in others where place != scored { inner += errors(scoredOn: scored, calibratedAt: place) }
-        }
-        let half = percentile(inner, 0.68)
+        let half = percentile(pairErrors(among: others), 0.68)
         let test = others.flatMap { errors(scoredOn: held, calibratedAt: $0) }
         let inside = test.filter { $0 <= half }.count
         pooled += test
@@ -176,11 +177,7 @@ func crossValidateOnePlaceCalibration(_ samples: [LevelSample], positions: [Stri
         print("| \(held) | \(format(median(test), 3)) | \(format(half, 3)) | \(format(half * 20 / log(10), 1)) "
               + "| \(format(Double(inside) / Double(max(test.count, 1)) * 100, 1)) % |")
     }
-    var all: [Double] = []
-    for scored in positions {
-        for place in positions where place != scored { all += errors(scoredOn: scored, calibratedAt: place) }
-    }
-    let half = percentile(all, 0.68)
+    let half = percentile(pairErrors(among: positions), 0.68)
     print("| **pooled** | **\(format(median(pooled), 3))** | | | **\(format(Double(covered) / Double(max(pooled.count, 1)) * 100, 1)) %** |")
     print("every pair of the five: 68 % half-width \(format(half, 3)) (ln) = environment sigma \(format(half * 20 / log(10), 1)) dB")
 }
