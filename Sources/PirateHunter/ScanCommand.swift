@@ -16,6 +16,30 @@ enum ScanCommand {
         var range: RangeReport?
     }
 
+    /// The addresses one ranged identity (what the engine merges) is heard from: two
+    /// transmitters sharing it (two boxes left at the same major and minor, tags at their
+    /// factory defaults) alternate many times a second, where one device that rotates its
+    /// random address changes once.
+    struct Transmitters {
+        var address: BDAddress
+        var previous: BDAddress?
+        /// When the address last changed, newest last (at most 4).
+        var changes: [Double] = []
+
+        mutating func heard(_ new: BDAddress, at time: Double) {
+            guard new != address else { return }
+            previous = address
+            address = new
+            changes = Array((changes + [time]).suffix(4))
+        }
+
+        /// Two of the transmitters when two or more are heard: three changes within 10 s.
+        func shared(at now: Double) -> (BDAddress, BDAddress)? {
+            guard changes.count >= 3, now - changes[changes.count - 3] <= 10, let previous else { return nil }
+            return (address, previous)
+        }
+    }
+
     static func run(_ arguments: ParsedArguments) throws(CLIError) -> ExitCode {
         let flags = try arguments.configurationFlags()
         let active = arguments.has(Flags.active)
@@ -60,6 +84,7 @@ enum ScanCommand {
         private var rows = RecentlyHeardTable<Beacon, Row>(capacity: capacity)
         /// The row of each ranged iBeacon/AltBeacon (range events come by key).
         private var rowOfKey = RecentlyHeardTable<BeaconKey, Beacon>(capacity: capacity)
+        private var transmitters = RecentlyHeardTable<BeaconKey, Transmitters>(capacity: capacity)
         private var names = RecentlyHeardTable<BDAddress, String>(capacity: capacity)
         private var rewards = RecentlyHeardTable<BDAddress, String>(capacity: capacity)
         private var session: ControllerSession?
@@ -117,6 +142,7 @@ enum ScanCommand {
             if json, let line = printer.line(for: s) { runtime.out.line(line) }
             if let sample = RangingOutput.sample(s) {
                 rowOfKey.set(sample.key, key, at: s.time)
+                transmitters.update(sample.key, at: s.time, default: { Transmitters(address: s.address) }) { $0.heard(s.address, at: s.time) }
                 emit(engine.ingest(sample))
             }
             if json { runtime.out.flush() }
@@ -136,6 +162,7 @@ enum ScanCommand {
             let before = now - Self.forgetAfter
             rows.removeHeard(before: before)
             rowOfKey.removeHeard(before: before)
+            transmitters.removeHeard(before: before)
             names.removeHeard(before: before)
             rewards.removeHeard(before: before)
             if json { runtime.out.flush() }
@@ -161,7 +188,9 @@ enum ScanCommand {
                     + SightingPrinter.pad(row.range.flatMap { $0.rssi.isFinite ? String(Int($0.rssi.rounded())) : nil } ?? "-", 7) + SightingPrinter.pad(d, 18)
                     + SightingPrinter.pad(row.range?.proximity.rawValue ?? "unknown", 11)
                     + SightingPrinter.pad(fixed(now - s.time, decimals: 1) + "s", 7)
-                    + [names[s.address], rewards[s.address].map { "reward: \($0)" }].compactMap { $0 }.joined(separator: " ") + "\n"
+                let twins = RangingOutput.sample(s).flatMap { transmitters[$0.key]?.shared(at: now) }
+                text += [twins.map { "TWO TRANSMITTERS (\($0.0), \($0.1)) share this identity: give each its own major/minor" },
+                       names[s.address], rewards[s.address].map { "reward: \($0)" }].compactMap { $0 }.joined(separator: " ") + "\n"
             }
             runtime.out.line(text)
             runtime.out.flush()

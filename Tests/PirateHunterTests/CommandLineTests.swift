@@ -144,6 +144,33 @@ import Testing
         #expect(pairs.contains { $0.0 != $0.1 }, "\(pairs)")
     }
 
+    /// Two transmitters with one iBeacon identity (two boxes left at the same major and minor)
+    /// are one beacon to the ranging, so `scan` says so on their rows (by identity, whatever
+    /// power each advertises), where the parent sets up; one transmitter is not flagged.
+    @Test(arguments: [true, false])
+    func scanFlagsTwoTransmittersSharingAnIdentity(_ twin: Bool) async throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("twin-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let socket = directory.appendingPathComponent("ctl.sock").path
+        let controller = Process()
+        controller.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        controller.arguments = ["python3", PirateHunterBinary.repository.appendingPathComponent("scripts/bench/fake-controller.py").path,
+                                socket, "--beacon-hz", "10"] + (twin ? ["--twin"] : [])
+        controller.standardError = FileHandle.nullDevice
+        controller.standardOutput = FileHandle.nullDevice
+        try controller.run()
+        defer { kill(controller.processIdentifier, SIGKILL) }
+        for _ in 0..<400 where !FileManager.default.fileExists(atPath: socket + ".ready") { usleep(25_000) }
+        let result = try await PirateHunterBinary.run(["scan", "--hci", "unix:" + socket, "--duration", "4"], timeout: 60)
+        #expect(result.status == 0, "\(result.stderr)")
+        // The last table: with a twin, two rows (the powers differ), one identity, both flagged.
+        let tables = result.stdout.components(separatedBy: "pirate-hunter scan  ")
+        let rows = (tables.last ?? "").split(separator: "\n").filter { $0.hasPrefix("ibeacon") }
+        #expect(rows.count == (twin ? 2 : 1), "\(rows)")
+        #expect(rows.allSatisfy { $0.contains("TWO TRANSMITTERS") } == twin, "\(rows)")
+    }
+
     /// From a checkout, the voices are found wherever the command is started (they were
     /// looked for relative to the caller's source file, which moved into a subfolder).
     @Test func theVoicesAreFoundFromAnyWorkingDirectory() throws {

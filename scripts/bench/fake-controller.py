@@ -8,10 +8,11 @@ advertising report at that rate while scanning is on. A crowded street and a fla
 --crowd-hz N adds N reports a second from ever-new random addresses (iBeacons of random
 UUIDs, or with --crowd-hunted the hunted UUID with random major/minor, as anyone can
 advertise it), --stray-every S writes one random byte every S seconds, --close-every S
-drops the connection every S seconds.
+drops the connection every S seconds. --twin sends the beacon's report from a second address
+too, with another measured power (two transmitters sharing one iBeacon identity).
 
 usage: fake-controller.py SOCKET [--beacon-hz N] [--uuid UUID] [--stamp FILE] [--adv-stamp FILE]
-                          [--crowd-hz N] [--crowd-hunted] [--stray-every S] [--close-every S]
+                          [--crowd-hz N] [--crowd-hunted] [--stray-every S] [--close-every S] [--twin]
 """
 import argparse, os, socket, struct, time, uuid, random, select
 
@@ -19,8 +20,8 @@ def complete(opcode, extra=b""):
     params = bytes([1]) + struct.pack("<H", opcode) + b"\x00" + extra
     return bytes([0x04, 0x0E, len(params)]) + params
 
-def report(beacon_uuid, rssi, major=1, minor=1, address=bytes([1, 2, 3, 4, 5, 6])):
-    data = bytes([0x02, 0x01, 0x06, 0x1A, 0xFF, 0x4C, 0x00, 0x02, 0x15]) + beacon_uuid.bytes + struct.pack(">HHb", major, minor, -59)
+def report(beacon_uuid, rssi, major=1, minor=1, address=bytes([1, 2, 3, 4, 5, 6]), power=-59):
+    data = bytes([0x02, 0x01, 0x06, 0x1A, 0xFF, 0x4C, 0x00, 0x02, 0x15]) + beacon_uuid.bytes + struct.pack(">HHb", major, minor, power)
     params = bytes([0x02, 1, 0x03, 0x01]) + address + bytes([len(data)]) + data + struct.pack("b", rssi)
     return bytes([0x04, 0x3E, len(params)]) + params
 
@@ -40,6 +41,7 @@ def main():
     ap.add_argument("--crowd-hunted", action="store_true")
     ap.add_argument("--stray-every", type=float, default=0)
     ap.add_argument("--close-every", type=float, default=0)
+    ap.add_argument("--twin", action="store_true")
     a = ap.parse_args()
     beacon_uuid = uuid.UUID(a.uuid)
     try:
@@ -101,6 +103,8 @@ def main():
             if scanning and a.beacon_hz > 0 and time.monotonic() >= next_report:
                 try:
                     conn.sendall(report(beacon_uuid, -65 + random.randint(-6, 6)))
+                    if a.twin:
+                        conn.sendall(report(beacon_uuid, -80 + random.randint(-6, 6), address=bytes([6, 5, 4, 3, 2, 1]), power=-62))
                 except (BrokenPipeError, ConnectionResetError):
                     break
                 next_report += 1.0 / a.beacon_hz
