@@ -9,6 +9,15 @@ let other = BeaconKey(uuid: key.uuid, major: 1, minor: 2)
 
 func director() -> HuntDirector { HuntDirector(configuration: .init(region: region)) }
 
+/// A director inside the region since 0 s, its enter line said by 2 s, `key` the nearest.
+func enteredDirector() -> HuntDirector {
+    var d = director()
+    _ = d.feed(.regionEnter(time: 0, region: region))
+    _ = d.handle(.speechFinished, at: 2)
+    _ = d.feed(.nearest(time: 2, region: region, key: key))
+    return d
+}
+
 extension HuntDirector {
     mutating func feed(_ event: RangingEvent) -> [HuntAction] { handle(.ranging(event), at: event.time) }
 }
@@ -67,10 +76,7 @@ extension HuntDirector {
     }
 
     @Test func changesOfTheClosestClassAreSaidOnceEach() {
-        var d = director()
-        _ = d.feed(.regionEnter(time: 0, region: region))
-        _ = d.handle(.speechFinished, at: 2)
-        _ = d.feed(.nearest(time: 2, region: region, key: key))
+        var d = enteredDirector()
         #expect(d.feed(.proximity(time: 3, key: key, from: .unknown, to: .far)) == [.say(.proximityFar, interrupt: false)])
         _ = d.handle(.speechFinished, at: 4)
         #expect(d.feed(.proximity(time: 5, key: key, from: .far, to: .far)) == [])
@@ -87,10 +93,7 @@ extension HuntDirector {
         // hunter is as close as the other one says, so nothing is said. A real move makes
         // both far: "far" once the last one is. The old nearest's class is never left said
         // (it was: a body said "far", the nearest changed, and the step was never heard).
-        var d = director()
-        _ = d.feed(.regionEnter(time: 0, region: region))
-        _ = d.handle(.speechFinished, at: 2)
-        _ = d.feed(.nearest(time: 2, region: region, key: key))
+        var d = enteredDirector()
         #expect(d.feed(.proximity(time: 3, key: key, from: .unknown, to: .near)) == [.say(.proximityNear, interrupt: false)])
         _ = d.handle(.speechFinished, at: 4)
         #expect(d.feed(.proximity(time: 5, key: other, from: .unknown, to: .near)) == [])

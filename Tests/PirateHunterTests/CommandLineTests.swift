@@ -153,15 +153,8 @@ import Testing
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: directory) }
         let socket = directory.appendingPathComponent("ctl.sock").path
-        let controller = Process()
-        controller.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        controller.arguments = ["python3", PirateHunterBinary.repository.appendingPathComponent("scripts/bench/fake-controller.py").path,
-                                socket, "--beacon-hz", "10"] + (twin ? ["--twin"] : [])
-        controller.standardError = FileHandle.nullDevice
-        controller.standardOutput = FileHandle.nullDevice
-        try controller.run()
+        let controller = try PirateHunterBinary.startFakeController(socket: socket, ["--beacon-hz", "10"] + (twin ? ["--twin"] : []))
         defer { kill(controller.processIdentifier, SIGKILL) }
-        for _ in 0..<400 where !FileManager.default.fileExists(atPath: socket + ".ready") { usleep(25_000) }
         let result = try await PirateHunterBinary.run(["scan", "--hci", "unix:" + socket, "--duration", "4"], timeout: 60)
         #expect(result.status == 0, "\(result.stderr)")
         // The last table: with a twin, two rows (the powers differ), one identity, both flagged.

@@ -87,5 +87,19 @@ enum PirateHunterBinary {
             status: process.terminationStatus, stdout: String(decoding: outData, as: UTF8.self),
             stderr: String(decoding: errData, as: UTF8.self))
     }
+
+    /// `scripts/bench/fake-controller.py` serving H4 on `socket` with `arguments`, started and
+    /// waited for (its `.ready` file). The caller kills it (SIGKILL: a child may inherit a mask
+    /// with SIGTERM blocked from the test runner's thread).
+    static func startFakeController(socket: String, _ arguments: [String]) throws -> Process {
+        let controller = Process()
+        controller.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        controller.arguments = ["python3", repository.appendingPathComponent("scripts/bench/fake-controller.py").path, socket] + arguments
+        controller.standardError = FileHandle.nullDevice
+        controller.standardOutput = FileHandle.nullDevice
+        try controller.run()
+        for _ in 0..<400 where !FileManager.default.fileExists(atPath: socket + ".ready") { usleep(25_000) }
+        return controller
+    }
 }
 

@@ -9,15 +9,8 @@ import Testing
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: directory) }
         let socket = directory.appendingPathComponent("ctl.sock").path
-        let controller = Process()
-        controller.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        controller.arguments = ["python3", PirateHunterBinary.repository.appendingPathComponent("scripts/bench/fake-controller.py").path, socket, "--beacon-hz", "10"]
-        controller.standardError = FileHandle.nullDevice
-        controller.standardOutput = FileHandle.nullDevice
-        try controller.run()
-        // SIGKILL: a child may inherit a mask with SIGTERM blocked from the test runner's thread.
+        let controller = try PirateHunterBinary.startFakeController(socket: socket, ["--beacon-hz", "10"])
         defer { kill(controller.processIdentifier, SIGKILL) }
-        for _ in 0..<400 where !FileManager.default.fileExists(atPath: socket + ".ready") { usleep(25_000) }
         #expect(FileManager.default.fileExists(atPath: socket + ".ready"))
 
         let config = directory.appendingPathComponent("hunter.json")

@@ -58,15 +58,8 @@ import Testing
         let directory = try temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
         let socket = directory.appendingPathComponent("ctl.sock").path
-        let controller = Process()
-        controller.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        controller.arguments = ["python3", PirateHunterBinary.repository.appendingPathComponent("scripts/bench/fake-controller.py").path,
-                                socket, "--beacon-hz", "10", "--close-every", "2"]
-        controller.standardError = FileHandle.nullDevice
-        controller.standardOutput = FileHandle.nullDevice
-        try controller.run()
+        let controller = try PirateHunterBinary.startFakeController(socket: socket, ["--beacon-hz", "10", "--close-every", "2"])
         defer { kill(controller.processIdentifier, SIGKILL) }
-        for _ in 0..<400 where !FileManager.default.fileExists(atPath: socket + ".ready") { usleep(25_000) }
         let result = try await PirateHunterBinary.run(
             ["hunt", "--hci", "unix:" + socket, "--region", "50697261-7465-4875-6E74-547265617375", "--json", "--device", "null",
              "--cache-dir", PirateHunterBinary.lineCache, "--duration", "11"], timeout: 60)
