@@ -25,6 +25,9 @@ let package = Package(
         .target(name: "Simulation", swiftSettings: strict),
         // The treasure box's terminal screen and its log lines (pure: frames are strings).
         .target(name: "Kiosk", dependencies: ["Ranging"], swiftSettings: strict),
+        // The game's rules in one room: HunterCore and TreasureBoxCore (inputs in, effects
+        // out), the one sighting-to-ranging path, the typed --json output (pure).
+        .target(name: "Game", dependencies: ["Bluetooth", "Ranging", "Hunt", "Kiosk"], swiftSettings: strict),
 
         // Edges.
         .target(name: "Radio", dependencies: ["Bluetooth", "CLinux", "CBlueZ"], swiftSettings: strict),
@@ -35,7 +38,7 @@ let package = Package(
 
         .executableTarget(
             name: "PirateHunter",
-            dependencies: ["Bluetooth", "Radio", "Ranging", "Hunt", "Simulation", "Voice", "Audio", "Kiosk", "QRCode"],
+            dependencies: ["Bluetooth", "Radio", "Ranging", "Hunt", "Game", "Simulation", "Voice", "Audio", "Kiosk", "QRCode"],
             swiftSettings: strict
         ),
 
@@ -57,6 +60,7 @@ let package = Package(
         .testTarget(
             name: "PirateHunterTests", dependencies: ["PirateHunter", "Bluetooth", "Radio", "QRCode", "Audio"], swiftSettings: strict),
         .testTarget(name: "HuntTests", dependencies: ["Hunt", "Ranging"], swiftSettings: strict),
+        .testTarget(name: "GameTests", dependencies: ["Game", "Hunt", "Ranging", "Bluetooth", "Kiosk"], swiftSettings: strict),
         .testTarget(name: "KioskTests", dependencies: ["Kiosk", "Ranging"], swiftSettings: strict),
         .testTarget(name: "AudioTests", dependencies: ["Audio"], swiftSettings: strict),
         .testTarget(name: "VoiceTests", dependencies: ["Voice", "Audio", "Hunt"], swiftSettings: strict),

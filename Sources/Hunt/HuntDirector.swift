@@ -65,14 +65,23 @@ public enum LineEvent: String, CaseIterable, Sendable, Codable {
     }
 }
 
+/// The sound effects of the hunt (files in `voices/`, `NAME.wav`).
+public enum Sound: String, Sendable, CaseIterable {
+    /// Entering or leaving the treasure's region.
+    case arrr
+}
+
 /// What the hunter does.
 public enum HuntAction: Equatable, Sendable {
     /// Play a sound effect (it mixes over speech).
-    case sound(String)
+    case sound(Sound)
     /// Speak a line of this event, cutting the current line short (with a fade) if `interrupt`.
     case say(LineEvent, interrupt: Bool)
     /// As `say`, about something: a trail step, a treasure's number, a rival, the time taken.
     case tell(LineEvent, LineDetail, interrupt: Bool)
+    /// A treasure was found: trail step `step` (0-based), or the one chest without a trail.
+    /// It follows the found line's own actions.
+    case found(step: Int?)
 }
 
 /// Everything the director reacts to.
@@ -99,7 +108,7 @@ public struct HuntDirector: Sendable {
         /// The region being hunted (its name in the ranging engine).
         public var region: String
         /// Name of the sound played on entering and leaving the region.
-        public var regionSound = "arrr"
+        public var regionSound = Sound.arrr
         /// Immediate proximity held this long (s) is "treasure found".
         public var foundHold = 3.0
         /// Warmer/colder at most this often (s), and not this soon after another line.
@@ -276,6 +285,7 @@ public struct HuntDirector: Sendable {
         lastFoundStep = step
         awaitingRewardSince = time
         let actions = say(.treasureFound, LineDetail(step: step, treasure: step + 1, text: configuration.trail[step].found), at: time)
+            + [.found(step: step)]
         switch next {
         case let .step(n):
             followUps.append(clue(n))
@@ -347,8 +357,7 @@ public struct HuntDirector: Sendable {
     /// The closest class of the region's beacons (unknown when none has one), and since when
     /// a beacon has held it (the earliest of those holding it: "immediate" held is a find).
     private func closestClass() -> (proximity: Proximity, since: Double) {
-        let order: [Proximity] = [.immediate, .near, .far]
-        for p in order {
+        for p in Proximity.allCases where p != .unknown {
             let holding = classes.values.filter { $0.proximity == p }
             if let since = holding.map(\.since).min() { return (p, since) }
         }
@@ -407,7 +416,7 @@ public struct HuntDirector: Sendable {
             return p.current.map { find($0, at: time) } ?? []
         }
         findCount += 1
-        return say(.treasureFound, at: time)
+        return say(.treasureFound, at: time) + [.found(step: nil)]
     }
 
     private mutating func say(_ event: LineEvent, _ detail: LineDetail? = nil, at time: Double) -> [HuntAction] {

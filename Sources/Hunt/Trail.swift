@@ -215,7 +215,7 @@ public struct TrailProgress: Sendable {
                     watches[i].immediateSince = nil
                     watches[i].told = false
                 }
-                if i == current, Self.rank(to) < Self.rank(best) {
+                if i == current, to < best {
                     best = to
                     lastProgress = time
                 }
@@ -288,14 +288,5 @@ public struct TrailProgress: Sendable {
         if rivalsTold.count >= Self.maximumRivals { rivalsTold.removeFirst() }
         rivalsTold.append(find)
         return true
-    }
-
-    static func rank(_ p: Proximity) -> Int {
-        switch p {
-        case .immediate: 0
-        case .near: 1
-        case .far: 2
-        case .unknown: 3
-        }
     }
 }

@@ -154,8 +154,7 @@ public struct KioskState: Sendable, Equatable {
     /// distance (unknown distances last), then by id.
     public var huntersNearestFirst: [Hunter] {
         hunters.sorted { a, b in
-            let ra = Self.rank(a.proximity), rb = Self.rank(b.proximity)
-            if ra != rb { return ra < rb }
+            if a.proximity != b.proximity { return a.proximity < b.proximity }
             let da = a.distance.flatMap { $0.isFinite ? $0 : nil } ?? .infinity
             let db = b.distance.flatMap { $0.isFinite ? $0 : nil } ?? .infinity
             if da != db { return da < db }
@@ -183,14 +182,5 @@ public struct KioskState: Sendable, Equatable {
             let tb = b.element.at.isFinite ? b.element.at : .infinity
             return ta != tb ? ta < tb : a.offset < b.offset
         }.map(\.element)
-    }
-
-    static func rank(_ p: Proximity) -> Int {
-        switch p {
-        case .immediate: return 0
-        case .near: return 1
-        case .far: return 2
-        case .unknown: return 3
-        }
     }
 }

@@ -3,6 +3,7 @@ import Glibc
 #endif
 import Audio
 import Bluetooth
+import Game
 import Hunt
 import QRCode
 import Radio
@@ -30,18 +31,13 @@ struct HunterSetup {
     var rewardSVG: String?
     /// Reloads what SIGHUP reloads (line packs, voice); nil ignores SIGHUP.
     var reload: (() throws(CLIError) -> HunterSetup)?
-}
 
-/// The tags (what a finder announces, `TreasureSignals.tag`) of a trail's steps that name
-/// one beacon (`UUID:MAJOR:MINOR`): tag -> step (0-based).
-enum TrailTags {
-    static func named(_ trail: [TrailStep]) -> [UInt16: Int] {
-        var tags: [UInt16: Int] = [:]
-        for (i, step) in trail.enumerated() {
-            guard let major = step.region.major, let minor = step.region.minor else { continue }
-            tags[TreasureSignals.tag(of: IBeacon(uuid: step.region.uuid, major: major, minor: minor, measuredPower: -59))] = i
-        }
-        return tags
+    /// The game's part: what `HunterCore` runs with.
+    var game: HunterCore.Configuration {
+        HunterCore.Configuration(
+            regions: regions, ranging: ranging, hunt: hunt,
+            announce: announce.map { HunterCore.Announcement(hunterID: $0.hunterID, seconds: $0.seconds, rewardTimeout: $0.rewardTimeout) },
+            stopAfterFinish: stopAfterFound)
     }
 }
 
@@ -52,53 +48,30 @@ struct ComposedSpeech: Sendable {
     var audio: PCMBuffer
 }
 
-/// The hunter: radio -> sightings -> ranging -> hunt rules -> voice and sound, on an
-/// `ApplianceRuntime` (its loop's thread; the PCM has its own).
+/// The hunter: carries out what `HunterCore` (the game's rules) decides, on an
+/// `ApplianceRuntime` (its loop's thread; the PCM has its own): the controller session in,
+/// eSpeak NG and ALSA out, the JSON lines and the log.
 final class Hunter {
     private var setup: HunterSetup
+    private var core: HunterCore
     private let runtime: ApplianceRuntime
     private var loop: EventLoop { runtime.loop }
     private var session: ControllerSession?
     private var controllerLog = ControllerLog(doing: "scanning")
-    /// Says a lost radio only when it stays lost (a flaky adapter must not chatter).
-    private var outage = OutageAnnouncer()
-    private var handoff: RewardHandoff?
-    /// Finds handed to the reward handoff so far (the director counts them).
-    private var handledFinds = 0
     /// The trail's lines made when said: the latest asked for, and what comes back.
     private var lineGeneration = 0
     private let composedMailbox: Mailbox<ComposedSpeech>
+    /// The reward read out slowly, synthesized on the engine's thread and passed back here.
+    private let rewardSpeechMailbox: Mailbox<PCMBuffer>
+    private var rewardSpeech: PCMBuffer?
     /// The parents' recorded clues, read at start (and on reload).
     private var recordings: [String: PCMBuffer] = [:]
-    /// Each hunted region's nearest beacon, as the ranging engine says (one per region).
-    private var nearestByRegion: [String: BeaconKey] = [:]
-    /// Which trail step a treasure's tag names (the tag is what a hunter announces): from
-    /// the steps naming one beacon, and from the beacons heard. Bounded: tags come from the air.
-    private var stepOfTag = RecentlyHeardTable<UInt16, Int>(capacity: 64)
-    /// Who found what: this hunter's finds and the rivals' it hears.
-    private var standings = Standings()
-    /// The beacons of the hunted region heard: where each advertises from, what it
-    /// advertises. Anyone can advertise the region's UUID with made-up ids: bounded, the
-    /// least recently heard out first, the nearest and the last heard kept.
-    private var heard = RecentlyHeardTable<BeaconKey, (address: BDAddress, beacon: IBeacon)>(capacity: 64)
-    private var lastHeard: BeaconKey?
-    /// The treasure that was found (the nearest when it was): its reward is read from its
-    /// address only, and the announcement names it.
-    private var foundTreasure: (address: BDAddress, beacon: IBeacon)?
-    /// The reward read out slowly, synthesized on the engine's thread and passed back here.
-    private var rewardSpeech: PCMBuffer?
-    /// The tags of the steps that name one beacon (UUID:MAJOR:MINOR), kept in `stepOfTag` for good.
-    private var namedTags: [UInt16: Int] = [:]
-    private let rewardSpeechMailbox: Mailbox<PCMBuffer>
-    private var announcementRefused = false
-    private var engine: RangingEngine
-    private var director: HuntDirector?
     private var voice: PirateVoice?
-    private var arrr: PCMBuffer?
+    private var sounds: [Sound: PCMBuffer] = [:]
     private var audio: ALSAPlayback?
     private var speechTimer: Int?
-    private var foundAt: Double?
-    private var startupSaid = false
+    private var announcementRefused = false
+    private var stopping = false
     private var cacheWarnings: Set<String> = []
     /// A line said on the way out (the radio that cannot be used): the exit waits for it.
     private var lastWords = false
@@ -107,21 +80,13 @@ final class Hunter {
     init(setup: HunterSetup, runtime: ApplianceRuntime) throws(CLIError) {
         self.setup = setup
         self.runtime = runtime
+        core = HunterCore(configuration: setup.game)
         do {
             rewardSpeechMailbox = try Mailbox()
             composedMailbox = try Mailbox()
         } catch {
             throw CLIError(.software, "event loop: \(error)")
         }
-        handoff = setup.announce.map {
-            RewardHandoff(configuration: RewardHandoff.Configuration(rewardTimeout: $0.rewardTimeout, announceSeconds: $0.seconds))
-        }
-        engine = RangingEngine(configuration: setup.ranging, regions: setup.regions)
-        director = setup.hunt.map(HuntDirector.init(configuration:))
-        heard.isProtected = { [unowned self] key in key == lastHeard || nearestByRegion.values.contains(key) }
-        stepOfTag.isProtected = { [unowned self] tag in namedTags[tag] != nil }
-        namedTags = Self.namedTags(setup.hunt)
-        for (tag, step) in namedTags { stepOfTag.set(tag, step, at: 0) }
         try loadVoice(setup)
         if let playback = setup.playback {
             var configuration = playback
@@ -154,7 +119,7 @@ final class Hunter {
             let sound = try PirateVoice.loadArrr(voicesDirectory: configuration.voicesDirectory, sampleRate: loaded.synthesizer.sampleRate)
             let clues = try Self.loadRecordings(setup.hunt, sampleRate: loaded.synthesizer.sampleRate)
             voice = loaded
-            arrr = sound
+            sounds = [.arrr: sound]
             recordings = clues
         } catch {
             switch error.kind {
@@ -191,15 +156,15 @@ final class Hunter {
         return loaded
     }
 
-    static func namedTags(_ hunt: HuntDirector.Configuration?) -> [UInt16: Int] { TrailTags.named(hunt?.trail ?? []) }
-
     /// Nothing is being said and nothing waits to be (the end of a replay waits for this).
     var isQuiet: Bool { speechTimer == nil && !loop.isAwaitingAnswer }
 
-    /// The capture being replayed is over: its end is not a silence of the beacons, so the
-    /// ranging stops judging silence (no made-up exits while the last line finishes).
-    func radioEnded() { rangingStopped = true }
-    private var rangingStopped = false
+    /// The capture being replayed is over (the ranging stops judging silence).
+    func radioEnded() { run(.radioEnded) }
+
+    private func run(_ input: HunterCore.Input) {
+        carryOut(core.handle(input, at: now))
+    }
 
     /// Joins the runtime: the controller session on `source`, the hunt's timers, reload.
     func start(on source: ControllerSource) {
@@ -207,7 +172,7 @@ final class Hunter {
             for audio in rewardSpeechMailbox.drain() {
                 loop.expectationMet()
                 rewardSpeech = audio
-                say(.rewardHeard)
+                run(.rewardReady)
             }
         }
         loop.watch(composedMailbox.fd) { [unowned self] in
@@ -224,14 +189,25 @@ final class Hunter {
             if let failure = report.failure { Log.warning("stopping the controller: \(failure)") }
         }
         self.session = session
-        session.onSighting = { [unowned self] sighting in self.sighting(sighting) }
-        session.onReport = { [unowned self] report, _ in self.report(report) }
+        session.onSighting = { [unowned self] sighting in
+            var s = sighting
+            s.time -= runtime.start
+            carryOut(core.handle(.sighting(s), at: s.time))
+        }
+        session.onReport = { [unowned self] report, _ in run(.report(report)) }
         session.onAdvertisingRefused = { [unowned self] failure in
             guard !announcementRefused else { return }
             announcementRefused = true
             Log.warning("the controller refuses the announcement (\(failure)); the hunt goes on, trying again every \(Int(options.advertisingRetry)) s")
         }
-        session.onStateChange = { [unowned self] state in self.scanner(state) }
+        session.onStateChange = { [unowned self] state in
+            let change = controllerLog.update(state, transport: self.session?.transport?.name ?? "?", at: now)
+            if case .ready = state {
+                run(.radioReady(afterOutage: change == .ready(afterOutage: true)))
+            } else if case .lost = change {
+                run(.radioLost)
+            }
+        }
         runtime.onReload = { [unowned self] in reload() }
         runtime.onStop { [unowned self] in
             if let audio {
@@ -245,185 +221,83 @@ final class Hunter {
         runtime.onFatal = { [unowned self] error in
             guard BootMemory.firstTime("\(error)") else { return }
             lastWords = true
-            say(.adapterMissing)
+            run(.radioUnusable)
         }
-        // The start-up line waits for the radio: "the hunt begins" is true only once scanning.
         schedulePeriodic()
     }
 
     private func schedulePeriodic() {
-        // Silence-based decisions (exit, unknown, initial state) and the found timer.
-        loop.schedule(after: 0.25) { [unowned self] in
-            let t = now
-            if !rangingStopped { emit(engine.advance(to: t), at: t) }
-            if outage.tick(at: t) == .missing { say(.adapterMissing) }
-            if var d = director {
-                perform(d.tick(at: t))
-                director = d
-                if d.findCount > handledFinds {
-                    handledFinds = d.findCount
-                    found(step: d.lastFoundStep, at: t)
+        loop.schedule(after: HunterCore.tickInterval) { [unowned self] in
+            run(.tick)
+            if !stopping { schedulePeriodic() }
+        }
+    }
+
+    /// What the core decided, done in its order.
+    private func carryOut(_ effects: [HunterCore.Effect]) {
+        for effect in effects {
+            switch effect {
+            case let .output(event):
+                if setup.json, let line = event.jsonLine { runtime.out.line(line) }
+            case let .log(level, message):
+                // What was printed before it comes first where both streams meet (a terminal).
+                runtime.out.flush()
+                switch level {
+                case .info: Log.info(message)
+                case .warning: Log.warning(message)
+                case .error: Log.error(message)
                 }
-                if director?.huntOver == true, foundAt == nil { foundAt = t }
-            }
-            if var h = handoff {
-                let actions = h.tick(at: t)
-                handoff = h
-                perform(actions)
-            }
-            if let after = setup.stopAfterFound, let foundAt, t - foundAt >= after {
-                runtime.stop(.ok)
-                return
-            }
-            schedulePeriodic()
-        }
-    }
-
-    /// The director found a treasure (step `step` of the trail, or the chest): the treasure
-    /// is the found region's nearest beacon; its reward is read, this hunter announced, the
-    /// standings updated.
-    private func found(step: Int?, at t: Double) {
-        let region = step.flatMap { s in setup.hunt?.trail.indices.contains(s) == true ? setup.hunt?.trail[s].region : nil }
-            ?? setup.regions.first
-        let previous = foundTreasure?.address
-        if let key = region.flatMap({ nearestByRegion[$0.name] }) ?? lastHeard.flatMap({ k in region?.contains(k) == true ? k : nil }) {
-            foundTreasure = heard[key]
-        }
-        if let id = setup.announce?.hunterID, standings.record(hunter: id, treasure: (step ?? 0) + 1, at: t) { printStandings() }
-        guard var h = handoff else {
-            say(.rewardAbsent)
-            return
-        }
-        // Another treasure of the trail: its own reward, and the announcement names it.
-        if step != nil, foundTreasure?.address != previous { h = RewardHandoff(configuration: h.configuration) }
-        let actions = h.found(at: t)
-        handoff = h
-        perform(actions)
-        if !actions.contains(.scanActively(true)) { say(.rewardAbsent) }
-    }
-
-    private func printStandings() {
-        guard setup.json else { return }
-        runtime.out.line(JSONLine.standings(standings, at: now))
-        runtime.out.flush()
-    }
-
-    /// Another hunter's announcement: it found the treasure its tag names.
-    private func rival(_ id: UInt16, tag: UInt16, at t: Double) {
-        guard id != setup.announce?.hunterID, let step = stepOfTag[tag] else { return }
-        if standings.record(hunter: id, treasure: step + 1, at: t) {
-            Log.info("hunter \(id) found treasure \(step + 1)")
-            printStandings()
-        }
-        say(.rivalFound(hunter: id, step: step))
-    }
-
-    private func sighting(_ sighting: BeaconSighting) {
-        if case let .iBeacon(beacon) = sighting.beacon {
-            let key = BeaconKey(uuid: beacon.uuid, major: beacon.major, minor: beacon.minor)
-            if setup.regions.contains(where: { $0.contains(key) }) {
-                heard.set(key, (sighting.address, beacon), at: sighting.time)
-                lastHeard = key
-                if let trail = setup.hunt?.trail, let step = trail.firstIndex(where: { $0.region.contains(key) }) {
-                    let tag = TreasureSignals.tag(of: beacon)
-                    if namedTags[tag] == nil { stepOfTag.set(tag, step, at: sighting.time) }
+            case let .sound(sound):
+                if setup.json, let line = OutputEvent.sound(time: now, sound).jsonLine { runtime.out.line(line) }
+                if let buffer = sounds[sound] { audio?.play(buffer, slot: .effect) }
+            case let .say(event):
+                guard let voice else { continue }
+                speak(event, voice: voice)
+            case let .tell(event, detail):
+                guard let voice else { continue }
+                if let text = detail.text(of: event, template: voice.line(event).text) {
+                    sayComposed(event, text: text, recording: detail.recording.flatMap { recordings[$0] }, voice: voice)
+                } else {
+                    speak(event, voice: voice)
                 }
-            } else if let (id, tag) = TreasureSignals.hunter(in: beacon) {
-                rival(id, tag: tag, at: sighting.time - runtime.start)
-            }
-        }
-        var s = sighting
-        s.time = sighting.time - runtime.start
-        guard let sample = RangingOutput.sample(s) else { return }
-        emit(engine.ingest(sample), at: s.time)
-    }
-
-    private func emit(_ events: [RangingEvent], at time: Double) {
-        for event in events {
-            if setup.json { runtime.out.line(RangingOutput.json(event)) }
-            // The director hunts the first region: another region's beacons are not its news.
-            let otherRegion: Bool
-            if case let .proximity(_, key, _, _) = event {
-                // Without a trail the first region is hunted; a trail hunts all its steps'.
-                let hunted = setup.hunt?.trail.isEmpty == false ? setup.regions : Array(setup.regions.prefix(1))
-                otherRegion = !hunted.contains { $0.contains(key) }
-            } else {
-                otherRegion = false
-            }
-            if !otherRegion, var d = director {
-                perform(d.handle(.ranging(event), at: time))
-                director = d
-            }
-            switch event {
-            case let .nearest(_, region, key):
-                if setup.regions.contains(where: { $0.name == region }) { nearestByRegion[region] = key }
-            case let .regionEnter(_, region): Log.info("entered region \(region)")
-            case let .regionExit(_, region): Log.info("left region \(region)")
-            case let .regionState(_, region, state): Log.info("region \(region) is \(state.rawValue)")
-            default: break
-            }
-        }
-        if setup.json { runtime.out.flush() }
-    }
-
-    /// A scan response from the treasure while listening for its reward.
-    private func report(_ report: AdvertisingReport) {
-        guard var h = handoff, h.listeningSince != nil, report.isScanResponse, report.address == foundTreasure?.address else { return }
-        let actions = h.heard(TreasureSignals.reward(inScanResponse: report.data), at: now)
-        handoff = h
-        perform(actions)
-    }
-
-    private func perform(_ actions: [RewardHandoff.Action]) {
-        for action in actions {
-            switch action {
             case let .scanActively(active):
                 guard var settings = session?.settings else { continue }
                 settings.scanning = active ? .active : .passive
                 session?.apply(settings)
-                Log.info(active ? "treasure found: scanning actively for its reward" : "back to passive scanning")
-            case let .announce(on):
-                guard var settings = session?.settings, let announce = setup.announce else { continue }
-                if on {
-                    let treasure = foundTreasure?.beacon ?? IBeacon(uuid: setup.regions.first?.uuid ?? HunterConfiguration.defaultUUID, major: 0, minor: 0, measuredPower: -59)
-                    let beacon = TreasureSignals.announcement(hunterID: announce.hunterID, treasure: treasure)
-                    settings.advertisement = Advertisement(data: beacon.advertisingData)
-                    Log.info("announcing hunter \(announce.hunterID) to the treasure box for \(fixed(announce.seconds, decimals: 0)) s")
-                } else {
-                    settings.advertisement = nil
-                    Log.info("announcement over")
-                }
+            case let .advertise(advertisement):
+                guard var settings = session?.settings else { continue }
+                settings.advertisement = advertisement
                 session?.apply(settings)
-            case let .reward(text):
-                showReward(text)
-                // Synthesized off the loop; said once it is back (and the found line is over).
-                let mailbox = rewardSpeechMailbox
-                let rate = voice?.synthesizer.sampleRate ?? 22050
-                guard let voice else { continue }
-                // On virtual time the clock waits for the answer.
-                loop.expectAnswer()
-                voice.speak(untrusted: RewardReading.text(for: SpeechText.sanitize(text)), rateFactor: 0.7) { result in
-                    mailbox.post((try? result.get()) ?? PCMBuffer(sampleRate: rate))
-                }
-            case .noReward:
-                Log.warning("no reward heard from the treasure (it may have none)")
-                say(.rewardAbsent)
+            case let .reward(text, address):
+                showReward(text, address: address)
+                readSlowly(text)
+            case .stop:
+                stopping = true
+                runtime.stop(.ok)
             }
+        }
+        runtime.out.flush()
+    }
+
+    /// The reward synthesized slowly off the loop; said once it is back (and the found line is over).
+    private func readSlowly(_ text: String) {
+        guard let voice else { return }
+        let mailbox = rewardSpeechMailbox
+        let rate = voice.synthesizer.sampleRate
+        // On virtual time the clock waits for the answer.
+        loop.expectAnswer()
+        voice.speak(untrusted: RewardReading.text(for: SpeechText.sanitize(text)), rateFactor: 0.7) { result in
+            mailbox.post((try? result.get()) ?? PCMBuffer(sampleRate: rate))
         }
     }
 
     /// The reward on stdout (a JSON line, or the text and its QR code on a terminal), in the
     /// log, and as an SVG when asked.
-    private func showReward(_ text: String) {
+    private func showReward(_ text: String, address: BDAddress?) {
         Log.info("reward: \(text)")
         let code = try? QRCode(encoding: text)
         if setup.json {
-            var line = JSONLine()
-            line.add("t", now)
-            line.add("event", "reward")
-            if let address = foundTreasure?.address { line.add("address", address.description) }
-            line.add("reward", text)
-            runtime.out.line(line.line)
+            if let line = OutputEvent.reward(time: now, address: address, reward: text).jsonLine { runtime.out.line(line) }
         } else {
             runtime.out.line("reward: \(text)")
             if isatty(1) == 1, let code {
@@ -431,94 +305,23 @@ final class Hunter {
             }
         }
         runtime.out.flush()
-        if let path = setup.rewardSVG {
-            guard let code else {
-                Log.error("--reward-svg \(path): the reward does not fit a QR code")
-                return
-            }
-            do {
-                try AtomicFile.write(Array(code.svg().utf8), to: path)
-                Log.info("reward QR code written to \(path)")
-            } catch {
-                Log.error("--reward-svg \(path): \(error)")
-            }
+        guard let path = setup.rewardSVG else { return }
+        guard let code else { return Log.error("--reward-svg \(path): the reward does not fit a QR code") }
+        do {
+            try AtomicFile.write(Array(code.svg().utf8), to: path)
+            Log.info("reward QR code written to \(path)")
+        } catch {
+            Log.error("--reward-svg \(path): \(error)")
         }
-    }
-
-    private func scanner(_ state: ControllerState) {
-        switch controllerLog.update(state, transport: session?.transport?.name ?? "?", at: now) {
-        case .ready(afterOutage: true): if outage.back(at: now) == .back { say(.adapterBack) }
-        case .lost: outage.lost(at: now)
-        case .ready(afterOutage: false), .none: break
-        }
-        if case .ready = state, !startupSaid {
-            startupSaid = true
-            say(.started)
-        }
-    }
-
-    private func say(_ input: HuntInput) {
-        guard var d = director else { return }
-        perform(d.handle(input, at: now))
-        director = d
-    }
-
-    private func perform(_ actions: [HuntAction]) {
-        for action in actions {
-            switch action {
-            case let .sound(name):
-                if setup.json {
-                    var line = JSONLine()
-                    line.add("t", now)
-                    line.add("event", "sound")
-                    line.add("name", name)
-                    runtime.out.line(line.line)
-                }
-                if let arrr, name == "arrr" { audio?.play(arrr, slot: .effect) }
-            case let .tell(event, detail, _):
-                guard let voice else { continue }
-                if let text = composedText(event, detail, voice: voice) {
-                    sayComposed(event, text: text, recording: detail.recording.flatMap { recordings[$0] }, voice: voice)
-                } else {
-                    speak(event, voice: voice)
-                }
-            case let .say(event, _):
-                guard let voice else { continue }
-                speak(event, voice: voice)
-            }
-        }
-        if setup.json { runtime.out.flush() }
-    }
-
-    /// The words of a trail line: the parent's (a hint, a found line), or the pack's line
-    /// with its placeholders filled (a clue's lead-in, then the parent's clue); nil: a
-    /// pre-rendered line of the pack says it.
-    private func composedText(_ event: LineEvent, _ detail: LineDetail, voice: PirateVoice) -> String? {
-        switch event {
-        case .treasureFound, .hint:
-            if let text = detail.text { return text }
-        case .clue:
-            return detail.fill(voice.line(event).text) + (detail.text.map { " " + $0 } ?? "")
-        default:
-            break
-        }
-        return event.isComposed ? detail.fill(voice.line(event).text) : nil
     }
 
     /// Says a composed line: printed and logged now, synthesized off the loop, played when back
     /// (then a breath and the parent's recording, if any).
     private func sayComposed(_ event: LineEvent, text: String, recording: PCMBuffer?, voice: PirateVoice) {
         lineGeneration += 1
-        if setup.json {
-            var line = JSONLine()
-            line.add("t", now)
-            line.add("event", "say")
-            line.add("event_name", event.rawValue)
-            line.add("text", SpeechText.sanitize(text, maxCharacters: Self.composedLimit))
-            runtime.out.line(line.line)
-        }
-        Log.info("say [\(event.rawValue)] \(SpeechText.sanitize(text, maxCharacters: Self.composedLimit))")
-        // The line before it is over as far as the director knows: its timer must not end this one.
+        let shown = SpeechText.sanitize(text, maxCharacters: Self.composedLimit)
+        announce(event, text: shown)
+        // The line before it is over as far as the core knows: its timer must not end this one.
         if let speechTimer { loop.cancel(speechTimer) }
         speechTimer = nil
         let mailbox = composedMailbox
@@ -538,13 +341,19 @@ final class Hunter {
     /// A parent's clue (400 characters) after the pack's lead-in.
     static let composedLimit = 600
 
-    /// Plays a line and tells the director when it is over (from its length).
+    /// The `say` line and the log line of a line said.
+    private func announce(_ event: LineEvent, text: String) {
+        if setup.json, let line = OutputEvent.say(time: now, event: event, text: text).jsonLine { runtime.out.line(line) }
+        Log.info("say [\(event.rawValue)] \(text)")
+    }
+
+    /// Plays a line and tells the core when it is over (from its length).
     private func play(_ sound: PCMBuffer) {
         audio?.play(sound, slot: .speech)
         if let speechTimer { loop.cancel(speechTimer) }
         speechTimer = loop.schedule(after: sound.durationSeconds + 0.05) { [unowned self] in
             speechTimer = nil
-            say(.speechFinished)
+            run(.speechFinished)
         }
     }
 
@@ -552,29 +361,20 @@ final class Hunter {
     private func speak(_ event: LineEvent, voice: PirateVoice) {
         lineGeneration += 1
         var spoken = voice.line(event)
-        if event == .reward, let reward = handoff?.reward, let text = rewardSpeech {
+        if event == .reward, let reward = core.reward, let text = rewardSpeech {
             // The pack's lead-in, a breath, then the reward itself, slowly, as plain text.
             var audio = spoken.audio
             audio.samples += [Int16](repeating: 0, count: audio.sampleRate * audio.channels * 4 / 10)
             audio.samples += text.channels == audio.channels ? text.samples : []
             spoken = SpokenLine(event: event, index: spoken.index, text: spoken.text + " " + SpeechText.sanitize(reward), audio: audio)
         }
-        if setup.json {
-            var line = JSONLine()
-            line.add("t", now)
-            line.add("event", "say")
-            line.add("event_name", event.rawValue)
-            line.add("text", spoken.text)
-            runtime.out.line(line.line)
-        }
-        Log.info("say [\(event.rawValue)] \(spoken.text)")
-        // The director learns when the line is over from its length.
+        announce(event, text: spoken.text)
         play(spoken.audio)
     }
 
     /// The file again (the flags still win): everything a file change can change is applied
-    /// (voice and line pack, volume, regions and ranging thresholds, hunt rules, the
-    /// announcement), and the log says what was and what waits for a restart, and why.
+    /// (voice and line pack, volume, and through the core regions, ranging, hunt rules and
+    /// the announcement), and the log says what was and what waits for a restart, and why.
     private func reload() {
         guard let reload = setup.reload else { return }
         var next: HunterSetup
@@ -583,63 +383,24 @@ final class Hunter {
             next.reload = reload
             next.rewardSVG = setup.rewardSVG
             next.stopAfterFound = setup.stopAfterFound
+            if next.voice != nil { try loadVoice(next) }
         } catch {
             Log.error("reload refused, keeping the running configuration: \(error.message)")
             return
         }
-        var applied: [String] = []
+        var applied = next.voice != nil ? ["voice"] : []
         var waiting: [String] = []
-        if next.voice != nil {
-            do {
-                try loadVoice(next)
-                applied.append("voice")
-            } catch {
-                Log.error("reload refused, keeping the running configuration: \(error.message)")
-                return
-            }
-        }
         if let volume = next.playback?.volumeDB, volume != setup.playback?.volumeDB {
             audio?.setVolume(dB: volume)
             applied.append("audio.volume_db")
         }
-        if next.playback?.device != setup.playback?.device {
-            waiting.append("audio.device (the sound card is opened at start)")
-        }
-        if next.transport != setup.transport {
-            waiting.append("transport (the controller is opened at start)")
-        }
-        // New hunt rules start a new director, which must hear the region's state again: the
-        // ranging starts over with it.
-        if next.regions != setup.regions || next.ranging != setup.ranging || next.hunt != setup.hunt {
-            // New regions or thresholds: the engine starts over (its filters and states
-            // belong to the old ones); what it says next comes from the new ones.
-            engine = RangingEngine(configuration: next.ranging, regions: next.regions)
-            nearestByRegion = [:]
-            lastHeard = nil
-            heard.removeHeard(before: .infinity)
-            applied.append(next.regions != setup.regions ? "regions (ranging starts over)" : next.ranging != setup.ranging ? "ranging (it starts over)" : "ranging starts over")
-        }
-        if next.hunt != setup.hunt || next.regions != setup.regions {
-            director = next.hunt.map(HuntDirector.init(configuration:))
-            handledFinds = 0
-            namedTags = Self.namedTags(next.hunt)
-            stepOfTag.removeHeard(before: .infinity)
-            for (tag, step) in namedTags { stepOfTag.set(tag, step, at: now) }
-            standings = Standings()
-            applied.append(next.hunt?.trail.isEmpty == false ? "hunt (the trail starts over)" : "hunt")
-        }
-        if next.announce != setup.announce {
-            handoff = next.announce.map {
-                RewardHandoff(configuration: RewardHandoff.Configuration(rewardTimeout: $0.rewardTimeout, announceSeconds: $0.seconds))
-            }
-            applied.append("announce")
-        }
-        let restartTrail = director?.progress != nil && (next.hunt != setup.hunt || next.regions != setup.regions)
+        if next.playback?.device != setup.playback?.device { waiting.append("audio.device (the sound card is opened at start)") }
+        if next.transport != setup.transport { waiting.append("transport (the controller is opened at start)") }
+        let (game, effects) = core.reconfigure(next.game, at: now)
         setup = next
-        // A new trail begins as a hunt does: the start-up line, then its first clue.
-        if restartTrail, startupSaid { say(.started) }
-        let what = applied.isEmpty ? "nothing changed" : applied.joined(separator: ", ")
+        carryOut(effects)
+        let what = applied + game
         let rest = waiting.isEmpty ? "" : "; not until a restart: " + waiting.joined(separator: ", ")
-        Log.info("configuration reloaded: \(what)\(rest)")
+        Log.info("configuration reloaded: \(what.isEmpty ? "nothing changed" : what.joined(separator: ", "))\(rest)")
     }
 }

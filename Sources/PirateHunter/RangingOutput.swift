@@ -1,53 +1,11 @@
+import Game
 import Bluetooth
 import FoundationEssentials
 import Ranging
 
-/// The ranging contract's JSON lines (and a readable form for terminals).
+/// The ranging events in a readable form for terminals (their JSON lines: `OutputEvent`),
+/// and the region text `--region` takes.
 enum RangingOutput {
-    static func add(_ key: BeaconKey, to line: inout JSONLine) {
-        line.add("uuid", key.uuid.uuidString)
-        line.add("major", Int(key.major))
-        line.add("minor", Int(key.minor))
-    }
-
-    static func json(_ event: RangingEvent) -> String {
-        var line = JSONLine()
-        line.add("t", event.time)
-        switch event {
-        case let .range(r):
-            line.add("event", "range")
-            add(r.key, to: &line)
-            line.add("rssi", r.rssi, decimals: 1)
-            line.add("distance", r.distance?.meters, decimals: 2)
-            line.add("sigma", r.distance?.sigma, decimals: 2)
-            line.add("proximity", r.proximity.rawValue)
-        case let .proximity(_, key, from, to):
-            line.add("event", "proximity")
-            add(key, to: &line)
-            line.add("from", from.rawValue)
-            line.add("to", to.rawValue)
-        case let .regionState(_, region, state):
-            line.add("event", "state")
-            line.add("region", region)
-            line.add("state", state.rawValue)
-        case let .regionEnter(_, region):
-            line.add("event", "enter")
-            line.add("region", region)
-        case let .regionExit(_, region):
-            line.add("event", "exit")
-            line.add("region", region)
-        case let .nearest(_, region, key):
-            line.add("event", "nearest")
-            line.add("region", region)
-            add(key, to: &line)
-        case let .trend(_, region, trend):
-            line.add("event", "trend")
-            line.add("region", region)
-            line.add("trend", trend.rawValue)
-        }
-        return line.line
-    }
-
     static func text(_ event: RangingEvent) -> String {
         let t = SightingPrinter.pad(fixed(event.time, decimals: 3), 10)
         switch event {
@@ -67,14 +25,6 @@ enum RangingOutput {
         case let .trend(_, region, trend):
             return t + "trend      \(region)  \(trend.rawValue)"
         }
-    }
-
-    /// A sighting as the engine's input, for iBeacons only (the hunt is for iBeacons).
-    static func sample(_ sighting: BeaconSighting) -> RangingSample? {
-        guard case let .iBeacon(b) = sighting.beacon else { return nil }
-        return RangingSample(
-            key: BeaconKey(uuid: b.uuid, major: b.major, minor: b.minor), measuredPower: Int(b.measuredPower),
-            rssi: sighting.rssi.map(Int.init), time: sighting.time)
     }
 
     /// Parses "UUID[:MAJOR[:MINOR]]"; the text itself names the region.

@@ -3,6 +3,7 @@ import Glibc
 #endif
 import Audio
 import Bluetooth
+import Game
 import Radio
 import Ranging
 
@@ -64,7 +65,7 @@ enum ReplayCommand {
         var engine = RangingEngine(configuration: .default, regions: options.regions)
         var lastTime = 0.0
         func emit(_ events: [RangingEvent]) {
-            for e in events { out.line(options.json ? RangingOutput.json(e) : RangingOutput.text(e)) }
+            for e in events { out.line(options.json ? OutputEvent.ranging(e).jsonLine ?? "" : RangingOutput.text(e)) }
         }
 
         var headerPrinted = options.json
@@ -102,7 +103,7 @@ enum ReplayCommand {
                 let event = try HCIEvent(decoding: packet.bytes[...])
                 for sighting in BeaconSighting.all(in: event, at: t) {
                     if let line = printer.line(for: sighting) { out.line(line) }
-                    if let sample = RangingOutput.sample(sighting) { emit(engine.ingest(sample)) }
+                    emit(engine.ingest(sighting))
                 }
             } catch {
                 malformed += 1
@@ -187,51 +188,29 @@ struct SightingPrinter {
     }
 
     mutating func line(for sighting: BeaconSighting) -> String? {
-        let rssi = sighting.rssi.map { Int($0) }
-        var line = JSONLine()
-        line.add("t", sighting.time)
-        line.add("event", "sighting")
-        line.add("kind", sighting.beacon.kind)
-        line.add("address", sighting.address.description)
+        guard let line = OutputEvent.sighting(sighting).jsonLine else { return nil }
+        count += 1
+        if json { return line }
         let id: String
         let power: Int
-        var region: String?
         switch sighting.beacon {
         case let .iBeacon(b):
-            line.add("uuid", b.uuid.uuidString)
-            line.add("major", Int(b.major))
-            line.add("minor", Int(b.minor))
             power = Int(b.measuredPower)
             id = "\(b.uuid.uuidString) \(b.major)/\(b.minor)"
-            region = ScanCommand.regionText(uuid: b.uuid, major: b.major, minor: b.minor)
         case let .altBeacon(b):
-            line.add("uuid", b.id1.uuidString)
-            line.add("major", Int(b.id2))
-            line.add("minor", Int(b.id3))
-            line.add("manufacturer", Int(b.manufacturer))
             power = Int(b.referenceRSSI)
             id = "\(b.id1.uuidString) \(b.id2)/\(b.id3)"
-            region = ScanCommand.regionText(uuid: b.id1, major: b.id2, minor: b.id3)
         case let .eddystone(.uid(namespace, instance, txPower)):
-            line.add("namespace", hexString(namespace))
-            line.add("instance", hexString(instance))
             power = Int(txPower)
             id = hexString(namespace) + " " + hexString(instance)
         case let .eddystone(.url(url, txPower)):
-            line.add("url", url)
             power = Int(txPower)
             id = url
         case .eddystone(.tlm), .eddystone(.eid):
-            return nil  // telemetry and rotating ids are not beacons one can hunt
+            return nil
         }
-        line.add("power", power)
-        line.add("rssi", rssi)
-        // Last, so the contract's key order is kept: the text a trail step takes.
-        if let region { line.add("region", region) }
-        count += 1
-        if json { return line.line }
         let t = fixed(sighting.time, decimals: 3)
         return Self.pad(t, 10) + Self.pad(sighting.beacon.kind, 15) + Self.pad(sighting.address.description, 19)
-            + Self.pad(id, 58) + Self.pad(String(power), 7) + (rssi.map(String.init) ?? "n/a")
+            + Self.pad(id, 58) + Self.pad(String(power), 7) + (sighting.rssi.map { String(Int($0)) } ?? "n/a")
     }
 }

@@ -2,6 +2,7 @@
 import Glibc
 #endif
 import Bluetooth
+import Game
 import Radio
 import Ranging
 import FoundationEssentials
@@ -123,13 +124,8 @@ enum ScanCommand {
             // A treasure's reward (scan response): printed once per address and text.
             guard report.isScanResponse, let reward = TreasureSignals.reward(inScanResponse: report.data), rewards[report.address] != reward else { return }
             rewards.set(report.address, reward, at: time)
-            guard json else { return }
-            var line = JSONLine()
-            line.add("t", time)
-            line.add("event", "reward")
-            line.add("address", report.address.description)
-            line.add("reward", reward)
-            runtime.out.line(line.line)
+            guard json, let line = OutputEvent.reward(time: time, address: report.address, reward: reward).jsonLine else { return }
+            runtime.out.line(line)
             runtime.out.flush()
         }
 
@@ -140,10 +136,10 @@ enum ScanCommand {
             let key = s.beacon
             rows.update(key, at: s.time, default: { Row(sighting: s) }) { $0.sighting = s }
             if json, let line = printer.line(for: s) { runtime.out.line(line) }
-            if let sample = RangingOutput.sample(s) {
-                rowOfKey.set(sample.key, key, at: s.time)
-                transmitters.update(sample.key, at: s.time, default: { Transmitters(address: s.address) }) { $0.heard(s.address, at: s.time) }
-                emit(engine.ingest(sample))
+            if let beacon = BeaconKey(s) {
+                rowOfKey.set(beacon, key, at: s.time)
+                transmitters.update(beacon, at: s.time, default: { Transmitters(address: s.address) }) { $0.heard(s.address, at: s.time) }
+                emit(engine.ingest(s))
             }
             if json { runtime.out.flush() }
         }
@@ -152,7 +148,7 @@ enum ScanCommand {
             for event in events {
                 guard case let .range(r) = event else { continue }
                 if let key = rowOfKey[r.key] { rows.modify(key) { $0.range = r } }
-                if json { runtime.out.line(RangingOutput.json(event)) }
+                if json, let line = OutputEvent.ranging(event).jsonLine { runtime.out.line(line) }
             }
         }
 
@@ -188,7 +184,7 @@ enum ScanCommand {
                     + SightingPrinter.pad(row.range.flatMap { $0.rssi.isFinite ? String(Int($0.rssi.rounded())) : nil } ?? "-", 7) + SightingPrinter.pad(d, 18)
                     + SightingPrinter.pad(row.range?.proximity.rawValue ?? "unknown", 11)
                     + SightingPrinter.pad(fixed(now - s.time, decimals: 1) + "s", 7)
-                let twins = RangingOutput.sample(s).flatMap { transmitters[$0.key]?.shared(at: now) }
+                let twins = BeaconKey(s).flatMap { transmitters[$0]?.shared(at: now) }
                 text += [twins.map { "TWO TRANSMITTERS (\($0.0), \($0.1)) share this identity: give each its own major/minor" },
                        names[s.address], rewards[s.address].map { "reward: \($0)" }].compactMap { $0 }.joined(separator: " ") + "\n"
             }
@@ -201,7 +197,7 @@ enum ScanCommand {
     /// What a parent pastes into `regions` or a trail step to hunt this one beacon:
     /// `UUID:MAJOR:MINOR` (any iBeacon can be a treasure: a tag, a phone's advertiser app).
     static func regionText(uuid: UUID, major: UInt16, minor: UInt16) -> String {
-        "\(uuid.uuidString):\(major):\(minor)"
+        OutputEvent.regionText(uuid: uuid, major: major, minor: minor)
     }
 
     static func identity(_ beacon: Beacon) -> String {

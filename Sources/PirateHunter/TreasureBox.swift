@@ -2,6 +2,7 @@
 import Glibc
 #endif
 import Bluetooth
+import Game
 import Hunt
 import CLinux
 import Kiosk
@@ -30,6 +31,13 @@ struct TreasureSetup {
     /// Reloads what SIGHUP reloads (ids, reward: advertised again); nil ignores SIGHUP.
     var reload: (() throws(CLIError) -> TreasureSetup)?
 
+    /// The game's part: what `TreasureBoxCore` runs with.
+    var game: TreasureBoxCore.Configuration {
+        TreasureBoxCore.Configuration(
+            beacon: treasure.beacon, intervalMilliseconds: treasure.intervalMilliseconds, reward: treasure.reward, trail: trail,
+            ranging: ranging)
+    }
+
     /// The treasure's advertisement: its iBeacon, and the reward in the scan response.
     func advertisement() throws(CLIError) -> Advertisement {
         let beacon = treasure.beacon
@@ -45,53 +53,18 @@ struct TreasureSetup {
     }
 }
 
-/// The treasure box: advertises the treasure (and its reward) and watches for hunters that
-/// announce themselves, greeting the ones that found it with the reward's QR code. One
-/// thread runs the loop; in the demo the loop is the hunter's.
+/// The treasure box: advertises the treasure (and its reward) and carries out what
+/// `TreasureBoxCore` (the box's game) decides about the hunters it hears: greetings with the
+/// reward's QR code, standings, the kiosk screen or its log lines. One thread runs the loop;
+/// in the demo the loop is the hunter's.
 final class TreasureBox {
-    struct HunterSeen {
-        var id: UInt16
-        /// The tag of the treasure it says it found.
-        var foundTag: UInt16
-        var lastSeen: Double
-        /// The committed class; a change between two known classes is the hunter's trend
-        /// (closer: warmer), kept with when it happened.
-        var proximity: Proximity = .unknown {
-            didSet {
-                guard oldValue != proximity, oldValue != .unknown, proximity != .unknown else { return }
-                trend = Self.rank(proximity) < Self.rank(oldValue) ? .warmer : .colder
-                trendAt = lastSeen
-            }
-        }
-        var distance: Double?
-        var trend: Trend?
-        var trendAt = -Double.infinity
-
-        static func rank(_ p: Proximity) -> Int {
-            switch p {
-            case .immediate: return 0
-            case .near: return 1
-            case .far: return 2
-            case .unknown: return 3
-            }
-        }
-    }
-
     private var setup: TreasureSetup
     private let runtime: ApplianceRuntime
     private var loop: EventLoop { runtime.loop }
+    private var core: TreasureBoxCore
     private var session: ControllerSession?
     private var controllerLog: ControllerLog
-    private var engine: RangingEngine
     private var advertisement: Advertisement
-    /// Hunters heard lately and when each was greeted: ids come from the air (anyone can make
-    /// them up), so both are bounded, least recently heard out first.
-    private var hunters = RecentlyHeardTable<UInt16, HunterSeen>(capacity: 32)
-    private var greeted = RecentlyHeardTable<UInt16, Double>(capacity: 256)
-    private var greeting: (id: UInt16, at: Double)?
-    /// The finish order at this box: each hunter once, the first ones kept (ids come from the air).
-    private var standings = Standings()
-    private var lastQRLogged = -Double.infinity
     private var qrLines: [String] = []
     private var state: ControllerState = .connecting
     private var logged: KioskState?
@@ -100,19 +73,12 @@ final class TreasureBox {
     /// The controller's last refusal of our advertisement, until it advertises again.
     private var refusal: CommandFailure?
 
-    /// A hunter not heard for this long has left.
-    static let hunterTimeout = 15.0
-    /// The greeting (and its QR code) stays on the screen this long.
-    static let greetingSeconds = 60.0
-    /// A hunter is greeted again only after this long.
-    static let greetAgainAfter = 600.0
-
     init(setup: TreasureSetup, runtime: ApplianceRuntime) throws(CLIError) {
         self.setup = setup
         self.runtime = runtime
         advertisement = try setup.advertisement()
         controllerLog = ControllerLog(doing: nil, prefix: setup.logPrefix)
-        engine = RangingEngine(configuration: setup.ranging, regions: [Region(name: "hunters", uuid: TreasureSignals.hunterUUID)])
+        core = TreasureBoxCore(configuration: setup.game)
         qrLines = Self.qrLines(setup.treasure.reward)
     }
 
@@ -159,13 +125,9 @@ final class TreasureBox {
     }
 
     private func periodic() {
-        loop.schedule(after: 0.5) { [unowned self] in
+        loop.schedule(after: TreasureBoxCore.tickInterval) { [unowned self] in
             guard !stopped else { return }
-            let t = now
-            for event in engine.advance(to: t) { ranging(event) }
-            hunters.removeHeard(before: t - Self.hunterTimeout)
-            greeted.removeHeard(before: t - Self.greetAgainAfter)
-            if let g = greeting, t - g.at > Self.greetingSeconds { greeting = nil }
+            core.tick(at: now)
             refresh()
             periodic()
         }
@@ -180,72 +142,25 @@ final class TreasureBox {
     }
 
     private func sighting(_ sighting: BeaconSighting) {
-        guard case let .iBeacon(beacon) = sighting.beacon, let (id, foundTag) = TreasureSignals.hunter(in: beacon) else { return }
         var s = sighting
-        s.time = sighting.time - runtime.start
-        let t = s.time
-        // Another chest of the trail, found: the standings keep it (this box's own, below).
-        if foundTag != TreasureSignals.tag(of: setup.treasure.beacon), let step = TrailTags.named(setup.trail)[foundTag],
-            standings.record(hunter: id, treasure: step + 1, at: t), setup.json {
-            runtime.out.line(JSONLine.standings(standings, at: t))
-            runtime.out.flush()
-        }
-        hunters.update(id, at: t, default: { HunterSeen(id: id, foundTag: foundTag, lastSeen: t) }) { h in
-            h.lastSeen = t
-            h.foundTag = foundTag
-        }
-        if let sample = RangingOutput.sample(s) {
-            for event in engine.ingest(sample) { ranging(event) }
-        }
-        // A hunter that found this treasure (its announcement carries our tag) is greeted.
-        if foundTag == TreasureSignals.tag(of: setup.treasure.beacon), greeted[id].map({ t - $0 >= Self.greetAgainAfter }) ?? true {
-            greeted.set(id, t, at: t)
-            greet(id, at: t)
-            if standings.record(hunter: id, treasure: trailNumber ?? 1, at: t), setup.json {
-                runtime.out.line(JSONLine.standings(standings, at: t))
+        s.time -= runtime.start
+        for effect in core.sighting(s) {
+            switch effect {
+            case let .output(event):
+                guard setup.json, let line = event.jsonLine else { continue }
+                runtime.out.line(line)
                 runtime.out.flush()
+            case let .log(line):
+                // The same lines with the kiosk as without (the journal gets them; `log` keeps
+                // them off the kiosk's own terminal).
+                log(info: line)
+            case let .logQRCode(hunter):
+                guard !qrLines.isEmpty else { continue }
+                log(info: "reward QR code for hunter \(hunter):")
+                for row in qrLines { log(info: row) }
             }
         }
         refresh()
-    }
-
-    private func ranging(_ event: RangingEvent) {
-        guard case let .range(r) = event, r.key.uuid == TreasureSignals.hunterUUID else { return }
-        hunters.modify(r.key.major) { h in
-            h.proximity = r.proximity
-            h.distance = r.distance?.meters
-        }
-    }
-
-    private func greet(_ id: UInt16, at t: Double) {
-        greeting = (id, t)
-        if setup.json {
-            var line = JSONLine()
-            line.add("t", t)
-            line.add("event", "greet")
-            line.add("hunter", Int(id))
-            if let reward = setup.treasure.reward { line.add("reward", reward) }
-            runtime.out.line(line.line)
-            runtime.out.flush()
-        }
-        // The same lines with the kiosk as without (the journal gets them; `log` keeps them
-        // off the kiosk's own terminal).
-        let reward = setup.treasure.reward.map { "; reward: \($0)" } ?? "; no reward configured"
-        log(info: "ahoy, hunter \(id)! ye found the treasure\(reward)")
-        // The QR code is many lines: at most one every 10 s (a stream of made-up hunter ids
-        // must not flood the journal).
-        if !qrLines.isEmpty, t - lastQRLogged >= 10 {
-            lastQRLogged = t
-            log(info: "reward QR code for hunter \(id):")
-            for row in qrLines { log(info: row) }
-        }
-    }
-
-    /// Which chest of the trail this box is (1-based), nil without a trail naming it.
-    var trailNumber: Int? {
-        let beacon = setup.treasure.beacon
-        let key = BeaconKey(uuid: beacon.uuid, major: beacon.major, minor: beacon.minor)
-        return setup.trail.firstIndex { $0.region.contains(key) }.map { $0 + 1 }
     }
 
     func kioskState() -> KioskState {
@@ -258,24 +173,7 @@ final class TreasureBox {
             // One steady state for a whole outage (its first reason), not one per retry.
             status = .waiting(controllerLog.outage.map { "controller unavailable (\($0)), retrying" } ?? "connecting to \(setup.transport.description)")
         }
-        // A trend is told for 10 s after the class changed, then nothing (not "warmer" forever).
-        let t0 = now, trendSeconds = 10.0
-        let nearby = hunters.entries.map(\.value).sorted { $0.id < $1.id }.map {
-            KioskState.Hunter(
-                id: $0.id, proximity: $0.proximity, distance: $0.distance,
-                trend: t0 - $0.trendAt <= trendSeconds ? $0.trend : nil,
-                found: greeted[$0.id] != nil, lastSeen: $0.lastSeen)
-        }
-        // The finish order: this box's chest, and the trail's others when their announcements are heard.
-        let finders = standings.finishers.map { KioskState.Finisher(hunter: $0.hunter, treasure: $0.treasure, at: $0.time) }
-        let t = setup.treasure
-        return KioskState(
-            advertising: status, uuid: t.uuid.uuidString, major: t.major, minor: t.minor, power: t.power,
-            intervalMilliseconds: t.intervalMilliseconds, reward: t.reward, hunters: nearby,
-            greeting: greeting.map { KioskState.Greeting(hunterID: $0.id, at: $0.at, qrLines: qrLines) },
-            trail: KioskState.Trail(count: max(1, setup.trail.count), found: Set(finders.map(\.treasure)).count, number: trailNumber),
-            standings: finders,
-            proximityEdges: KioskState.ProximityEdges(immediate: setup.ranging.immediateEdge, near: setup.ranging.nearEdge))
+        return core.kioskState(advertising: status, qrLines: qrLines, at: now)
     }
 
     /// The screen redrawn (kiosk), and what changed logged (always: the journal gets the
@@ -353,6 +251,7 @@ final class TreasureBox {
             next.reload = reload
             let ad = try next.advertisement()
             setup.treasure = next.treasure
+            core.reconfigure(setup.game)
             advertisement = ad
             qrLines = Self.qrLines(next.treasure.reward)
             if var settings = session?.settings {

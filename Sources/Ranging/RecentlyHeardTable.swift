@@ -28,8 +28,8 @@ public struct RecentlyHeardTable<Key: Hashable, Value> {
     }
 
     public let capacity: Int
-    /// Keys eviction passes over while an unprotected one is among the oldest `protectionSearch`.
-    public var isProtected: (Key) -> Bool
+    /// A new key evicts the oldest entry that `protecting` (given with the new key) does not
+    /// name, among the oldest `protectionSearch`.
     public static var protectionSearch: Int { 16 }
     /// Entries evicted for room so far (strangers crowding in).
     @inlinable public var evictions: Int { evictionCount }
@@ -42,9 +42,8 @@ public struct RecentlyHeardTable<Key: Hashable, Value> {
     @usableFromInline var newest = -1
 
     @inlinable
-    public init(capacity: Int, isProtected: @escaping (Key) -> Bool = { _ in false }) {
+    public init(capacity: Int) {
         self.capacity = max(1, capacity)
-        self.isProtected = isProtected
         slots.reserveCapacity(self.capacity)
     }
 
@@ -68,16 +67,17 @@ public struct RecentlyHeardTable<Key: Hashable, Value> {
         slots[key].map { nodes[$0].heard }
     }
 
-    /// Sets `key` to `value`, heard at `time` (it becomes the most recent).
+    /// Sets `key` to `value`, heard at `time` (it becomes the most recent); when that needs
+    /// room, the keys `protecting` names are passed over (the hunted beacons).
     @inlinable
-    public mutating func set(_ key: Key, _ value: Value, at time: Double) {
+    public mutating func set(_ key: Key, _ value: Value, at time: Double, protecting: (Key) -> Bool = { _ in false }) {
         if let slot = slots[key] {
             nodes[slot].value = value
             nodes[slot].heard = time
             moveToNewest(slot)
             return
         }
-        if slots.count >= capacity { evictOne() }
+        if slots.count >= capacity { evictOne(protecting) }
         let node = Node(key: key, value: value, heard: time, older: newest, newer: -1)
         let slot: Int
         if let reused = freeSlots.popLast() {
@@ -96,7 +96,9 @@ public struct RecentlyHeardTable<Key: Hashable, Value> {
     /// Changes the value of `key` in place (heard again at `time`), inserting `make()` first
     /// when it is new.
     @inlinable
-    public mutating func update(_ key: Key, at time: Double, default make: () -> Value, _ change: (inout Value) -> Void) {
+    public mutating func update(
+        _ key: Key, at time: Double, protecting: (Key) -> Bool = { _ in false }, default make: () -> Value, _ change: (inout Value) -> Void
+    ) {
         if let slot = slots[key] {
             change(&nodes[slot].value)
             nodes[slot].heard = time
@@ -105,7 +107,7 @@ public struct RecentlyHeardTable<Key: Hashable, Value> {
         }
         var value = make()
         change(&value)
-        set(key, value, at: time)
+        set(key, value, at: time, protecting: protecting)
     }
 
     /// Changes the value of `key` without counting it as heard; nothing when it is absent.
@@ -145,7 +147,7 @@ public struct RecentlyHeardTable<Key: Hashable, Value> {
     }
 
     @inlinable
-    mutating func evictOne() {
+    mutating func evictOne(_ isProtected: (Key) -> Bool) {
         var slot = oldest
         var looked = 0
         while slot >= 0, looked < Self.protectionSearch, isProtected(nodes[slot].key) {
@@ -179,7 +181,5 @@ public struct RecentlyHeardTable<Key: Hashable, Value> {
     }
 }
 
-/// Sendable when its contents are: the protection predicate is the only closure, and a
-/// table that crosses threads (inside a `Sendable` engine) is used with the default one,
-/// which captures nothing.
-extension RecentlyHeardTable: @unchecked Sendable where Key: Sendable, Value: Sendable {}
+extension RecentlyHeardTable: Sendable where Key: Sendable, Value: Sendable {}
+extension RecentlyHeardTable.Node: Sendable where Key: Sendable, Value: Sendable {}

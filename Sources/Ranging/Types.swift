@@ -58,8 +58,20 @@ public struct Region: Hashable, Sendable {
     }
 }
 
-public enum Proximity: String, Sendable, Hashable, CaseIterable {
+/// Ordered by closeness: immediate < near < far < unknown (a closer class is less).
+public enum Proximity: String, Sendable, Hashable, CaseIterable, Comparable {
     case immediate, near, far, unknown
+
+    public static func < (a: Proximity, b: Proximity) -> Bool { a.closeness < b.closeness }
+
+    private var closeness: Int {
+        switch self {
+        case .immediate: 0
+        case .near: 1
+        case .far: 2
+        case .unknown: 3
+        }
+    }
 }
 
 public enum RegionState: String, Sendable, Hashable {

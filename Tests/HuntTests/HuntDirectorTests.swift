@@ -28,7 +28,7 @@ extension HuntDirector {
         #expect(d.handle(.started, at: 0) == [.say(.startup, interrupt: false)])
         #expect(d.handle(.speechFinished, at: 2) == [])
         #expect(d.feed(.regionState(time: 4, region: region, state: .outside)) == [])
-        #expect(d.feed(.regionEnter(time: 10, region: region)) == [.sound("arrr"), .say(.regionEntered, interrupt: false)])
+        #expect(d.feed(.regionEnter(time: 10, region: region)) == [.sound(.arrr), .say(.regionEntered, interrupt: false)])
         // A second enter for the same region changes nothing.
         #expect(d.feed(.regionEnter(time: 11, region: region)) == [])
     }
@@ -36,7 +36,7 @@ extension HuntDirector {
     @Test func alreadyInsideAtStartIsSaid() {
         var d = director()
         _ = d.handle(.started, at: 0)
-        #expect(d.feed(.regionState(time: 1, region: region, state: .inside)) == [.sound("arrr"), .say(.regionEntered, interrupt: true)])
+        #expect(d.feed(.regionState(time: 1, region: region, state: .inside)) == [.sound(.arrr), .say(.regionEntered, interrupt: true)])
         #expect(d.isInside)
     }
 
@@ -48,13 +48,13 @@ extension HuntDirector {
         _ = d.handle(.started, at: 0)
         _ = d.handle(.speechFinished, at: 1)
         #expect(d.feed(.proximity(time: 2, key: key, from: .unknown, to: .immediate)) == [])
-        #expect(d.feed(.regionState(time: 2, region: region, state: .inside)) == [.sound("arrr"), .say(.regionEntered, interrupt: false)])
+        #expect(d.feed(.regionState(time: 2, region: region, state: .inside)) == [.sound(.arrr), .say(.regionEntered, interrupt: false)])
         #expect(d.feed(.nearest(time: 2, region: region, key: key)) == [])
         // The immediate line waits behind the enter line, then comes.
         #expect(d.handle(.speechFinished, at: 4) == [.say(.proximityImmediate, interrupt: false)])
         #expect(d.tick(at: 4.5) == [], "found after the hold, counted from when immediate was committed")
         _ = d.handle(.speechFinished, at: 4.8)
-        #expect(d.tick(at: 5.1) == [.say(.treasureFound, interrupt: false)])
+        #expect(d.tick(at: 5.1) == [.say(.treasureFound, interrupt: false), .found(step: nil)])
         #expect(d.treasureFound)
     }
 
@@ -64,7 +64,7 @@ extension HuntDirector {
         _ = d.feed(.regionState(time: 1, region: region, state: .inside))
         _ = d.feed(.regionExit(time: 2, region: region))
         _ = d.handle(.speechFinished, at: 3)
-        #expect(d.feed(.regionEnter(time: 10, region: region)) == [.sound("arrr"), .say(.regionEntered, interrupt: false)])
+        #expect(d.feed(.regionEnter(time: 10, region: region)) == [.sound(.arrr), .say(.regionEntered, interrupt: false)])
         _ = d.handle(.speechFinished, at: 12)
         #expect(d.tick(at: 20) == [], "no find from a class before the exit")
     }
@@ -119,7 +119,7 @@ extension HuntDirector {
         // Same precedence and newer: replaces the line being spoken.
         #expect(d.feed(.proximity(time: 2.5, key: key, from: .far, to: .near)) == [.say(.proximityNear, interrupt: true)])
         // Exit matters more: interrupts.
-        #expect(d.feed(.regionExit(time: 3, region: region)) == [.sound("arrr"), .say(.regionLeft, interrupt: true)])
+        #expect(d.feed(.regionExit(time: 3, region: region)) == [.sound(.arrr), .say(.regionLeft, interrupt: true)])
         #expect(d.handle(.speechFinished, at: 5) == [])
     }
 
@@ -144,7 +144,7 @@ extension HuntDirector {
         _ = d.feed(.proximity(time: 2, key: key, from: .near, to: .immediate))
         _ = d.handle(.speechFinished, at: 3)
         #expect(d.tick(at: 4.9) == [])
-        #expect(d.tick(at: 5.0) == [.say(.treasureFound, interrupt: false)])
+        #expect(d.tick(at: 5.0) == [.say(.treasureFound, interrupt: false), .found(step: nil)])
         #expect(d.treasureFound)
         _ = d.handle(.speechFinished, at: 7)
         #expect(d.tick(at: 20) == [])
@@ -183,7 +183,7 @@ extension HuntDirector {
         _ = d.feed(.proximity(time: 2, key: key, from: .unknown, to: .far))
         _ = d.handle(.speechFinished, at: 3)
         #expect(d.feed(.proximity(time: 9, key: key, from: .far, to: .unknown)) == [])
-        #expect(d.feed(.regionExit(time: 9, region: region)) == [.sound("arrr"), .say(.regionLeft, interrupt: false)])
+        #expect(d.feed(.regionExit(time: 9, region: region)) == [.sound(.arrr), .say(.regionLeft, interrupt: false)])
     }
 
     @Test func adapterLinesOncePerChange() {

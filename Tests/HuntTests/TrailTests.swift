@@ -47,14 +47,14 @@ extension HuntAction {
     var isLine: Bool {
         switch self {
         case .say, .tell: true
-        case .sound: false
+        case .sound, .found: false
         }
     }
 
     var event: LineEvent? {
         switch self {
         case let .say(e, _), let .tell(e, _, _): e
-        case .sound: nil
+        case .sound, .found: nil
         }
     }
 
@@ -81,7 +81,7 @@ extension HuntAction {
         _ = d.handle(.speechFinished, at: 11)  // the enter line is over: the immediate line
         _ = d.handle(.speechFinished, at: 12)
         let found = d.tick(at: 13)
-        #expect(found == [.tell(.treasureFound, LineDetail(step: 0, treasure: 1), interrupt: false)])
+        #expect(found == [.tell(.treasureFound, LineDetail(step: 0, treasure: 1), interrupt: false), .found(step: 0)])
         #expect(d.findCount == 1 && d.lastFoundStep == 0)
         // The found line ends; the clue waits for the reward, which comes and is said first.
         #expect(d.handle(.speechFinished, at: 15) == [])
@@ -141,7 +141,7 @@ extension HuntAction {
         _ = d.handle(.speechFinished, at: 2)
         _ = d.arrive(at: 2, 10)
         let second = d.tick(at: 13.5)
-        #expect(second == [.tell(.treasureFound, LineDetail(step: 1, treasure: 2, text: "Ye found the second chest!"), interrupt: false)])
+        #expect(second == [.tell(.treasureFound, LineDetail(step: 1, treasure: 2, text: "Ye found the second chest!"), interrupt: false), .found(step: 1)])
         _ = d.handle(.speechFinished, at: 15)
         #expect(d.handle(.rewardAbsent, at: 15.5) == [.tell(.clue, LineDetail(step: 0, treasure: 1, text: "Look under the big tree."), interrupt: false)])
         _ = d.handle(.speechFinished, at: 17)
@@ -149,7 +149,7 @@ extension HuntAction {
         _ = d.handle(.speechFinished, at: 21)
         _ = d.arrive(at: 1, 30)
         _ = d.handle(.speechFinished, at: 31)
-        let said5 = d.tick(at: 33.5).map(\.event)
+        let said5 = d.tick(at: 33.5).compactMap(\.event)
         #expect(said5 == [.treasureFound])
         _ = d.handle(.speechFinished, at: 35)
         let said6 = d.handle(.rewardAbsent, at: 35).map(\.event)

@@ -1,3 +1,4 @@
+import Game
 import Foundation
 import Hunt
 import Testing
@@ -10,8 +11,8 @@ import Testing
         var standings = Standings()
         standings.record(hunter: 2, treasure: 1, at: 41.25)
         standings.record(hunter: 1, treasure: 1, at: 50)
-        #expect(JSONLine.standings(standings, at: 50) == #"{"t": 50.0, "event": "standings", "finishers": [{"hunter": 2, "treasure": 1, "t": 41.25}, {"hunter": 1, "treasure": 1, "t": 50.0}]}"#)
-        #expect(JSONLine.standings(Standings(), at: 1) == #"{"t": 1.0, "event": "standings", "finishers": []}"#)
+        #expect(OutputEvent.standings(time: 50, standings.finishers).jsonLine == #"{"t": 50.0, "event": "standings", "finishers": [{"hunter": 2, "treasure": 1, "t": 41.25}, {"hunter": 1, "treasure": 1, "t": 50.0}]}"#)
+        #expect(OutputEvent.standings(time: 1, []).jsonLine == #"{"t": 1.0, "event": "standings", "finishers": []}"#)
     }
 
     /// The simulator's hunter 7 announces it found the box's treasure: greeted, and the box's

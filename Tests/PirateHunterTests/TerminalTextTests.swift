@@ -1,3 +1,4 @@
+import Game
 import Bluetooth
 import Testing
 

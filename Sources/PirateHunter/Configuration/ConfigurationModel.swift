@@ -1,6 +1,7 @@
 import Audio
 import Bluetooth
 import FoundationEssentials
+import Game
 import Hunt
 import Ranging
 import Voice
@@ -18,10 +19,8 @@ struct HunterConfiguration: Sendable, Equatable {
     static let defaultPath = "/etc/pirate-hunter/hunter.json"
     /// The treasure box's file (`pirate-hunter treasure`).
     static let treasurePath = "/etc/pirate-hunter/treasure.json"
-    /// The game's own proximity UUID ("PIRATE-HUNTER" in ASCII): the default treasure
-    /// advertises it and the default region hunts it, so a box and a hunter pair out of the box.
-    static let defaultUUID = UUID(uuid: (0x50, 0x49, 0x52, 0x41, 0x54, 0x45, 0x2D, 0x48,
-                                         0x55, 0x4E, 0x54, 0x45, 0x52, 0x00, 0x00, 0x00))
+    /// The game's own proximity UUID (`HunterCore.defaultTreasureUUID`).
+    static let defaultUUID = HunterCore.defaultTreasureUUID
 
     /// What `VoiceConfiguration` takes before its directories are resolved (its
     /// `voicesDirectory` is not optional, and "" here means "no cache").

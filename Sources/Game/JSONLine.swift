@@ -1,12 +1,11 @@
-import Hunt
-
 /// Builds one JSON object on one line with keys in the order they are added: the
-/// line-oriented contract other tools parse (`replay --json`, `hunt --json`, `scan --json`).
-struct JSONLine {
+/// line-oriented contract other tools parse (`replay --json`, `hunt --json`, `scan --json`),
+/// written by `OutputEvent` (and `check`'s list).
+package struct JSONLine {
     private var text: String
     private var first = true
 
-    init() {
+    package init() {
         // One allocation for a whole line (appending to a string that must grow copies it).
         text = String()
         text.reserveCapacity(320)
@@ -21,23 +20,23 @@ struct JSONLine {
         text += "\": "
     }
 
-    mutating func add(_ name: String, _ value: String) {
+    package mutating func add(_ name: String, _ value: String) {
         key(name)
         Self.appendQuoted(value, to: &text)
     }
 
-    mutating func add(_ name: String, _ value: Int) {
+    package mutating func add(_ name: String, _ value: Int) {
         key(name)
         text += String(value)
     }
 
-    mutating func add(_ name: String, _ value: Int?) {
+    package mutating func add(_ name: String, _ value: Int?) {
         key(name)
         text += value.map(String.init) ?? "null"
     }
 
     /// Finite numbers with at most `decimals` places; NaN and infinities are written as null.
-    mutating func add(_ name: String, _ value: Double?, decimals: Int = 6) {
+    package mutating func add(_ name: String, _ value: Double?, decimals: Int = 6) {
         key(name)
         guard let value, value.isFinite else {
             text += "null"
@@ -47,31 +46,16 @@ struct JSONLine {
     }
 
     /// An array of objects, each already built.
-    mutating func add(_ name: String, objects: [JSONLine]) {
+    package mutating func add(_ name: String, objects: [JSONLine]) {
         key(name)
         text += "["
         text += objects.map(\.line).joined(separator: ", ")
         text += "]"
     }
 
-    var line: String { text + "}" }
+    package var line: String { text + "}" }
 
-    /// `{"t", "event": "standings", "finishers": [{"hunter", "treasure", "t"}...]}`
-    static func standings(_ standings: Standings, at time: Double) -> String {
-        var line = JSONLine()
-        line.add("t", time)
-        line.add("event", "standings")
-        line.add("finishers", objects: standings.finishers.map {
-            var finisher = JSONLine()
-            finisher.add("hunter", Int($0.hunter))
-            finisher.add("treasure", $0.treasure)
-            finisher.add("t", $0.time)
-            return finisher
-        })
-        return line.line
-    }
-
-    static func format(_ value: Double, decimals: Int) -> String {
+    package static func format(_ value: Double, decimals: Int) -> String {
         var scale = 1.0
         for _ in 0..<decimals { scale *= 10 }
         let rounded = (value * scale).rounded() / scale
@@ -81,7 +65,7 @@ struct JSONLine {
         return String(rounded)
     }
 
-    static func appendQuoted(_ value: String, to text: inout String) {
+    package static func appendQuoted(_ value: String, to text: inout String) {
         text += "\""
         // Most values (ids, names of events) need no escape: appended whole.
         if value.utf8.allSatisfy({ $0 >= 0x20 && $0 < 0x7F && $0 != 0x22 && $0 != 0x5C }) {
@@ -113,7 +97,7 @@ struct JSONLine {
 }
 
 /// A number with exactly `decimals` places, for tables ("2.660", "-0.500").
-func fixed(_ value: Double, decimals: Int) -> String {
+package func fixed(_ value: Double, decimals: Int) -> String {
     guard value.isFinite else { return "-" }
     var scale = 1
     for _ in 0..<decimals { scale *= 10 }

@@ -1,0 +1,374 @@
+import Bluetooth
+import FoundationEssentials
+import Hunt
+import Ranging
+
+/// The hunter's game, whole: sightings, scan responses, the radio's state and time in;
+/// what to say, play, print, log and ask of the controller out. It owns the ranging engine,
+/// the hunt director, the reward handoff, the standings, which trail step each announced
+/// tag names, and the beacons heard. Pure: no I/O, no clock (every input comes with its
+/// time, seconds since start), so a test drives it as the appliance does, input by input.
+/// The executable (`Hunter`) only carries the effects out.
+public struct HunterCore: Sendable {
+    /// What the hunter announces after a find, and how long it listens for the reward.
+    public struct Announcement: Sendable, Equatable {
+        /// This hunter's id (the major of the beacon it announces itself with).
+        public var hunterID: UInt16
+        /// How long it announces itself to the treasure box after finding it; 0: never.
+        public var seconds: Double
+        /// How long it scans actively for the treasure's reward before giving up.
+        public var rewardTimeout: Double
+
+        public init(hunterID: UInt16 = 1, seconds: Double = 60, rewardTimeout: Double = 10) {
+            self.hunterID = hunterID
+            self.seconds = seconds
+            self.rewardTimeout = rewardTimeout
+        }
+    }
+
+    public struct Configuration: Sendable, Equatable {
+        /// The regions ranged; without a trail the first is the one hunted.
+        public var regions: [Region]
+        public var ranging: RangingConfiguration
+        /// The hunt's rules; nil: ranging only (nothing is said).
+        public var hunt: HuntDirector.Configuration?
+        /// After a find: read the reward, announce this hunter (nil: neither).
+        public var announce: Announcement?
+        /// Stop this long after the hunt is over (the demo); nil: never.
+        public var stopAfterFinish: Double?
+
+        public init(
+            regions: [Region], ranging: RangingConfiguration = .default, hunt: HuntDirector.Configuration? = nil,
+            announce: Announcement? = nil, stopAfterFinish: Double? = nil
+        ) {
+            self.regions = regions
+            self.ranging = ranging
+            self.hunt = hunt
+            self.announce = announce
+            self.stopAfterFinish = stopAfterFinish
+        }
+    }
+
+    public enum Input: Sendable, Equatable {
+        /// A beacon heard (its time: seconds since start).
+        case sighting(BeaconSighting)
+        /// An advertising report (scan responses carry the treasure's reward).
+        case report(AdvertisingReport)
+        /// The controller is scanning; `afterOutage` when it came back from an outage.
+        case radioReady(afterOutage: Bool)
+        /// The controller went away (the start of an outage).
+        case radioLost
+        /// The radio cannot be used at all (no Bluetooth, no permission); the hunt ends.
+        case radioUnusable
+        /// The capture being replayed is over: its end is no silence of the beacons.
+        case radioEnded
+        /// The periodic tick (silence-based decisions, timers): every 0.25 s.
+        case tick
+        /// The line last said has finished playing.
+        case speechFinished
+        /// The reward's words are ready to be said (synthesized slowly, off the loop).
+        case rewardReady
+    }
+
+    public enum Level: Sendable, Equatable { case info, warning, error }
+
+    public enum Effect: Sendable, Equatable {
+        /// A line of the contract (printed with `--json`).
+        case output(OutputEvent)
+        case log(Level, String)
+        /// Play a sound effect (the executable prints its `sound` line).
+        case sound(Sound)
+        /// Say a pre-rendered line of the pack (the reward's: then the reward itself).
+        case say(LineEvent)
+        /// Say a trail line about `detail` (composed with `LineDetail.text(of:template:)`).
+        case tell(LineEvent, LineDetail)
+        /// Scan actively (scan responses come back) or passively.
+        case scanActively(Bool)
+        /// Advertise this (the hunter's announcement), or stop advertising (nil).
+        case advertise(Advertisement?)
+        /// The treasure's reward was read: show it, and make its slow reading (then
+        /// `rewardReady`).
+        case reward(String, address: BDAddress?)
+        /// The hunt is over and the configured time after it has passed: stop.
+        case stop
+    }
+
+    public static let tickInterval = 0.25
+    /// The tables radio input grows: tags named by announcements, beacons heard.
+    public static let tableCapacity = 64
+
+    public private(set) var configuration: Configuration
+    private var engine: RangingEngine
+    private var director: HuntDirector?
+    private var handoff: RewardHandoff?
+    /// Which trail step a treasure's tag names (the tag is what a hunter announces): from
+    /// the steps naming one beacon (kept for good), and from the beacons heard. Bounded:
+    /// tags come from the air.
+    private var stepOfTag = RecentlyHeardTable<UInt16, Int>(capacity: HunterCore.tableCapacity)
+    private var namedTags: [UInt16: Int] = [:]
+    /// The beacons of the hunted regions heard: where each advertises from, what it
+    /// advertises. Anyone can advertise a region's UUID with made-up ids: bounded, the least
+    /// recently heard out first, the nearest and the last heard kept.
+    private var heard = RecentlyHeardTable<BeaconKey, HeardBeacon>(capacity: HunterCore.tableCapacity)
+    private var lastHeard: BeaconKey?
+    /// The treasure found last (its region's nearest when it was): its reward is read from
+    /// its address only, and the announcement names it.
+    private var foundTreasure: HeardBeacon?
+    /// Who found what: this hunter's finds and the rivals' it hears.
+    public private(set) var standings = Standings()
+    private var outage = OutageAnnouncer()
+    /// Finds are carried out at the next tick, after its lines (at most 0.25 s after the find).
+    private var pendingFinds: [Int?] = []
+    private var finishedAt: Double?
+    private var startupSaid = false
+    private var rangingStopped = false
+
+    struct HeardBeacon: Sendable, Equatable {
+        var address: BDAddress
+        var beacon: IBeacon
+    }
+
+    public init(configuration: Configuration) {
+        self.configuration = configuration
+        engine = RangingEngine(configuration: configuration.ranging, regions: configuration.regions)
+        director = configuration.hunt.map(HuntDirector.init(configuration:))
+        handoff = configuration.announce.map(Self.handoff)
+        nameTrailTags(at: 0)
+    }
+
+    private static func handoff(_ a: Announcement) -> RewardHandoff {
+        RewardHandoff(configuration: RewardHandoff.Configuration(rewardTimeout: a.rewardTimeout, announceSeconds: a.seconds))
+    }
+
+    private mutating func nameTrailTags(at time: Double) {
+        namedTags = TrailTags.named(configuration.hunt?.trail ?? [])
+        for (tag, step) in namedTags { stepOfTag.set(tag, step, at: time) }
+    }
+
+    /// The reward read for the last find (said after the pack's reward line).
+    public var reward: String? { handoff?.reward }
+    /// Whether the hunt director is running a trail.
+    public var hasTrail: Bool { director?.progress != nil }
+    /// The hunt is over (the trail done, or the chest found).
+    public var huntOver: Bool { director?.huntOver ?? false }
+    /// Listening for the found treasure's reward now.
+    public var listensForReward: Bool { handoff?.listeningSince != nil }
+
+    /// Feeds one input at `time` (seconds since start); returns what to do, in order.
+    public mutating func handle(_ input: Input, at time: Double) -> [Effect] {
+        var effects: [Effect] = []
+        switch input {
+        case let .sighting(sighting):
+            self.sighting(sighting, into: &effects)
+        case let .report(report):
+            guard var h = handoff, h.listeningSince != nil, report.isScanResponse, report.address == foundTreasure?.address
+            else { break }
+            let actions = h.heard(TreasureSignals.reward(inScanResponse: report.data), at: time)
+            handoff = h
+            perform(actions, at: time, into: &effects)
+        case let .radioReady(afterOutage):
+            if afterOutage, outage.back(at: time) == .back { say(.adapterBack, at: time, into: &effects) }
+            // "The hunt begins" is true only once scanning.
+            if !startupSaid {
+                startupSaid = true
+                say(.started, at: time, into: &effects)
+            }
+        case .radioLost:
+            outage.lost(at: time)
+        case .radioUnusable:
+            say(.adapterMissing, at: time, into: &effects)
+        case .radioEnded:
+            rangingStopped = true
+        case .tick:
+            tick(at: time, into: &effects)
+        case .speechFinished:
+            say(.speechFinished, at: time, into: &effects)
+        case .rewardReady:
+            say(.rewardHeard, at: time, into: &effects)
+        }
+        return effects
+    }
+
+    private mutating func tick(at t: Double, into effects: inout [Effect]) {
+        // Silence-based decisions (exit, unknown, initial state) and the found timer.
+        if !rangingStopped { ranging(engine.advance(to: t), at: t, into: &effects) }
+        if outage.tick(at: t) == .missing { say(.adapterMissing, at: t, into: &effects) }
+        if let actions = director?.tick(at: t) { perform(actions, at: t, into: &effects) }
+        let finds = pendingFinds
+        pendingFinds = []
+        for step in finds { found(step: step, at: t, into: &effects) }
+        if director?.huntOver == true, finishedAt == nil { finishedAt = t }
+        if let actions = handoff?.tick(at: t) { perform(actions, at: t, into: &effects) }
+        if let after = configuration.stopAfterFinish, let finishedAt, t - finishedAt >= after { effects.append(.stop) }
+    }
+
+    private mutating func sighting(_ sighting: BeaconSighting, into effects: inout [Effect]) {
+        let time = sighting.time
+        if case let .iBeacon(beacon) = sighting.beacon {
+            let key = BeaconKey(uuid: beacon.uuid, major: beacon.major, minor: beacon.minor)
+            if configuration.regions.contains(where: { $0.contains(key) }) {
+                let keep = keptBeacons
+                heard.set(key, HeardBeacon(address: sighting.address, beacon: beacon), at: time) { keep.contains($0) }
+                lastHeard = key
+                if let step = configuration.hunt?.trail.firstIndex(where: { $0.region.contains(key) }) {
+                    let tag = TreasureSignals.tag(of: beacon)
+                    let named = namedTags
+                    if named[tag] == nil { stepOfTag.set(tag, step, at: time) { named[$0] != nil } }
+                }
+            } else if let (id, tag) = TreasureSignals.hunter(in: beacon) {
+                rival(id, tag: tag, at: time, into: &effects)
+            }
+        }
+        ranging(engine.ingest(sighting), at: time, into: &effects)
+    }
+
+    /// The beacons the heard table never evicts: the last heard, each region's nearest.
+    private var keptBeacons: Set<BeaconKey> {
+        var keep = Set(configuration.regions.compactMap { engine.nearest(inRegion: $0.name) })
+        if let lastHeard { keep.insert(lastHeard) }
+        return keep
+    }
+
+    /// Another hunter's announcement: it found the treasure its tag names.
+    private mutating func rival(_ id: UInt16, tag: UInt16, at t: Double, into effects: inout [Effect]) {
+        guard id != configuration.announce?.hunterID, let step = stepOfTag[tag] else { return }
+        if standings.record(hunter: id, treasure: step + 1, at: t) {
+            effects.append(.log(.info, "hunter \(id) found treasure \(step + 1)"))
+            effects.append(.output(.standings(time: t, standings.finishers)))
+        }
+        say(.rivalFound(hunter: id, step: step), at: t, into: &effects)
+    }
+
+    /// The ranging's news: printed, told to the director (the hunted regions' only), logged.
+    private mutating func ranging(_ events: [RangingEvent], at time: Double, into effects: inout [Effect]) {
+        for event in events {
+            effects.append(.output(.ranging(event)))
+            if hunted(event), let actions = director?.handle(.ranging(event), at: time) {
+                perform(actions, at: time, into: &effects)
+            }
+            switch event {
+            case let .regionEnter(_, region): effects.append(.log(.info, "entered region \(region)"))
+            case let .regionExit(_, region): effects.append(.log(.info, "left region \(region)"))
+            case let .regionState(_, region, state): effects.append(.log(.info, "region \(region) is \(state.rawValue)"))
+            default: break
+            }
+        }
+    }
+
+    /// Whether the director hears `event`: a beacon's class change is its news only for a
+    /// hunted region (a trail hunts all its steps'; without one, the first region).
+    private func hunted(_ event: RangingEvent) -> Bool {
+        guard case let .proximity(_, key, _, _) = event else { return true }
+        let regions = configuration.regions
+        let hunted = configuration.hunt?.trail.isEmpty == false ? regions : Array(regions.prefix(1))
+        return hunted.contains { $0.contains(key) }
+    }
+
+    /// A treasure was found (step `step` of the trail, or the chest): the treasure is the
+    /// found region's nearest beacon; its reward is read, this hunter announced, the
+    /// standings updated.
+    private mutating func found(step: Int?, at t: Double, into effects: inout [Effect]) {
+        let trail = configuration.hunt?.trail ?? []
+        let region = step.flatMap { trail.indices.contains($0) ? trail[$0].region : nil } ?? configuration.regions.first
+        let previous = foundTreasure?.address
+        let last = lastHeard.flatMap { k in region?.contains(k) == true ? k : nil }
+        if let key = region.flatMap({ engine.nearest(inRegion: $0.name) }) ?? last { foundTreasure = heard[key] }
+        if let id = configuration.announce?.hunterID, standings.record(hunter: id, treasure: (step ?? 0) + 1, at: t) {
+            effects.append(.output(.standings(time: t, standings.finishers)))
+        }
+        guard var h = handoff else {
+            say(.rewardAbsent, at: t, into: &effects)
+            return
+        }
+        // Another treasure of the trail: its own reward, and the announcement names it.
+        if step != nil, foundTreasure?.address != previous { h = RewardHandoff(configuration: h.configuration) }
+        let actions = h.found(at: t)
+        handoff = h
+        perform(actions, at: t, into: &effects)
+        if !actions.contains(.scanActively(true)) { say(.rewardAbsent, at: t, into: &effects) }
+    }
+
+    private mutating func perform(_ actions: [RewardHandoff.Action], at t: Double, into effects: inout [Effect]) {
+        for action in actions {
+            switch action {
+            case let .scanActively(active):
+                effects.append(.scanActively(active))
+                effects.append(.log(.info, active ? "treasure found: scanning actively for its reward" : "back to passive scanning"))
+            case let .announce(on):
+                guard let announce = configuration.announce else { continue }
+                if on {
+                    let uuid = configuration.regions.first?.uuid ?? Self.defaultTreasureUUID
+                    let treasure = foundTreasure?.beacon ?? IBeacon(uuid: uuid, major: 0, minor: 0, measuredPower: -59)
+                    let beacon = TreasureSignals.announcement(hunterID: announce.hunterID, treasure: treasure)
+                    effects.append(.advertise(Advertisement(data: beacon.advertisingData)))
+                    effects.append(.log(.info, "announcing hunter \(announce.hunterID) to the treasure box for \(fixed(announce.seconds, decimals: 0)) s"))
+                } else {
+                    effects.append(.advertise(nil))
+                    effects.append(.log(.info, "announcement over"))
+                }
+            case let .reward(text):
+                effects.append(.reward(text, address: foundTreasure?.address))
+            case .noReward:
+                effects.append(.log(.warning, "no reward heard from the treasure (it may have none)"))
+                say(.rewardAbsent, at: t, into: &effects)
+            }
+        }
+    }
+
+    private mutating func say(_ input: HuntInput, at t: Double, into effects: inout [Effect]) {
+        guard let actions = director?.handle(input, at: t) else { return }
+        perform(actions, at: t, into: &effects)
+    }
+
+    private mutating func perform(_ actions: [HuntAction], at t: Double, into effects: inout [Effect]) {
+        for action in actions {
+            switch action {
+            case let .sound(sound): effects.append(.sound(sound))
+            case let .say(event, _): effects.append(.say(event))
+            case let .tell(event, detail, _): effects.append(.tell(event, detail))
+            case let .found(step): pendingFinds.append(step)
+            }
+        }
+    }
+
+    /// The same hunter with a new configuration (a reload): what changed starts over (new
+    /// regions or thresholds: the ranging; new hunt rules: the director, the standings and
+    /// the trail, said from its start line), what did not is kept. Returns what was applied,
+    /// in words for the log, and the effects (a new trail's start line).
+    public mutating func reconfigure(_ next: Configuration, at t: Double) -> (applied: [String], effects: [Effect]) {
+        let old = configuration
+        var applied: [String] = []
+        var effects: [Effect] = []
+        let newHunt = next.hunt != old.hunt || next.regions != old.regions
+        if next.regions != old.regions || next.ranging != old.ranging || next.hunt != old.hunt {
+            // New regions or thresholds: the engine starts over (its filters and states
+            // belong to the old ones); what it says next comes from the new ones. New hunt
+            // rules start a new director, which must hear the region's state again.
+            engine = RangingEngine(configuration: next.ranging, regions: next.regions)
+            lastHeard = nil
+            heard.removeHeard(before: .infinity)
+            applied.append(next.regions != old.regions ? "regions (ranging starts over)" : next.ranging != old.ranging ? "ranging (it starts over)" : "ranging starts over")
+        }
+        configuration = next
+        if newHunt {
+            director = next.hunt.map(HuntDirector.init(configuration:))
+            pendingFinds = []
+            stepOfTag.removeHeard(before: .infinity)
+            nameTrailTags(at: t)
+            standings = Standings()
+            applied.append(next.hunt?.trail.isEmpty == false ? "hunt (the trail starts over)" : "hunt")
+        }
+        if next.announce != old.announce {
+            handoff = next.announce.map(Self.handoff)
+            applied.append("announce")
+        }
+        // A new trail begins as a hunt does: the start-up line, then its first clue.
+        if newHunt, director?.progress != nil, startupSaid { say(.started, at: t, into: &effects) }
+        return (applied, effects)
+    }
+
+    /// The game's own proximity UUID ("PIRATE-HUNTER" in ASCII): the default treasure
+    /// advertises it and the default region hunts it, so a box and a hunter pair out of the box.
+    public static let defaultTreasureUUID = UUID(uuid: (0x50, 0x49, 0x52, 0x41, 0x54, 0x45, 0x2D, 0x48,
+                                                         0x55, 0x4E, 0x54, 0x45, 0x52, 0x00, 0x00, 0x00))
+}
