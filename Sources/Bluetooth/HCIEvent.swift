@@ -91,6 +91,22 @@ public struct AdvertisingReport: Equatable, Sendable {
     /// The advertising or scan-response data (AD structures).
     public var data: ArraySlice<UInt8>
 
+    public init(
+        format: Format, eventType: UInt16, addressType: UInt8, address: BDAddress, rssi: Int8?, txPower: Int8? = nil,
+        primaryPHY: UInt8? = nil, secondaryPHY: UInt8? = nil, advertisingSID: UInt8? = nil, data: ArraySlice<UInt8>
+    ) {
+        self.format = format
+        self.eventType = eventType
+        self.addressType = addressType
+        self.address = address
+        self.rssi = rssi
+        self.txPower = txPower
+        self.primaryPHY = primaryPHY
+        self.secondaryPHY = secondaryPHY
+        self.advertisingSID = advertisingSID
+        self.data = data
+    }
+
     /// Whether this report carries scan-response data rather than the advertisement.
     public var isScanResponse: Bool {
         switch format {

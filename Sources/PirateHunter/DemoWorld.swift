@@ -59,6 +59,22 @@ final class DemoWorld {
         (92, 12.2), (130, 12.2),  // back to chest 3: the trail is done
     ]
     static let trailLength = 112.0
+
+    /// The demo hunts its own trail of three chests, whatever the configured regions: a
+    /// race (hunter 2 is out there too), a hint after 12 s stuck, chests 2 and 3 (tags,
+    /// no reward) given up on for their reward after 3 s.
+    static func huntItsTrail(_ setup: inout HunterSetup) {
+        setup.regions = trail.map(\.region)
+        setup.hunt?.trail = trail
+        setup.hunt?.region = trail[0].region.name
+        setup.hunt?.trailRules.order = .inOrder
+        setup.hunt?.trailRules.mode = .race
+        setup.hunt?.trailRules.hintAfter = 12
+        setup.hunt?.trailRules.hintInterval = 30
+        setup.announce?.rewardTimeout = 3
+        // Time for the last found line and the finale.
+        setup.stopAfterFound = 16
+    }
     /// Hunter 2 announces finding chest 2 from this time on.
     static let rivalFindsAt = 68.0
 

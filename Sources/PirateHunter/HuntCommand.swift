@@ -52,19 +52,7 @@ enum HuntCommand {
         let configuration = try HunterConfiguration.load(flags: flags)
         var setup = configuration.hunterSetup(quiet: quiet)
         setup.rewardSVG = flags.rewardSVG
-        // The demo hunts its own trail of three chests, whatever the configured regions: a
-        // race (hunter 2 is out there too), a hint after 12 s stuck, chests 2 and 3 (tags,
-        // no reward) given up on for their reward after 3 s.
-        setup.regions = DemoWorld.trail.map(\.region)
-        setup.hunt?.trail = DemoWorld.trail
-        setup.hunt?.region = DemoWorld.trail[0].region.name
-        setup.hunt?.trailRules.order = .inOrder
-        setup.hunt?.trailRules.mode = .race
-        setup.hunt?.trailRules.hintAfter = 12
-        setup.hunt?.trailRules.hintInterval = 30
-        setup.announce?.rewardTimeout = 3
-        // Time for the last found line and the finale.
-        setup.stopAfterFound = 16
+        DemoWorld.huntItsTrail(&setup)
         // On virtual time nothing is heard unless a device was asked for (a card would play
         // the whole walk in real time while the loop waits to shut down).
         if virtualTime, flags.device == nil { setup.playback?.device = "null" }

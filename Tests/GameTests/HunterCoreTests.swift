@@ -1,0 +1,192 @@
+import Bluetooth
+import FoundationEssentials
+import Game
+import Hunt
+import Ranging
+import Testing
+
+let treasureUUID = HunterCore.defaultTreasureUUID
+let chest = IBeacon(uuid: treasureUUID, major: 1, minor: 1, measuredPower: -59)
+let chestAddress = BDAddress(bytes: (0x01, 0x00, 0x00, 0x00, 0x00, 0xC0))
+
+func sighting(_ beacon: IBeacon, rssi: Int8, at t: Double, from address: BDAddress = chestAddress) -> BeaconSighting {
+    BeaconSighting(time: t, address: address, addressType: 0, rssi: rssi, beacon: .iBeacon(beacon), report: .legacy)
+}
+
+extension Array where Element == HunterCore.Effect {
+    var lines: [LineEvent] {
+        compactMap {
+            switch $0 {
+            case let .say(e), let .tell(e, _): e
+            default: nil
+            }
+        }
+    }
+}
+
+/// A hunter core fed one input at a time, its effects kept: the appliance's loop without I/O.
+struct CoreDriver {
+    var core: HunterCore
+    var effects: [HunterCore.Effect] = []
+    var now = 0.0
+
+    init(_ configuration: HunterCore.Configuration) { core = HunterCore(configuration: configuration) }
+
+    @discardableResult
+    mutating func feed(_ input: HunterCore.Input, at t: Double) -> [HunterCore.Effect] {
+        now = t
+        let out = core.handle(input, at: t)
+        effects += out
+        return out
+    }
+
+    /// The chest heard at `rssi` 10 times a second from now to `until`, ticking every 0.25 s
+    /// and finishing each line 2 s after it starts.
+    mutating func hear(_ beacon: IBeacon = chest, rssi: Int8, until end: Double, from address: BDAddress = chestAddress) {
+        var speechEnds: Double?
+        var t = now
+        while t < end {
+            t = ((t + 0.1) * 1000).rounded() / 1000
+            if let ends = speechEnds, ends <= t {
+                speechEnds = nil
+                feed(.speechFinished, at: ends)
+            }
+            let out = feed(.sighting(sighting(beacon, rssi: rssi, at: t, from: address)), at: t)
+                + (Int((t * 1000).rounded()) % 250 == 0 ? feed(.tick, at: t) : [])
+            if !out.lines.isEmpty { speechEnds = t + 2 }
+        }
+    }
+}
+
+@Suite struct HunterCoreTests {
+    static let region = Region(name: "treasure", uuid: treasureUUID)
+
+    static func oneChest(announce: HunterCore.Announcement? = HunterCore.Announcement(hunterID: 4, seconds: 30, rewardTimeout: 5)) -> HunterCore.Configuration {
+        HunterCore.Configuration(regions: [region], hunt: HuntDirector.Configuration(region: "treasure"), announce: announce)
+    }
+
+    @Test func theStartUpLineWaitsForTheRadioAndIsSaidOnce() {
+        var d = CoreDriver(Self.oneChest())
+        #expect(d.feed(.tick, at: 0.25).lines.isEmpty)
+        #expect(d.feed(.radioReady(afterOutage: false), at: 1) == [.say(.startup)])
+        #expect(d.feed(.radioReady(afterOutage: false), at: 2).isEmpty)
+    }
+
+    @Test func anOutageIsSaidOnlyWhenItLastsAndItsEndToo() {
+        var d = CoreDriver(Self.oneChest())
+        d.feed(.radioReady(afterOutage: false), at: 0)
+        d.feed(.speechFinished, at: 2)
+        d.feed(.radioLost, at: 10)
+        var said: [LineEvent] = []
+        for k in 1...80 { said += d.feed(.tick, at: 10 + Double(k) * 0.25).lines }
+        #expect(said == [.adapterMissing])
+        d.feed(.speechFinished, at: 31)
+        #expect(d.feed(.radioReady(afterOutage: true), at: 32).lines == [.adapterBack])
+    }
+
+    @Test func theFindReadsTheTreasuresRewardFromItsAddressOnlyAndAnnouncesTheHunter() throws {
+        var d = CoreDriver(Self.oneChest())
+        d.feed(.radioReady(afterOutage: false), at: 0)
+        d.feed(.speechFinished, at: 2)
+        d.hear(rssi: -45, until: 9)
+        #expect(d.effects.lines.contains(.treasureFound))
+        let active = try #require(d.effects.firstIndex(of: .scanActively(true)))
+        let announcement = TreasureSignals.announcement(hunterID: 4, treasure: chest)
+        #expect(d.effects[active...].contains(.advertise(Advertisement(data: announcement.advertisingData))))
+        let listening = d.core.listensForReward
+        #expect(listening)
+        // Anyone can send a scan response: only the found treasure's address is read.
+        let response = try TreasureSignals.scanResponse(reward: "GOLD-1")
+        let stranger = BDAddress(bytes: (0x09, 0x09, 0x09, 0x09, 0x09, 0xC9))
+        let fake = AdvertisingReport(format: .legacy, eventType: 0x04, addressType: 0, address: stranger, rssi: -40, data: response[...])
+        #expect(d.feed(.report(fake), at: 9.1).isEmpty)
+        let real = AdvertisingReport(format: .legacy, eventType: 0x04, addressType: 0, address: chestAddress, rssi: -40, data: response[...])
+        let out = d.feed(.report(real), at: 9.2)
+        #expect(out.first == .scanActively(false))
+        #expect(out.contains(.reward("GOLD-1", address: chestAddress)))
+        let reward = d.core.reward, finders = d.core.standings.finishers.map(\.hunter)
+        #expect(reward == "GOLD-1")
+        // This hunter's find is in its standings.
+        #expect(finders == [4])
+    }
+
+    @Test func noRewardInTimeIsSaidAsSuchAndScanningGoesBackToPassive() {
+        var d = CoreDriver(Self.oneChest())
+        d.feed(.radioReady(afterOutage: false), at: 0)
+        d.feed(.speechFinished, at: 2)
+        d.hear(rssi: -45, until: 30)
+        #expect(d.effects.contains(.log(.warning, "no reward heard from the treasure (it may have none)")))
+        #expect(d.effects.filter { $0 == .scanActively(true) }.count == d.effects.filter { $0 == .scanActively(false) }.count)
+    }
+
+    @Test func aRivalNamingATrailStepIsCountedOnceAndOurOwnIdNever() {
+        let steps = [1, 2].map { TrailStep(region: Region(name: "chest \($0)", uuid: treasureUUID, major: 1, minor: UInt16($0))) }
+        var hunt = HuntDirector.Configuration(region: "chest 1")
+        hunt.trail = steps
+        hunt.trailRules.mode = .race
+        var d = CoreDriver(HunterCore.Configuration(regions: steps.map(\.region), hunt: hunt, announce: HunterCore.Announcement(hunterID: 4)))
+        d.feed(.radioReady(afterOutage: false), at: 0)
+        let second = IBeacon(uuid: treasureUUID, major: 1, minor: 2, measuredPower: -59)
+        let rival = TreasureSignals.announcement(hunterID: 9, treasure: second)
+        let me = TreasureSignals.announcement(hunterID: 4, treasure: second)
+        for k in 0..<50 {
+            d.feed(.sighting(sighting(rival, rssi: -70, at: 1 + Double(k) * 0.1)), at: 1 + Double(k) * 0.1)
+            d.feed(.sighting(sighting(me, rssi: -70, at: 1.05 + Double(k) * 0.1)), at: 1.05 + Double(k) * 0.1)
+        }
+        let finishers = d.core.standings.finishers
+        #expect(finishers.map(\.hunter) == [9] && finishers.map(\.treasure) == [2])
+        #expect(d.effects.filter { if case .output(.standings) = $0 { true } else { false } }.count == 1)
+        #expect(d.effects.contains(.log(.info, "hunter 9 found treasure 2")))
+    }
+
+    @Test func madeUpRivalsCannotGrowTheStandingsPastTheirBound() {
+        let steps = [TrailStep(region: Region(name: "chest 1", uuid: treasureUUID, major: 1, minor: 1))]
+        var hunt = HuntDirector.Configuration(region: "chest 1")
+        hunt.trail = steps
+        hunt.trailRules.mode = .race
+        var d = CoreDriver(HunterCore.Configuration(regions: steps.map(\.region), hunt: hunt))
+        for id in 0..<5000 {
+            let t = Double(id) * 0.001
+            d.feed(.sighting(sighting(TreasureSignals.announcement(hunterID: UInt16(id), treasure: chest), rssi: -70, at: t)), at: t)
+        }
+        let count = d.core.standings.finishers.count
+        #expect(count == Standings.defaultCapacity)
+    }
+
+    @Test func anotherRegionsClassChangesAreNotTheHuntsNews() {
+        let other = Region(name: "other", uuid: treasureUUID, major: 9)
+        var d = CoreDriver(HunterCore.Configuration(regions: [Self.region, other], hunt: HuntDirector.Configuration(region: "treasure")))
+        // The first region is hunted without a trail; "other" overlaps it only in UUID, so
+        // limit the hunted one to major 1 for this test.
+        d = CoreDriver(HunterCore.Configuration(
+            regions: [Region(name: "treasure", uuid: treasureUUID, major: 1), other], hunt: HuntDirector.Configuration(region: "treasure")))
+        d.feed(.radioReady(afterOutage: false), at: 0)
+        d.feed(.speechFinished, at: 2)
+        d.hear(IBeacon(uuid: treasureUUID, major: 9, minor: 1, measuredPower: -59), rssi: -45, until: 20)
+        #expect(d.effects.lines == [.startup], "nothing of the other region is said")
+        #expect(d.effects.contains {
+            switch $0 {
+            case .output(.ranging(.regionEnter(_, "other"))), .output(.ranging(.regionState(_, "other", .inside))): true
+            default: false
+            }
+        }, "the other region is ranged and printed")
+    }
+
+    @Test func aReloadSaysWhatStartsOverAndANewTrailBeginsWithItsStartLine() {
+        var d = CoreDriver(Self.oneChest())
+        d.feed(.radioReady(afterOutage: false), at: 0)
+        var next = Self.oneChest()
+        let unchanged = d.core.reconfigure(next, at: 5).applied
+        #expect(unchanged.isEmpty)
+        next.ranging.nearEdge = 4
+        let ranging = d.core.reconfigure(next, at: 6).applied
+        #expect(ranging == ["ranging (it starts over)"])
+        next.announce = nil
+        let announce = d.core.reconfigure(next, at: 7).applied
+        #expect(announce == ["announce"])
+        next.hunt?.trail = [TrailStep(region: Self.region, clue: .text("Under the bed."))]
+        let (applied, effects) = d.core.reconfigure(next, at: 8)
+        #expect(applied == ["ranging starts over", "hunt (the trail starts over)"])
+        #expect(effects == [.say(.startup)])
+    }
+}

@@ -1,0 +1,72 @@
+import Bluetooth
+import Game
+import Hunt
+import Kiosk
+import Ranging
+import Testing
+
+@Suite struct TreasureBoxCoreTests {
+    static let box = TreasureBoxCore.Configuration(beacon: chest, reward: "GOLD")
+    static let hunterAddress = BDAddress(bytes: (0x07, 0x00, 0x00, 0x00, 0x00, 0xC7))
+
+    static func announcement(_ id: UInt16, found treasure: IBeacon = chest, at t: Double, rssi: Int8 = -45) -> BeaconSighting {
+        sighting(TreasureSignals.announcement(hunterID: id, treasure: treasure), rssi: rssi, at: t, from: hunterAddress)
+    }
+
+    @Test func aFinderIsGreetedOnceAndAgainOnlyAfterTenMinutes() {
+        var core = TreasureBoxCore(configuration: Self.box)
+        var greetings: [Double] = []
+        for k in 0..<2000 {
+            let t = Double(k) * 0.5
+            if k % 4 == 0 { core.tick(at: t) }
+            for case let .output(.greet(at, hunter, reward)) in core.sighting(Self.announcement(7, at: t)) {
+                #expect(hunter == 7 && reward == "GOLD")
+                greetings.append(at)
+            }
+        }
+        #expect(greetings == [0, TreasureBoxCore.greetAgainAfter])
+        #expect(core.standings.finishers.map(\.hunter) == [7], "each hunter once in the standings")
+    }
+
+    @Test func theQRCodeIsLoggedAtMostOnceInTenSeconds() {
+        var core = TreasureBoxCore(configuration: Self.box)
+        var logged = 0
+        for id in 0..<100 {
+            let t = Double(id) * 0.1
+            logged += core.sighting(Self.announcement(UInt16(id), at: t)).filter { if case .logQRCode = $0 { true } else { false } }.count
+        }
+        #expect(logged == 1)
+    }
+
+    @Test func anotherChestOfTheTrailIsCountedButNotGreeted() {
+        let other = IBeacon(uuid: chest.uuid, major: 1, minor: 2, measuredPower: -59)
+        var box = Self.box
+        box.trail = [chest, other].map { TrailStep(region: Region(name: "\($0.minor)", uuid: $0.uuid, major: $0.major, minor: $0.minor)) }
+        var core = TreasureBoxCore(configuration: box)
+        let effects = core.sighting(Self.announcement(3, found: other, at: 1))
+        #expect(effects == [.output(.standings(time: 1, [Standings.Finisher(hunter: 3, treasure: 2, time: 1)]))])
+        #expect(core.trailNumber == 1)
+    }
+
+    @Test func aHunterComingCloserIsWarmerOnTheKioskForTenSeconds() throws {
+        var core = TreasureBoxCore(configuration: Self.box)
+        let far = chest.uuid == TreasureSignals.hunterUUID ? chest : IBeacon(uuid: chest.uuid, major: 1, minor: 9, measuredPower: -59)
+        var t = 0.0
+        var states: [KioskState.Hunter] = []
+        for rssi: Int8 in [-85, -45] {
+            for _ in 0..<200 {
+                t += 0.1
+                _ = core.sighting(Self.announcement(5, found: far, at: t, rssi: rssi))
+                if Int((t * 10).rounded()) % 5 == 0 { core.tick(at: t) }
+                states += core.kioskState(advertising: .waiting("test"), qrLines: [], at: t).hunters
+            }
+        }
+        #expect(states.first { $0.proximity != .unknown }?.proximity == .far)
+        let closer = try #require(states.firstIndex { $0.proximity == .immediate || $0.proximity == .near })
+        #expect(states[closer].trend == .warmer, "told when the class changed")
+        #expect(states.last?.proximity == .immediate)
+        let changed = states[closer].lastSeen
+        let later = core.kioskState(advertising: .waiting("test"), qrLines: [], at: changed + TreasureBoxCore.trendSeconds + 1)
+        #expect(later.hunters.first?.trend == nil, "and not forever")
+    }
+}
