@@ -12,7 +12,8 @@ import Glibc
 /// a directory (EISDIR), device (`/dev/null`), FIFO, socket or symlink (EEXIST, with an
 /// `explanation`) is refused, before anything is written and again at the rename. Then the
 /// directory is fsynced, so the name survives a power cut. On any failure the temporary is
-/// removed and the target is as it was. Errors name the target, never the temporary.
+/// removed and the target is as it was. No error names the temporary: those about a name
+/// name the target ("create /srv/reward.svg", "rename /srv/reward.svg").
 public enum AtomicFile {
     /// `bytes` as the whole of `path`.
     public static func write(_ bytes: [UInt8], to path: String, mode: mode_t = 0o644) throws(SystemError) {
@@ -50,19 +51,7 @@ public enum AtomicFile {
         /// fsyncs and closes the temporary (errors checked), then puts it in place (see
         /// `AtomicFile`). On failure the temporary is removed.
         public func commit() throws(SystemError) {
-            do throws(SystemError) {
-                do {
-                    try descriptor.sync()
-                } catch {
-                    descriptor.close()
-                    throw error
-                }
-                try descriptor.closeChecked()
-            } catch {
-                removeTemporary(temporary)
-                throw error
-            }
-            try install(temporary, as: path)
+            try putInPlace(temporary, as: path) { () throws(SystemError) in try descriptor.syncAndClose() }
         }
 
         /// Closes and removes the temporary; `path` is left as it was.
@@ -94,9 +83,9 @@ public enum AtomicFile {
         /// fsyncs and closes it (errors checked), then puts it in place (see `AtomicFile`).
         /// On failure the temporary is removed.
         public func commit() throws(SystemError) {
-            do throws(SystemError) {
+            try putInPlace(temporary, as: path) { () throws(SystemError) in
                 let fd: FileDescriptor
-                do {
+                do throws(SystemError) {
                     fd = try FileDescriptor.open(temporary, O_RDONLY | O_NOFOLLOW | O_NONBLOCK)
                 } catch {
                     throw SystemError("open \(path)", errno: error.errno)
@@ -106,18 +95,8 @@ public enum AtomicFile {
                     fd.close()
                     throw SystemError("open \(path)", errno: EINVAL)
                 }
-                do {
-                    try fd.sync()
-                } catch {
-                    fd.close()
-                    throw error
-                }
-                try fd.closeChecked()
-            } catch {
-                removeTemporary(temporary)
-                throw error
+                try fd.syncAndClose()
             }
-            try install(temporary, as: path)
         }
 
         /// Removes the temporary; `path` is left as it was.
@@ -149,11 +128,15 @@ public enum AtomicFile {
         }
     }
 
-    /// Renames the finished, closed `temporary` over `path`, checked again first (it may
-    /// have changed since the temporary was created), then fsyncs the directory. On
-    /// failure the temporary is removed.
-    static func install(_ temporary: String, as path: String) throws(SystemError) {
+    /// Runs `finish` (which leaves `temporary` synced and closed), then renames `temporary`
+    /// over `path`, checked again first (it may have changed since the temporary was
+    /// created), then fsyncs the directory. When `finish`, the check or the rename fails,
+    /// the temporary is removed.
+    static func putInPlace(
+        _ temporary: String, as path: String, finishing finish: () throws(SystemError) -> Void
+    ) throws(SystemError) {
         do {
+            try finish()
             try checkReplaceable(path)
             _ = try retryingOnInterrupt("rename \(path)") { rename(temporary, path) }
         } catch {
@@ -167,7 +150,7 @@ public enum AtomicFile {
         }
     }
 
-    /// Removes a temporary that will not be installed (its error is not news).
+    /// Removes a temporary that will not be put in place (its error is not news).
     static func removeTemporary(_ temporary: String) {
         _ = try? retryingOnInterrupt("unlink") { unlink(temporary) }
     }

@@ -84,6 +84,18 @@ public struct FileDescriptor: Hashable, Sendable {
         _ = try retryingOnInterrupt("fsync") { Glibc.fsync(rawValue) }
     }
 
+    /// fsyncs, then closes with the error checked: the end of a file that must be on disk.
+    /// Closed whichever fails.
+    public func syncAndClose() throws(SystemError) {
+        do {
+            try sync()
+        } catch {
+            close()
+            throw error
+        }
+        try closeChecked()
+    }
+
     /// Closes, reporting an error: after writing, a failed close can be the first news of a
     /// lost write. Never retried on EINTR: Linux has released the number by then, and a
     /// second close could close a descriptor another thread has just been given.
