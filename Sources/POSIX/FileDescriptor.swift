@@ -3,7 +3,7 @@ import Glibc
 #endif
 
 /// A thin typed wrapper over a file descriptor (close it yourself, once). Every call but
-/// `close` goes through `retryingOnInterrupt`.
+/// the closes goes through `retryingOnInterrupt`; a close is never retried.
 public struct FileDescriptor: Hashable, Sendable {
     public let rawValue: Int32
     public init(rawValue: Int32) { self.rawValue = rawValue }
