@@ -30,15 +30,17 @@ let package = Package(
         .target(name: "Game", dependencies: ["Bluetooth", "Ranging", "Hunt", "Kiosk"], swiftSettings: strict),
 
         // Edges.
-        .target(name: "Radio", dependencies: ["Bluetooth", "CLinux", "CBlueZ"], swiftSettings: strict),
-        .target(name: "Audio", dependencies: ["CALSA"], swiftSettings: strict),
-        .target(name: "Voice", dependencies: ["CEspeakNG", "Audio", "Hunt"], swiftSettings: strict),
+        // The one OS layer below them: errno errors, the EINTR funnel, fds, safe files.
+        .target(name: "POSIX", swiftSettings: strict),
+        .target(name: "Radio", dependencies: ["Bluetooth", "POSIX", "CLinux", "CBlueZ"], swiftSettings: strict),
+        .target(name: "Audio", dependencies: ["POSIX", "CALSA"], swiftSettings: strict),
+        .target(name: "Voice", dependencies: ["CEspeakNG", "POSIX", "Audio", "Hunt"], swiftSettings: strict),
         // The treasure box reward as a QR code: libqrencode, rendered as half blocks, ASCII, SVG.
         .target(name: "QRCode", dependencies: ["CQREncode"], swiftSettings: strict),
 
         .executableTarget(
             name: "PirateHunter",
-            dependencies: ["Bluetooth", "Radio", "Ranging", "Hunt", "Game", "Simulation", "Voice", "Audio", "Kiosk", "QRCode"],
+            dependencies: ["Bluetooth", "POSIX", "Radio", "Ranging", "Hunt", "Game", "Simulation", "Voice", "Audio", "Kiosk", "QRCode"],
             swiftSettings: strict
         ),
 
@@ -55,7 +57,8 @@ let package = Package(
         .testTarget(
             name: "BluetoothTests", dependencies: ["Bluetooth"],
             resources: [.copy("Fixtures")], swiftSettings: strict),
-        .testTarget(name: "RadioTests", dependencies: ["Radio", "Bluetooth"], swiftSettings: strict),
+        .testTarget(name: "POSIXTests", dependencies: ["POSIX"], swiftSettings: strict),
+        .testTarget(name: "RadioTests", dependencies: ["Radio", "POSIX", "Bluetooth"], swiftSettings: strict),
         .testTarget(name: "RangingTests", dependencies: ["Ranging", "Simulation"], swiftSettings: strict),
         .testTarget(
             name: "PirateHunterTests", dependencies: ["PirateHunter", "Bluetooth", "Radio", "QRCode", "Audio"], swiftSettings: strict),

@@ -1,3 +1,5 @@
+import POSIX
+
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -21,8 +23,9 @@ public final class WakeSignal: @unchecked Sendable {
 
     public func post() { sem_post(semaphore) }
 
+    /// Waits until posted (EINTR is retried; sem_wait fails otherwise only on a bad semaphore).
     public func wait() {
-        while sem_wait(semaphore) != 0 && errno == EINTR {}
+        _ = try? retryingOnInterrupt("sem_wait") { sem_wait(semaphore) }
     }
 
     /// Waits at most `timeout`; true when posted.
@@ -35,10 +38,8 @@ public final class WakeSignal: @unchecked Sendable {
         var deadline = timespec(tv_sec: now.tv_sec + Int(seconds) + nanos / 1_000_000_000, tv_nsec: 0)
         nanos %= 1_000_000_000
         deadline.tv_nsec = nanos
-        while true {
-            if sem_timedwait(semaphore, &deadline) == 0 { return true }
-            if errno != EINTR { return false }
-        }
+        // EINTR is retried against the same absolute deadline; ETIMEDOUT is false.
+        return (try? retryingOnInterrupt("sem_timedwait") { sem_timedwait(semaphore, &deadline) }) != nil
     }
 }
 

@@ -1,3 +1,5 @@
+import POSIX
+
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -15,58 +17,31 @@ public struct FileError: Error, Equatable, Sendable, CustomStringConvertible {
         self.path = path
         self.action = action
         self.errno = errno
-        self.reason = reason ?? (strerror(errno).map { String(cString: $0) } ?? "errno \(errno)")
+        self.reason = reason ?? SystemError.message(errno: errno)
+    }
+
+    /// The failure of `action` on `path`: errno, and the call's own words for a refusal
+    /// (`SystemError.explanation`, "is a FIFO, ..."), which after "cannot write:" read "it
+    /// is a FIFO, ...".
+    public init(path: String, action: String = "write", _ error: SystemError) {
+        self.init(path: path, action: action, errno: error.errno, reason: error.explanation.map { "it " + $0 })
     }
 
     /// "q.wav: cannot write: No such file or directory"
     public var description: String { "\(path): cannot \(action): \(reason)" }
 }
 
-/// errno of a failed system call.
-package struct Errno: Error, Equatable, Sendable {
-    package let code: Int32
-    package init(_ code: Int32) { self.code = code }
-}
-
-/// Runs a system call that fails with a negative result and errno, retrying on EINTR (the
-/// Audio and Voice modules' funnel; Radio has its own in FileDescriptor.swift).
-@inline(__always)
-package func retryingOnInterrupt<T: FixedWidthInteger>(_ body: () -> T) throws(Errno) -> T {
-    while true {
-        let result = body()
-        if result >= 0 { return result }
-        let code = errno
-        if code != EINTR { throw Errno(code) }
-    }
-}
-
-/// Writes whole files safely: into `DIR/.NAME.<64 random bits>.tmp` in the target's own
-/// directory, opened `O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC` (never a planted file or
-/// symlink), written, fsynced, closed with its error checked, and renamed over `path` only
-/// when `path` is a regular file or nothing: a directory, device, FIFO, socket or symlink
-/// is refused. On any failure the temporary is removed and `path` is as it was.
-/// (The same rules as Radio's `AtomicFile`, which Audio cannot depend on.)
+/// Audio's names over the one safe writer, `POSIX.AtomicFile` (see it for the rules:
+/// a hidden random temporary beside the target, O_CREAT | O_EXCL | O_NOFOLLOW, fsync,
+/// checked close, renamed only over a regular file or nothing), with errors that name the
+/// path the user gave (`FileError`); and a safe whole-file read.
 public enum SafeFile {
     public static func write(_ bytes: [UInt8], to path: String, mode: mode_t = 0o644) throws(FileError) {
-        let (fd, temporary) = try createTemporary(for: path, mode: mode)
-        var closed = false
-        do throws(Errno) {
-            var offset = 0
-            while offset < bytes.count {
-                offset += try retryingOnInterrupt {
-                    bytes.withUnsafeBytes { raw in Glibc.write(fd, raw.baseAddress.map { $0 + offset }, raw.count - offset) }
-                }
-            }
-            _ = try retryingOnInterrupt { fsync(fd) }
-            closed = true
-            // Never retried: Linux has released the descriptor even when close fails.
-            if close(fd) != 0 { throw Errno(errno) }
+        do {
+            try AtomicFile.write(bytes, to: path, mode: mode)
         } catch {
-            if !closed { _ = close(fd) }
-            _ = try? retryingOnInterrupt { unlink(temporary) }
-            throw FileError(path: path, errno: error.code)
+            throw FileError(path: path, error)
         }
-        try putInPlace(temporary, at: path)
     }
 
     /// A file another writer fills (ALSA's `file:` plugin, which opens a path itself),
@@ -75,102 +50,27 @@ public enum SafeFile {
     /// `commit()` checks it is still our regular file, fsyncs it and renames it over `path`
     /// (only a regular file or nothing); `discard()` removes it.
     public struct Staged: Sendable {
-        public let path: String
-        public let temporary: String
+        private let staged: AtomicFile.StagedForAnotherWriter
+        public var path: String { staged.path }
+        public var temporary: String { staged.temporary }
 
         public init(for path: String, mode: mode_t = 0o644) throws(FileError) {
-            let (fd, temporary) = try SafeFile.createTemporary(for: path, mode: mode)
-            _ = close(fd)
-            self.path = path
-            self.temporary = temporary
+            do {
+                staged = try AtomicFile.StagedForAnotherWriter(for: path, mode: mode)
+            } catch {
+                throw FileError(path: path, error)
+            }
         }
 
         public func commit() throws(FileError) {
-            do throws(Errno) {
-                let fd = try retryingOnInterrupt { open(temporary, O_RDONLY | O_NOFOLLOW | O_CLOEXEC) }
-                var info = stat()
-                let statted = fstat(fd, &info) == 0
-                let synced = fsync(fd) == 0 ? 0 : errno
-                if close(fd) != 0 || synced != 0 { throw Errno(synced != 0 ? synced : errno) }
-                guard statted, info.st_mode & mode_t(S_IFMT) == mode_t(S_IFREG) else { throw Errno(EINVAL) }
-            } catch {
-                discard()
-                throw FileError(path: path, errno: error.code)
-            }
-            try SafeFile.putInPlace(temporary, at: path)
-        }
-
-        public func discard() {
-            _ = try? retryingOnInterrupt { unlink(temporary) }
-        }
-    }
-
-    /// `DIR/.NAME.<64 random bits>.tmp` beside `path`, created O_EXCL | O_NOFOLLOW; open for writing.
-    static func createTemporary(for path: String, mode: mode_t) throws(FileError) -> (fd: Int32, temporary: String) {
-        try checkReplaceable(path)
-        let directory = directory(of: path)
-        let base = path.split(separator: "/").last.map(String.init) ?? "file"
-        var attempts = 0
-        while true {
-            let temporary = "\(directory)/.\(base).\(String(UInt64.random(in: .min ... .max), radix: 16)).tmp"
             do {
-                let fd = try retryingOnInterrupt { open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode) }
-                return (fd, temporary)
+                try staged.commit()
             } catch {
-                attempts += 1
-                if error.code != EEXIST || attempts >= 8 { throw FileError(path: path, errno: error.code) }
+                throw FileError(path: path, error)
             }
         }
-    }
 
-    /// Renames the finished `temporary` over `path` (a regular file or nothing) and fsyncs
-    /// the directory; on failure the temporary is removed.
-    static func putInPlace(_ temporary: String, at path: String) throws(FileError) {
-        do throws(FileError) {
-            try checkReplaceable(path)
-            do {
-                _ = try retryingOnInterrupt { rename(temporary, path) }
-            } catch {
-                throw FileError(path: path, errno: error.code)
-            }
-        } catch {
-            _ = try? retryingOnInterrupt { unlink(temporary) }
-            throw error
-        }
-        if let directoryFD = try? retryingOnInterrupt({ open(directory(of: path), O_RDONLY | O_DIRECTORY | O_CLOEXEC) }) {
-            _ = try? retryingOnInterrupt { fsync(directoryFD) }
-            _ = close(directoryFD)
-        }
-    }
-
-    static func directory(of path: String) -> String {
-        let slash = path.lastIndex(of: "/")
-        return slash.map { $0 == path.startIndex ? "/" : String(path[..<$0]) } ?? "."
-    }
-
-    /// Refuses a `path` that exists and is not a regular file.
-    static func checkReplaceable(_ path: String) throws(FileError) {
-        guard !path.isEmpty else { throw FileError(path: path, errno: ENOENT) }
-        var info = stat()
-        do {
-            _ = try retryingOnInterrupt { lstat(path, &info) }
-        } catch {
-            if error.code == ENOENT { return }
-            throw FileError(path: path, errno: error.code)
-        }
-        let kind = info.st_mode & mode_t(S_IFMT)
-        if kind == mode_t(S_IFREG) { return }
-        if kind == mode_t(S_IFDIR) { throw FileError(path: path, errno: EISDIR) }
-        let what: String
-        switch kind {
-        case mode_t(S_IFLNK): what = "a symbolic link"
-        case mode_t(S_IFCHR): what = "a character device"
-        case mode_t(S_IFBLK): what = "a block device"
-        case mode_t(S_IFIFO): what = "a FIFO"
-        case mode_t(S_IFSOCK): what = "a socket"
-        default: what = "not a regular file"
-        }
-        throw FileError(path: path, errno: EEXIST, reason: "it is \(what), not a regular file: refusing to replace it")
+        public func discard() { staged.discard() }
     }
 
     /// Reads a whole regular file (at most `limit` bytes). Opened O_NONBLOCK so a FIFO never
@@ -180,19 +80,18 @@ public enum SafeFile {
         func fail(_ code: Int32, _ reason: String? = nil) -> FileError {
             FileError(path: path, action: "read", errno: code, reason: reason)
         }
-        let flags = O_RDONLY | O_NONBLOCK | O_CLOEXEC | (followSymlinks ? 0 : O_NOFOLLOW)
-        let fd: Int32
+        let fd: FileDescriptor
         do {
-            fd = try retryingOnInterrupt { open(path, flags) }
+            fd = try FileDescriptor.open(path, O_RDONLY | O_NONBLOCK | (followSymlinks ? 0 : O_NOFOLLOW))
         } catch {
-            throw fail(error.code)
+            throw fail(error.errno)
         }
-        defer { _ = close(fd) }  // read only: a close error says nothing about what was read
+        defer { fd.close() }  // read only: a close error says nothing about what was read
         var info = stat()
         do {
-            _ = try retryingOnInterrupt { fstat(fd, &info) }
+            _ = try retryingOnInterrupt("fstat") { fstat(fd.rawValue, &info) }
         } catch {
-            throw fail(error.code)
+            throw fail(error.errno)
         }
         let kind = info.st_mode & mode_t(S_IFMT)
         if kind == mode_t(S_IFDIR) { throw fail(EISDIR) }
@@ -207,11 +106,11 @@ public enum SafeFile {
             }
             let n: Int
             do {
-                n = try retryingOnInterrupt {
-                    bytes.withUnsafeMutableBytes { raw in Glibc.read(fd, raw.baseAddress.map { $0 + count }, raw.count - count) }
+                n = try retryingOnInterrupt("read") {
+                    bytes.withUnsafeMutableBytes { raw in Glibc.read(fd.rawValue, raw.baseAddress.map { $0 + count }, raw.count - count) }
                 }
             } catch {
-                throw fail(error.code)
+                throw fail(error.errno)
             }
             if n == 0 { break }
             count += n

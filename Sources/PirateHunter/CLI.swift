@@ -1,3 +1,5 @@
+import POSIX
+
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -86,26 +88,13 @@ final class StandardOutput {
     func flush() {
         defer { buffer.removeAll(keepingCapacity: true) }
         guard failure == nil else { return }
-        var offset = 0
-        while offset < buffer.count {
-            let n = buffer.withUnsafeBytes { raw in
-                write(1, raw.baseAddress.map { $0 + offset }, raw.count - offset)
-            }
-            if n >= 0 {
-                offset += n
-                continue
-            }
-            let code = errno
-            if code == EINTR { continue }
-            if code == EAGAIN {
-                // A non-blocking stdout that is full: wait for room (a reader that takes
-                // nothing for 5 s is as good as gone).
-                var p = pollfd(fd: 1, events: Int16(POLLOUT), revents: 0)
-                if poll(&p, 1, 5000) > 0 { continue }
-            }
-            failure = code
-            onFailure(code)
-            return
+        do {
+            // A non-blocking stdout that is full is waited for (a reader that takes nothing
+            // for 5 s is as good as gone: EAGAIN).
+            try FileDescriptor.standardOutput.writeAll(buffer, timeoutMilliseconds: 5000)
+        } catch {
+            failure = error.errno
+            onFailure(error.errno)
         }
     }
 }

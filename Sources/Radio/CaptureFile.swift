@@ -2,6 +2,7 @@
 import Glibc
 #endif
 import Bluetooth
+import POSIX
 
 /// Reads a btsnoop capture from disk in chunks, handing out records as they complete.
 public struct CaptureFileReader {
@@ -36,20 +37,19 @@ public struct CaptureFileReader {
 
 /// Writes a btsnoop capture as it happens: header first, each record straight to the file.
 ///
-/// The file is created next to its final name under an unpredictable hidden name (see
-/// `OutputFile`: a directory, `/dev/null`, a FIFO or a symlink at `path` is refused here,
-/// in `init`, with EISDIR or EEXIST) and renamed into place on close, so a crash never
-/// leaves a half-written file under the name the user asked for.
+/// The file is created next to its final name under an unpredictable hidden name (an
+/// `AtomicFile.Staged`: a directory, `/dev/null`, a FIFO or a symlink at `path` is refused
+/// here, in `init`, with EISDIR or EEXIST) and renamed into place on close, so a crash
+/// never leaves a half-written file under the name the user asked for.
 ///
 /// Write errors (disk full, EIO) are news at once: the first failing `write` throws, sets
 /// `failure` and calls `onFailure`; the file is cut back to the last whole record and
 /// nothing more is written to it, even if space returns (every later `write` throws the
 /// same failure). `close` then still completes the recording, ending at that record.
 public final class CaptureFileWriter {
-    private let fd: FileDescriptor
+    private let staged: AtomicFile.Staged
     private let encoder: BTSnoopEncoder
-    private let temporaryPath: String
-    public let path: String
+    public var path: String { staged.path }
     private var closed = false
     /// Bytes of the header and the whole records written so far.
     public private(set) var bytesWritten: Int64 = 0
@@ -59,14 +59,12 @@ public final class CaptureFileWriter {
     public var onFailure: ((SystemError) -> Void)?
 
     public init(path: String, datalink: BTSnoopDatalink = .h4) throws(SystemError) {
-        self.path = path
         encoder = BTSnoopEncoder(datalink: datalink)
-        (fd, temporaryPath) = try OutputFile.createTemporary(for: path)
+        staged = try AtomicFile.Staged(for: path)
         do {
             try append(encoder.header)
         } catch {
-            fd.close()
-            OutputFile.remove(temporaryPath)
+            staged.discard()
             throw error
         }
     }
@@ -78,14 +76,14 @@ public final class CaptureFileWriter {
         } catch {
             failure = error
             // A torn record would make the rest of the file unreadable: cut it off.
-            _ = try? retryingOnInterrupt("ftruncate") { ftruncate(fd.rawValue, off_t(bytesWritten)) }
+            _ = try? retryingOnInterrupt("ftruncate") { ftruncate(staged.descriptor.rawValue, off_t(bytesWritten)) }
             onFailure?(error)
             throw error
         }
     }
 
     private func append(_ bytes: [UInt8]) throws(SystemError) {
-        try fd.writeAll(bytes)
+        try staged.write(bytes)
         bytesWritten += Int64(bytes.count)
     }
 
@@ -95,27 +93,11 @@ public final class CaptureFileWriter {
     public func close() throws(SystemError) {
         guard !closed else { return }
         closed = true
-        do {
-            try fd.sync()
-        } catch {
-            fd.close()
-            OutputFile.remove(temporaryPath)
-            throw error
-        }
-        do {
-            try fd.closeChecked()
-            try OutputFile.install(temporaryPath, as: path)
-        } catch {
-            OutputFile.remove(temporaryPath)
-            throw error
-        }
+        try staged.commit()
     }
 
     /// A writer dropped without `close` (an error path) leaves nothing behind.
     deinit {
-        if !closed {
-            fd.close()
-            OutputFile.remove(temporaryPath)
-        }
+        if !closed { staged.discard() }
     }
 }

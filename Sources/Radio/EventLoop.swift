@@ -2,6 +2,7 @@
 import Glibc
 #endif
 import CLinux
+import POSIX
 import Synchronization
 
 /// Seconds on the monotonic clock: the one clock the appliance reads (the pure core gets it
@@ -60,9 +61,7 @@ public final class EventLoop {
     public var onVirtualAdvance: (Double) -> Void = { _ in }
 
     public init(clock: LoopClock = .monotonic) throws(SystemError) {
-        let fd = timerfd_create(CLOCK_MONOTONIC, Int32(TFD_CLOEXEC | TFD_NONBLOCK))
-        guard fd >= 0 else { throw SystemError("timerfd_create", errno: errno) }
-        timerFD = fd
+        timerFD = try retryingOnInterrupt("timerfd_create") { timerfd_create(CLOCK_MONOTONIC, Int32(TFD_CLOEXEC | TFD_NONBLOCK)) }
         self.clock = clock
         if case let .virtual(start) = clock { virtualNow = start } else { virtualNow = 0 }
     }
@@ -168,6 +167,7 @@ public final class EventLoop {
         // Virtual: only look (0 ms), unless another thread's answer is awaited, or there is
         // nothing at all to move the clock to.
         let wait: Int32 = isVirtual ? (outstanding > 0 || timers.isEmpty ? (timeout < 0 ? 50 : timeout) : 0) : timeout
+        // Not through the EINTR funnel: a signal ends this round, so the caller sees it.
         let n = poll(&fds, nfds_t(fds.count), wait)
         if n < 0 {
             if errno == EINTR { return }
@@ -206,9 +206,7 @@ public final class EventCounter: Sendable {
     public let fd: Int32
 
     public init() throws(SystemError) {
-        let fd = eventfd(0, Int32(EFD_CLOEXEC | EFD_NONBLOCK))
-        guard fd >= 0 else { throw SystemError("eventfd", errno: errno) }
-        self.fd = fd
+        fd = try retryingOnInterrupt("eventfd") { eventfd(0, Int32(EFD_CLOEXEC | EFD_NONBLOCK)) }
     }
 
     deinit { Glibc.close(fd) }
@@ -261,10 +259,10 @@ public final class SignalSource {
         var mask = sigset_t()
         sigemptyset(&mask)
         for s in signals { sigaddset(&mask, s) }
-        guard pthread_sigmask(SIG_BLOCK, &mask, nil) == 0 else { throw SystemError("pthread_sigmask", errno: errno) }
-        let fd = signalfd(-1, &mask, Int32(SFD_CLOEXEC | SFD_NONBLOCK))
-        guard fd >= 0 else { throw SystemError("signalfd", errno: errno) }
-        self.fd = fd
+        // pthread_sigmask returns its error number; it does not set errno.
+        let failed = pthread_sigmask(SIG_BLOCK, &mask, nil)
+        guard failed == 0 else { throw SystemError("pthread_sigmask", errno: failed) }
+        fd = try retryingOnInterrupt("signalfd") { signalfd(-1, &mask, Int32(SFD_CLOEXEC | SFD_NONBLOCK)) }
     }
 
     deinit { Glibc.close(fd) }

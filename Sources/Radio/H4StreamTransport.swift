@@ -3,6 +3,7 @@ import Glibc
 #endif
 import Bluetooth
 import CLinux
+import POSIX
 
 /// A controller at the other end of a byte stream speaking H4: a UART (`serial:/dev/ttyAMA0@115200`)
 /// or a unix socket (`unix:/path`). The stream delivers packets in arbitrary pieces; `H4Framer`

@@ -4,6 +4,7 @@ import Glibc
 import Bluetooth
 import CBlueZ
 import CLinux
+import POSIX
 
 /// The kernel's raw HCI channel on one adapter (AF_BLUETOOTH, BTPROTO_HCI, HCI_CHANNEL_RAW).
 /// It coexists with a running bluetoothd. LE commands need CAP_NET_RAW (without it the

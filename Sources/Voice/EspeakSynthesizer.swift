@@ -1,6 +1,7 @@
 import Audio
 import CEspeakNG
 import FoundationEssentials
+import POSIX
 import Synchronization
 
 #if canImport(Glibc)
@@ -333,10 +334,10 @@ struct VoiceStaging {
         for _ in 0..<8 {
             let directory = parent + "/" + name()
             do {
-                _ = try retryingOnInterrupt { mkdir(directory, 0o700) }
+                _ = try retryingOnInterrupt("mkdir") { mkdir(directory, 0o700) }
             } catch {
-                lastError = error.code
-                if error.code == EEXIST { continue }
+                lastError = error.errno
+                if error.errno == EEXIST { continue }
                 break
             }
             let staging = VoiceStaging(directory: directory)
@@ -348,16 +349,16 @@ struct VoiceStaging {
             }
             return staging
         }
-        throw VoiceError("cannot make a private directory in \(parent) for the voice file: \(reason(lastError))")
+        throw VoiceError("cannot make a private directory in \(parent) for the voice file: \(SystemError.message(errno: lastError))")
     }
 
     /// Refuses `directory` unless it is a real directory (not a symlink), ours, mode 0700.
     static func checkPrivate(_ directory: String) throws(VoiceError) {
         var info = stat()
         do {
-            _ = try retryingOnInterrupt { lstat(directory, &info) }
+            _ = try retryingOnInterrupt("lstat") { lstat(directory, &info) }
         } catch {
-            throw VoiceError("voice staging directory \(directory): \(reason(error.code))")
+            throw VoiceError("voice staging directory \(directory): \(error.reason)")
         }
         let kind = info.st_mode & mode_t(S_IFMT)
         guard kind == mode_t(S_IFDIR) else {
@@ -376,33 +377,23 @@ struct VoiceStaging {
     /// Writes the copy (O_EXCL | O_NOFOLLOW: a fresh file in our fresh directory). Not
     /// fsynced: it lives a few milliseconds and is never read after a crash.
     func stage(_ bytes: [UInt8], from path: String) throws(VoiceError) {
-        do throws(Errno) {
-            let fd = try retryingOnInterrupt { open(file, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o600) }
-            var offset = 0
-            do throws(Errno) {
-                while offset < bytes.count {
-                    offset += try retryingOnInterrupt {
-                        bytes.withUnsafeBytes { raw in Glibc.write(fd, raw.baseAddress.map { $0 + offset }, raw.count - offset) }
-                    }
-                }
+        do throws(SystemError) {
+            let fd = try FileDescriptor.open(file, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW, mode: 0o600)
+            do {
+                try fd.writeAll(bytes)
             } catch {
-                _ = close(fd)
+                fd.close()
                 throw error
             }
-            // Never retried: Linux has released the descriptor even when close fails.
-            if close(fd) != 0 { throw Errno(errno) }
+            try fd.closeChecked()
         } catch {
-            throw VoiceError("\(path): cannot stage voice file in \(directory): \(Self.reason(error.code))")
+            throw VoiceError("\(path): cannot stage voice file in \(directory): \(error.reason)")
         }
     }
 
     /// Removes the copy and the directory.
     func remove() {
-        _ = try? retryingOnInterrupt { unlink(file) }
-        _ = try? retryingOnInterrupt { rmdir(directory) }
-    }
-
-    static func reason(_ code: Int32) -> String {
-        strerror(code).map { String(cString: $0) } ?? "errno \(code)"
+        _ = try? retryingOnInterrupt("unlink") { unlink(file) }
+        _ = try? retryingOnInterrupt("rmdir") { rmdir(directory) }
     }
 }

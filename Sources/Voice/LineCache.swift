@@ -1,4 +1,5 @@
 import Audio
+import POSIX
 
 #if canImport(Glibc)
 import Glibc
@@ -66,16 +67,16 @@ public struct LineCache: Sendable {
         for component in directory.split(separator: "/") {
             prefix += "/" + component
             do {
-                _ = try retryingOnInterrupt { mkdir(prefix, 0o755) }
+                _ = try retryingOnInterrupt("mkdir") { mkdir(prefix, 0o755) }
             } catch {
-                if error.code != EEXIST { throw failure("cannot create cache directory", error.code) }
+                if error.errno != EEXIST { throw failure("cannot create cache directory", error.errno) }
             }
         }
         var info = stat()
         do {
-            _ = try retryingOnInterrupt { stat(directory, &info) }
+            _ = try retryingOnInterrupt("stat") { stat(directory, &info) }
         } catch {
-            throw failure("cannot use cache directory", error.code)
+            throw failure("cannot use cache directory", error.errno)
         }
         guard info.st_mode & mode_t(S_IFMT) == mode_t(S_IFDIR) else { throw failure("cannot use cache directory", ENOTDIR) }
         // Cache file names are predictable (hashes of the lines): anyone else who can write
@@ -88,15 +89,15 @@ public struct LineCache: Sendable {
                 "\(directory): cache directory is writable by everyone (mode \(String(info.st_mode & 0o7777, radix: 8))): not used")
         }
         do {
-            _ = try retryingOnInterrupt { access(directory, W_OK) }
+            _ = try retryingOnInterrupt("access") { access(directory, W_OK) }
         } catch {
-            return .readOnly(failure("cannot write to cache directory", error.code).message)
+            return .readOnly(failure("cannot write to cache directory", error.errno).message)
         }
         return .ready
     }
 
     private func failure(_ what: String, _ code: Int32) -> VoiceError {
-        VoiceError("\(directory): \(what): \(strerror(code).map { String(cString: $0) } ?? "errno \(code)")")
+        VoiceError("\(directory): \(what): \(SystemError.message(errno: code))")
     }
 
     public func load(_ key: RenderKey) -> PCMBuffer? {

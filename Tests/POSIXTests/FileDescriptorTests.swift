@@ -1,15 +1,8 @@
-import Bluetooth
-import CBlueZ
 import Foundation
 import Glibc
+import POSIX
 import Synchronization
 import Testing
-
-@testable import Radio
-
-/// SOCK_STREAM for the tests of this target, named where Glibc's enum is seen reliably (a
-/// clean build once lost it in another file of the same compile batch).
-let streamSocketType = Int32(SOCK_STREAM.rawValue)
 
 /// A connected pair of non-blocking unix stream sockets, closed at the end of the test.
 private final class SocketPair {
@@ -103,40 +96,84 @@ private func threadCPUSeconds() -> Double {
     }
 }
 
-@Suite struct BlueZConstantTests {
-    /// The ioctl numbers come from the header's _IOW/_IOR through the shim; these are their
-    /// values on every Linux the appliance runs on (x86_64, arm64, armhf).
-    @Test func theIoctlNumbersAreTheHeadersOwn() {
-        #expect(ph_HCIDEVUP == 0x4004_48C9)  // _IOW('H', 201, int)
-        #expect(ph_HCIGETDEVLIST == 0x8004_48D2)  // _IOR('H', 210, int)
-        #expect(ph_HCIGETDEVINFO == 0x8004_48D3)  // _IOR('H', 211, int)
-        #expect(AF_BLUETOOTH == 31 && BTPROTO_HCI == 1 && SOL_HCI == 0 && HCI_FILTER == 2 && HCI_CHANNEL_RAW == 0)
-        #expect(MemoryLayout<ph_hci_dev_list>.size == 4 + Int(HCI_MAX_DEV) * 8)
+/// A pipe; the ends still open are closed at the end of the test (each exactly once: a
+/// number closed twice could be another test's by then). Close-on-exec, set right after
+/// `pipe` (Glibc's Swift module has no `pipe2`); a child another test spawns in between
+/// could still hold an end, so readers here stop at a byte count, never wait for EOF.
+final class PipeEnds {
+    let reader: FileDescriptor
+    let writer: FileDescriptor
+    private var readerOpen = true
+    private var writerOpen = true
+    init() throws {
+        var fds: [Int32] = [-1, -1]
+        try #require(pipe(&fds) == 0)
+        reader = FileDescriptor(rawValue: fds[0])
+        writer = FileDescriptor(rawValue: fds[1])
+        for fd in fds { try #require(fcntl(fd, F_SETFD, FD_CLOEXEC) == 0) }
+    }
+    func closeReader() {
+        readerOpen = false
+        reader.close()
+    }
+    func closeWriter() throws(SystemError) {
+        writerOpen = false
+        try writer.closeChecked()
+    }
+    deinit {
+        if readerOpen { reader.close() }
+        if writerOpen { writer.close() }
+    }
+}
+
+@Suite struct WriteAllAndCloseTests {
+    /// 4 MiB through a 64 KiB pipe: many short writes, continued in order, while a thread
+    /// of its own reads.
+    @Test func aLargeBufferGoesThroughAPipeWholeAndInOrder() throws {
+        let pipe = try PipeEnds()
+        let bytes = (0..<(4 << 20)).map { UInt8(truncatingIfNeeded: $0 &* 31 &+ $0 >> 12) }
+        let received = Mutex<[UInt8]>([])
+        let done = DispatchSemaphore(value: 0)
+        let reader = pipe.reader
+        let expected = bytes.count
+        Thread.detachNewThread {
+            var got: [UInt8] = []
+            while got.count < expected, let chunk = try? reader.read(upTo: 1 << 15), !chunk.isEmpty { got += chunk }
+            received.withLock { $0 = got }
+            done.signal()
+        }
+        try pipe.writer.writeAll(bytes)
+        try pipe.closeWriter()
+        done.wait()
+        #expect(received.withLock { $0 } == bytes)
     }
 
-    /// The filter helpers set the bits the kernel tests: (type & 31) in type_mask, and
-    /// (event & 63) in the two event words.
-    @Test func theFilterHelpersSetTheKernelsBits() {
-        var filter = hci_filter()
-        hci_filter_set_ptype(HCI_COMMAND_PKT, &filter)
-        hci_filter_set_ptype(HCI_EVENT_PKT, &filter)
-        hci_filter_set_event(EVT_CMD_COMPLETE, &filter)
-        hci_filter_set_event(EVT_LE_META_EVENT, &filter)
-        hci_filter_set_event(EVT_STACK_INTERNAL, &filter)
-        #expect(filter.type_mask == 1 << 1 | 1 << 4)
-        #expect(filter.event_mask.0 == 1 << 0x0E)
-        #expect(filter.event_mask.1 == 1 << (0x3E - 32) | 1 << ((0xFD & 63) - 32))
+    /// A failed close is reported (EBADF for a descriptor that is not open), not swallowed.
+    @Test func aFailedCloseIsReported() {
+        do {
+            try FileDescriptor(rawValue: -1).closeChecked()
+            Issue.record("closing -1 succeeded")
+        } catch {
+            #expect(error.errno == EBADF)
+            #expect(error.call == "close")
+        }
     }
 
-    /// HCI_EV_STACK_INTERNAL / HCI_EV_SI_DEVICE, as the kernel sends it (hci_si_event).
-    private func deviceEvent(_ event: Int32, device: UInt8) -> HCIPacket {
-        HCIPacket(type: .event, bytes: [0xFD, 6, 0x01, 0x00, UInt8(event), 0, device, 0])
-    }
-
-    @Test func theStackInternalDownEventIsRecognised() {
-        #expect(KernelHCISocket.saysDown(deviceEvent(HCI_DEV_DOWN, device: 3), device: 3))
-        #expect(!KernelHCISocket.saysDown(deviceEvent(HCI_DEV_DOWN, device: 3), device: 4))
-        #expect(KernelHCISocket.saysDown(deviceEvent(HCI_DEV_UNREG, device: 3), device: 3))
-        #expect(!KernelHCISocket.saysDown(deviceEvent(HCI_DEV_UP, device: 3), device: 3))
+    /// A write error other than "would block" is thrown with its errno: EPIPE once the
+    /// peer has gone (SIGPIPE is ignored by the test process here). A socket pair, made
+    /// close-on-exec at once, so that no child another test spawns can keep the peer open.
+    @Test func aWriteWithNoReaderIsEPIPE() throws {
+        signal(SIGPIPE, SIG_IGN)
+        var fds: [Int32] = [-1, -1]
+        try #require(socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0, &fds) == 0)
+        let writer = FileDescriptor(rawValue: fds[0])
+        defer { writer.close() }
+        FileDescriptor(rawValue: fds[1]).close()
+        do {
+            try writer.writeAll([1, 2, 3])
+            Issue.record("wrote to a pipe without a reader")
+        } catch {
+            #expect(error.errno == EPIPE)
+        }
     }
 }
