@@ -50,7 +50,8 @@ import Testing
                 #expect(flags.given == [flag.name], "\(name) \(spelling)")
                 if flag.value != nil {
                     // A switch is read with `has`; a value must land somewhere.
-                    #expect(Reached(flags) != nothing, "\(name) \(spelling): declared in the table, but applies nothing")
+                    let reaches = Reached(flags) != nothing
+                    #expect(reaches, "\(name) \(spelling): declared in the table, but applies nothing")
                 }
             }
         }
