@@ -22,8 +22,8 @@ enum SayCommand {
         let sound = arguments.has(Flags.sound)
         let voiceDirectory = settings.voice.voicesDirectory
         let language = settings.voice.language
-        if text == nil && event == nil { throw CLIError(.usage, "give TEXT or --line EVENT (see 'pirate-hunter say --help')") }
-        if text != nil && event != nil { throw CLIError(.usage, "give TEXT or --line EVENT, not both") }
+        if text == nil && event == nil { throw CLIError(.usage, "give TEXT or \(Flags.line.synopsis) (see 'pirate-hunter say --help')") }
+        if text != nil && event != nil { throw CLIError(.usage, "give TEXT or \(Flags.line.synopsis), not both") }
 
         let voices = VoiceLocations.resolve(explicit: voiceDirectory)
         let pack: LinePack
