@@ -13,9 +13,9 @@ import Voice
 /// simulated hunt, heard through the default ALSA device or written to demo.wav.
 enum HuntCommand {
     static func run(_ arguments: ParsedArguments) throws(CLIError) -> ExitCode {
-        let flags = try arguments.configurationFlags()
+        let flags = arguments.flags
         let quiet = arguments.has(Flags.quiet)
-        let duration = try arguments.duration()
+        let duration = flags.duration
         let load = { () throws(CLIError) -> HunterSetup in
             try HunterConfiguration.load(flags: flags).hunterSetup(quiet: quiet)
         }
@@ -25,7 +25,7 @@ enum HuntCommand {
         setup.reload = load
         var options = RuntimeOptions(record: setup.record, duration: duration)
         options.clock = try arguments.clock(simulated: setup.transport == .simulator)
-        if options.clock != .monotonic, flags.device == nil { setup.playback?.device = "null" }
+        if options.clock != .monotonic, !arguments.has(Flags.device) { setup.playback?.device = "null" }
         let runtime = try ApplianceRuntime(options)
         let hunter = try Hunter(setup: setup, runtime: runtime)
         if setup.transport == .simulator {
@@ -46,7 +46,7 @@ enum HuntCommand {
     }
 
     static func demo(_ arguments: ParsedArguments) throws(CLIError) -> ExitCode {
-        let flags = try arguments.configurationFlags()
+        let flags = arguments.flags
         let quiet = arguments.has(Flags.quiet)
         let virtualTime = arguments.has(Flags.virtualTime)
         let configuration = try HunterConfiguration.load(flags: flags)
@@ -55,7 +55,7 @@ enum HuntCommand {
         DemoWorld.huntItsTrail(&setup)
         // On virtual time nothing is heard unless a device was asked for (a card would play
         // the whole walk in real time while the loop waits to shut down).
-        if virtualTime, flags.device == nil { setup.playback?.device = "null" }
+        if virtualTime, !arguments.has(Flags.device) { setup.playback?.device = "null" }
         // The default device (`auto`: a USB speaker, else ALSA's default), or demo.wav when
         // there is none (ALSA's file plugin writes a temporary of ours, put in place at the
         // end: never through a planted link).
@@ -73,7 +73,7 @@ enum HuntCommand {
         }
         // Whatever ends the demo early, the temporary goes.
         return try ApplianceRuntime.writing(staged) { () throws(CLIError) -> ExitCode in
-            var options = RuntimeOptions(record: setup.record, duration: try arguments.duration() ?? DemoWorld.trailLength + 30)
+            var options = RuntimeOptions(record: setup.record, duration: flags.duration ?? DemoWorld.trailLength + 30)
             if virtualTime { options.clock = .virtual(start: 0) }
             let runtime = try ApplianceRuntime(options)
             let world = DemoWorld(origin: runtime.loop.now)

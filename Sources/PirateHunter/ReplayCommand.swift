@@ -17,7 +17,6 @@ enum ReplayCommand {
         var regions: [Region] = []
         /// `--hunt`: the whole hunt on the capture's clock (what the hunter would have said).
         var hunt = false
-        var config: String?
         /// `--out F.wav` (with `--hunt`): what would have been heard.
         var out: String?
         /// The configuration flags (with `--hunt`: voice, regions, file).
@@ -27,13 +26,12 @@ enum ReplayCommand {
     static func parse(_ arguments: ParsedArguments) throws(CLIError) -> Options {
         var options = Options(path: arguments.operand ?? "")
         options.json = arguments.has(Flags.json)
-        options.flags = try arguments.configurationFlags()
+        options.flags = arguments.flags
         options.regions = options.flags.regions
         options.hunt = arguments.has(Flags.hunt)
-        options.config = arguments.value(Flags.config)
-        options.out = arguments.value(Flags.out)
+        options.out = options.flags.out
         let huntOnly = [Flags.config, Flags.out, Flags.language, Flags.voiceDirectory, Flags.cacheDirectory]
-        if !options.hunt, let flag = huntOnly.first(where: arguments.has) { throw CLIError(.usage, "\(flag.name) goes with --hunt") }
+        if !options.hunt, let flag = huntOnly.first(where: arguments.has) { throw CLIError(.usage, "\(flag.name) goes with \(Flags.hunt.name)") }
         return options
     }
 

@@ -13,21 +13,17 @@ import Voice
 enum SayCommand {
     static func run(_ arguments: ParsedArguments) throws(CLIError) -> ExitCode {
         let text = arguments.operand
-        var event: LineEvent?
-        if let name = arguments.value(Flags.line) {
-            guard let parsed = LineEvent(rawValue: name) else {
-                let known = LineEvent.allCases.map(\.rawValue).joined(separator: ", ")
-                throw CLIError(.usage, "--line: unknown event '\(CLIError.printable(name))' (one of: \(known))")
-            }
-            event = parsed
-        }
-        let device = arguments.value(Flags.device) ?? SoundCards.auto
-        let output = arguments.value(Flags.out)
+        let event = arguments.flags.line
+        // --device, --voice-dir and --lang mean what they mean to the configuration.
+        var settings = HunterConfiguration()
+        settings.apply(arguments.flags)
+        let device = settings.audio.device
+        let output = arguments.flags.out
         let sound = arguments.has(Flags.sound)
-        let voiceDirectory = arguments.value(Flags.voiceDirectory)
-        let language = arguments.value(Flags.language) ?? "en-pirate"
-        if text == nil && event == nil { throw CLIError(.usage, "give TEXT or --line EVENT (see 'pirate-hunter say --help')") }
-        if text != nil && event != nil { throw CLIError(.usage, "give TEXT or --line EVENT, not both") }
+        let voiceDirectory = settings.voice.voicesDirectory
+        let language = settings.voice.language
+        if text == nil && event == nil { throw CLIError(.usage, "give TEXT or \(Flags.line.synopsis) (see 'pirate-hunter say --help')") }
+        if text != nil && event != nil { throw CLIError(.usage, "give TEXT or \(Flags.line.synopsis), not both") }
 
         let voices = VoiceLocations.resolve(explicit: voiceDirectory)
         let pack: LinePack

@@ -42,9 +42,9 @@ enum ScanCommand {
     }
 
     static func run(_ arguments: ParsedArguments) throws(CLIError) -> ExitCode {
-        let flags = try arguments.configurationFlags()
+        let flags = arguments.flags
         let active = arguments.has(Flags.active)
-        let duration = try arguments.duration()
+        let duration = flags.duration
         // The hunter's file: its ranging section is what the parent tunes with scan.
         let configuration = try HunterConfiguration.load(flags: flags)
         var options = RuntimeOptions(record: configuration.record, duration: duration)

@@ -8,8 +8,8 @@ import Radio
 /// when stdout is a terminal, log lines otherwise (systemd).
 enum TreasureCommand {
     static func run(_ arguments: ParsedArguments) throws(CLIError) -> ExitCode {
-        let flags = try arguments.configurationFlags()
-        let duration = try arguments.duration()
+        let flags = arguments.flags
+        let duration = flags.duration
         let plain = arguments.has(Flags.noKiosk)
         let load = { () throws(CLIError) -> TreasureSetup in
             try HunterConfiguration.load(flags: flags, defaultPath: HunterConfiguration.treasurePath).treasureSetup()

@@ -21,6 +21,19 @@ private func failure(_ json: String) -> CLIError? {
     }
 }
 
+/// The flags as a command gets them: parsed and checked by `command`'s row of the table.
+func commandLineFlags(_ arguments: [String], for command: CommandSpec = Commands.hunt) throws(CLIError) -> ConfigurationFlags {
+    guard case let .run(parsed) = try ParsedArguments.parse(arguments, for: command) else {
+        throw CLIError(.software, "\(command.name) \(arguments): help, not a run")
+    }
+    return parsed.flags
+}
+
+/// The configuration as a command loads it: its row parses the flags, the file is read under them.
+private func load(_ arguments: [String], for command: CommandSpec = Commands.hunt) throws(CLIError) -> HunterConfiguration {
+    try HunterConfiguration.load(flags: commandLineFlags(arguments, for: command), environment: [:])
+}
+
 /// A scratch directory removed at the end of the test.
 private final class Scratch {
     let path: String
@@ -77,7 +90,7 @@ private let repository = URL(fileURLWithPath: #filePath).deletingLastPathCompone
         #expect(try ConfigurationFile.read(missing, explicit: false) == nil)
         #expect(throws: CLIError.self) { try ConfigurationFile.read(missing, explicit: true) }
         do {
-            _ = try HunterConfiguration.load(arguments: ["--config", missing], environment: [:])
+            _ = try load(["--config", missing])
             Issue.record("a missing --config file loaded")
         } catch {
             #expect(error.code == .noInput)
@@ -439,20 +452,20 @@ private let repository = URL(fileURLWithPath: #filePath).deletingLastPathCompone
 }
 
 @Suite struct ConfigurationFlagTests {
-    @Test func flagsOverrideTheFileAndTheRestIsLeftForTheCommand() throws {
+    @Test func flagsOverrideTheFile() throws {
         let scratch = try Scratch()
         let file = try scratch.write("hunter.json", """
             { "transport": "hci0", "regions": [{ "name": "chest", "uuid": "E2C56DB5-DFFB-48D2-B060-D0F5A71096E0" }],
               "audio": { "device": "plughw:1,0", "volume_db": -3 }, "voice": { "rate": 150, "language": "ja" },
               "treasure": { "major": 5, "reward": "OLD" } }
             """)
-        let (configuration, remaining) = try HunterConfiguration.load(
-            arguments: ["--config", file, "--active", "--hci", "unix:/tmp/h4", "--region", "E2C56DB5-DFFB-48D2-B060-D0F5A71096E0:1",
-                        "--region", "50495241-5445-2D48-554E-544552000000:2:3", "--device", "null", "--volume", "-12",
-                        "--lang", "en-pirate", "--voice-dir", "/v", "--cache-dir", "/c", "--record", "/r.btsnoop", "--json",
-                        "--minor", "9", "--power", "-70", "--interval", "200", "--reward", "NEW", "extra"],
-            environment: [:])
-        #expect(remaining == ["--active", "extra"])
+        let configuration = try load(
+            ["--config", file, "--hci", "unix:/tmp/h4", "--region", "E2C56DB5-DFFB-48D2-B060-D0F5A71096E0:1",
+             "--region", "50495241-5445-2D48-554E-544552000000:2:3", "--device", "null", "--volume", "-12",
+             "--lang", "en-pirate", "--voice-dir", "/v", "--cache-dir", "/c", "--record", "/r.btsnoop", "--json"])
+        // The treasure's flags are the treasure box's (and the demo's), over the same file.
+        let treasure = try load(["--config", file, "--minor", "9", "--power", "-70", "--interval", "200", "--reward", "NEW"],
+                                for: Commands.treasure).treasure
         #expect(configuration.file == file)
         #expect(configuration.transport == .unix(path: "/tmp/h4"))
         let uuid = try #require(UUID(uuidString: "E2C56DB5-DFFB-48D2-B060-D0F5A71096E0"))
@@ -470,11 +483,11 @@ private let repository = URL(fileURLWithPath: #filePath).deletingLastPathCompone
         #expect(voice.parameters.rate == 150)  // from the file: no flag for it
         #expect(configuration.record == "/r.btsnoop")
         #expect(configuration.json)
-        #expect(configuration.treasure.major == 5)  // from the file
-        #expect(configuration.treasure.minor == 9)
-        #expect(configuration.treasure.power == -70)
-        #expect(configuration.treasure.intervalMilliseconds == 200)
-        #expect(configuration.treasure.reward == "NEW")
+        #expect(treasure.major == 5)  // from the file
+        #expect(treasure.minor == 9)
+        #expect(treasure.power == -70)
+        #expect(treasure.intervalMilliseconds == 200)
+        #expect(treasure.reward == "NEW")
     }
 
     @Test func anUnknownLanguageIsNamedWithThePacksThatExist() throws {
@@ -482,20 +495,20 @@ private let repository = URL(fileURLWithPath: #filePath).deletingLastPathCompone
         let voices = repository + "/voices"
         let file = try scratch.write("hunter.json", #"{ "voice": { "language": "fr", "voices_directory": "\#(voices)" } }"#)
         do {
-            _ = try HunterConfiguration.load(arguments: ["--config", file], environment: [:])
+            _ = try load(["--config", file])
             Issue.record("loaded")
         } catch {
             #expect(error.code == .config)
             #expect(error.message == "\(file): voice.language: no line pack 'fr' in \(voices)/lines; allowed: en-pirate, ja")
         }
         do {
-            _ = try HunterConfiguration.load(arguments: ["--config", file, "--lang", "klingon"], environment: [:])
+            _ = try load(["--config", file, "--lang", "klingon"])
             Issue.record("loaded")
         } catch {
             #expect(error.code == .usage)
             #expect(error.message == "--lang: no line pack 'klingon' in \(voices)/lines; allowed: en-pirate, ja")
         }
-        let (fixed, _) = try HunterConfiguration.load(arguments: ["--config", file, "--lang", "ja"], environment: [:])
+        let fixed = try load(["--config", file, "--lang", "ja"])
         #expect(fixed.voiceConfiguration().language == "ja")
         #expect(fixed.voiceConfiguration().voicesDirectory == voices)
     }
@@ -503,8 +516,7 @@ private let repository = URL(fileURLWithPath: #filePath).deletingLastPathCompone
     @Test func withoutFlagsTheFileStands() throws {
         let scratch = try Scratch()
         let file = try scratch.write("hunter.json", #"{ "transport": "hci1", "audio": { "device": "plughw:1,0" } }"#)
-        let (configuration, remaining) = try HunterConfiguration.load(arguments: ["--config", file], environment: [:])
-        #expect(remaining.isEmpty)
+        let configuration = try load(["--config", file])
         #expect(configuration.transport == .kernel(adapter: 1))
         #expect(configuration.audio.device == "plughw:1,0")
         #expect(!configuration.json)
@@ -514,7 +526,7 @@ private let repository = URL(fileURLWithPath: #filePath).deletingLastPathCompone
         let scratch = try Scratch()
         let file = try scratch.write("hunter.json", #"{ "transport": "bogus" }"#)
         do {
-            _ = try HunterConfiguration.load(arguments: ["--config", file, "--hci", "hci0"], environment: [:])
+            _ = try load(["--config", file, "--hci", "hci0"])
             Issue.record("loaded")
         } catch {
             #expect(error.code == .config)
@@ -530,11 +542,11 @@ private let repository = URL(fileURLWithPath: #filePath).deletingLastPathCompone
          "--region: 'E2C56DB5-DFFB-48D2-B060-D0F5A71096E0' is given twice"),
         (["--volume", "loud"], "--volume: 'loud' is not a volume; allowed: -60 to 12 dB"),
         (["--device", ""], "--device: needs a non-empty value"),
-        (["--config"], "--config needs a value"),
+        (["--config"], "--config needs a value (--config FILE)"),
     ])
     func aBadFlagIsAUsageError(_ arguments: [String], _ expected: String) {
         do {
-            _ = try HunterConfiguration.load(arguments: arguments, environment: [:])
+            _ = try load(arguments)
             Issue.record("loaded")
         } catch {
             #expect(error.code == .usage)
@@ -555,7 +567,7 @@ private let repository = URL(fileURLWithPath: #filePath).deletingLastPathCompone
     ])
     func aBadTreasureValueIsAConfigurationErrorNamingTheField(_ arguments: [String], _ expected: String) {
         do {
-            _ = try HunterConfiguration.load(arguments: arguments, environment: [:])
+            _ = try load(arguments, for: arguments[0] == "--hunter-id" ? Commands.hunt : Commands.treasure)
             Issue.record("loaded")
         } catch {
             #expect(error.code == .config)
@@ -566,12 +578,12 @@ private let repository = URL(fileURLWithPath: #filePath).deletingLastPathCompone
     @Test func announceSectionAndFlag() throws {
         let scratch = try Scratch()
         let path = try scratch.write("hunter.json", #"{"announce": {"hunter_id": 7, "seconds": 30, "reward_timeout": 5}}"#)
-        var configuration = try HunterConfiguration.load(arguments: ["--config", path], environment: [:]).configuration
+        var configuration = try load(["--config", path])
         #expect(configuration.announce == HunterConfiguration.Announce(hunterID: 7, seconds: 30, rewardTimeout: 5))
-        configuration = try HunterConfiguration.load(arguments: ["--config", path, "--hunter-id", "9"], environment: [:]).configuration
+        configuration = try load(["--config", path, "--hunter-id", "9"])
         #expect(configuration.announce.hunterID == 9)
         let bad = try scratch.write("bad.json", #"{"announce": {"hunter_id": 70000}}"#)
-        #expect(throws: CLIError.self) { try HunterConfiguration.load(arguments: ["--config", bad], environment: [:]) }
+        #expect(throws: CLIError.self) { try load(["--config", bad]) }
     }
 }
 

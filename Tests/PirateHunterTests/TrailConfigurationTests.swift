@@ -54,9 +54,7 @@ private let repository = URL(fileURLWithPath: #filePath).deletingLastPathCompone
 
     @Test func aRegionFlagReplacesTheFilesTrail() throws {
         var configuration = try decode(#"{"hunt": {"trail": [{"region": "\#(chests):1:1"}]}}"#)
-        var flags = ConfigurationFlags()
-        flags.regions = [Region(name: chests, uuid: try #require(UUID(uuidString: chests)))]
-        configuration.apply(flags)
+        configuration.apply(try commandLineFlags(["--region", chests]))
         #expect(configuration.huntConfiguration().trail.isEmpty)
         #expect(configuration.hunterSetup().regions.map(\.name) == [chests])
     }

@@ -12,7 +12,7 @@ import Voice
 /// `Checklist` (pure).
 enum CheckCommand {
     static func run(_ arguments: ParsedArguments) throws(CLIError) -> ExitCode {
-        let flags = try arguments.configurationFlags()
+        let flags = arguments.flags
         var facts = CheckFacts()
         var configuration = HunterConfiguration()
         facts.configuration.path = flags.configPath ?? HunterConfiguration.defaultPath

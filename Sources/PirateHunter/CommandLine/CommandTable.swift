@@ -1,16 +1,36 @@
+import FoundationEssentials
+import Hunt
 import Radio
+import Ranging
 
-/// One option of a command, as the user writes it: its spellings (the first is the one
-/// shown), the placeholder of its value (nil: a switch) and one line of help.
-struct Flag: Equatable, Sendable {
+/// One option of a command, declared once: its spellings (the first is the one shown), the
+/// placeholder of its value (nil: a switch), one line of help, and what it does. `apply`
+/// checks the value and records it in the flags (a setting of the file goes into the
+/// configuration from there); `spelled` is how the user wrote the flag, for the error. A
+/// switch is recorded as given (`has`) and needs no `apply` unless it sets something.
+struct Flag: Sendable {
+    typealias Apply = @Sendable (_ spelled: String, _ value: String, _ flags: inout ConfigurationFlags) throws(CLIError) -> Void
+
     let names: [String]
     let value: String?
     let help: String
+    let apply: Apply
 
-    init(_ names: String..., value: String? = nil, help: String) {
+    /// A switch.
+    init(_ names: String..., help: String, apply: @escaping Apply = { _, _, _ throws(CLIError) in }) {
+        self.init(names, nil, help, apply)
+    }
+
+    /// A flag with a value, which `apply` checks and records.
+    init(_ names: String..., value: String, help: String, apply: @escaping Apply) {
+        self.init(names, value, help, apply)
+    }
+
+    private init(_ names: [String], _ value: String?, _ help: String, _ apply: @escaping Apply) {
         self.names = names
         self.value = value
         self.help = help
+        self.apply = apply
     }
 
     var name: String { names[0] }
@@ -18,39 +38,123 @@ struct Flag: Equatable, Sendable {
     var synopsis: String { value.map { "\(name) \($0)" } ?? name }
 }
 
-/// Every option of every command, once: the same flag means the same thing everywhere.
+/// Every option of every command, once: the same flag means the same thing everywhere, and
+/// its row here is the only place that names it.
 enum Flags {
     // Shared by every command that talks to a controller.
-    static let hci = Flag("--hci", "--adapter", value: "T", help: "the controller: \(TransportSpec.help) (default auto)")
-    static let config = Flag("--config", value: "FILE", help: "settings file (default /etc/pirate-hunter/hunter.json; the treasure box's treasure.json)")
-    static let json = Flag("--json", help: "JSON lines on stdout (the contract in the README)")
-    static let record = Flag("--record", value: "FILE.btsnoop", help: "write every HCI packet both ways to a btsnoop file (Wireshark opens it)")
-    static let duration = Flag("--duration", value: "S", help: "stop by itself after S seconds")
-    static let region = Flag("--region", value: "UUID[:MAJOR[:MINOR]]", help: "the region to hunt (repeatable; replaces the file's regions)")
+    static let hci = Flag("--hci", "--adapter", value: "T", help: "the controller: \(TransportSpec.help) (default auto)") { flag, text, flags throws(CLIError) in
+        guard let transport = TransportSpec(validating: text) else {
+            throw CLIError(.usage, "\(flag): '\(text)' is not a transport; allowed: \(TransportSpec.allowed)")
+        }
+        flags.set { $0.transport = transport }
+    }
+    static let config = Flag("--config", value: "FILE", help: "settings file (default /etc/pirate-hunter/hunter.json; the treasure box's treasure.json)") { _, text, flags throws(CLIError) in
+        flags.configPath = text
+    }
+    static let json = Flag("--json", help: "JSON lines on stdout (the contract in the README)") { _, _, flags throws(CLIError) in
+        flags.set { $0.json = true }
+    }
+    static let record = Flag("--record", value: "FILE.btsnoop", help: "write every HCI packet both ways to a btsnoop file (Wireshark opens it)") { flag, text, flags throws(CLIError) in
+        let path = try ConfigurationFlags.nonEmpty(flag, text)
+        flags.set { $0.record = path }
+    }
+    static let duration = Flag("--duration", value: "S", help: "stop by itself after S seconds") { flag, text, flags throws(CLIError) in
+        guard let seconds = Double(text), seconds > 0, seconds.isFinite else {
+            throw CLIError(.usage, "\(flag): '\(CLIError.printable(text))' is not a positive number of seconds")
+        }
+        flags.duration = seconds
+    }
+    static let region = Flag("--region", value: "UUID[:MAJOR[:MINOR]]", help: "the region to hunt (repeatable; replaces the file's regions)") { flag, text, flags throws(CLIError) in
+        guard let region = RangingOutput.region(text) else {
+            throw CLIError(.usage, "\(flag): '\(text)' is not UUID[:MAJOR[:MINOR]] (major and minor 0-65535)")
+        }
+        guard !flags.regions.contains(where: { $0.name == region.name }) else {
+            throw CLIError(.usage, "\(flag): '\(text)' is given twice")
+        }
+        flags.regions.append(region)
+        let regions = flags.regions
+        // The flag names what to hunt: a trail of the file gives way to it.
+        flags.set {
+            $0.huntedRegions = regions
+            $0.hunt.trail = []
+        }
+    }
     // Voice and sound.
-    static let device = Flag("--device", value: "ALSA", help: "ALSA device (default auto: the first USB card, else default; plughw:CARD=Device,DEV=0, sysdefault:CARD=vc4hdmi0, file:FILE=x.wav,FORMAT=wav, null)")
-    static let volume = Flag("--volume", value: "DB", help: "volume in dB (-60 to 12)")
-    static let language = Flag("--lang", value: "LANG", help: "line pack: en-pirate or ja")
-    static let voiceDirectory = Flag("--voice-dir", value: "DIR", help: "where the voice, line packs and sounds are")
-    static let cacheDirectory = Flag("--cache-dir", value: "DIR", help: "cache of rendered lines (\"\" for none)")
-    // The treasure's identity (treasure, demo's box).
-    static let uuid = Flag("--uuid", value: "UUID", help: "the treasure's proximity UUID")
-    static let major = Flag("--major", value: "N", help: "the treasure's major (0-65535)")
-    static let minor = Flag("--minor", value: "N", help: "the treasure's minor (0-65535)")
-    static let power = Flag("--power", value: "DBM", help: "measured power: RSSI at 1 m (-100 to 20)")
-    static let interval = Flag("--interval", value: "MS", help: "advertising interval in ms (100-10240)")
-    static let reward = Flag("--reward", value: "TEXT", help: "the reward in the scan response (printable, at most 27 bytes)")
+    static let device = Flag("--device", value: "ALSA", help: "ALSA device (default auto: the first USB card, else default; plughw:CARD=Device,DEV=0, sysdefault:CARD=vc4hdmi0, file:FILE=x.wav,FORMAT=wav, null)") { flag, text, flags throws(CLIError) in
+        let device = try ConfigurationFlags.nonEmpty(flag, text)
+        flags.set { $0.audio.device = device }
+    }
+    static let volume = Flag("--volume", value: "DB", help: "volume in dB (-60 to 12)") { flag, text, flags throws(CLIError) in
+        guard let volume = Double(text), Limits.volumeDB.contains(volume) else {
+            throw CLIError(.usage, "\(flag): '\(text)' is not a volume; allowed: \(Limits.text(Limits.volumeDB)) dB")
+        }
+        flags.set { $0.audio.volumeDB = volume }
+    }
+    static let language = Flag("--lang", value: "LANG", help: "line pack: en-pirate or ja") { flag, text, flags throws(CLIError) in
+        let language = try ConfigurationFlags.nonEmpty(flag, text)
+        flags.set { $0.voice.language = language }
+    }
+    static let voiceDirectory = Flag("--voice-dir", value: "DIR", help: "where the voice, line packs and sounds are") { flag, text, flags throws(CLIError) in
+        let directory = try ConfigurationFlags.nonEmpty(flag, text)
+        flags.set { $0.voice.voicesDirectory = directory }
+    }
+    static let cacheDirectory = Flag("--cache-dir", value: "DIR", help: "cache of rendered lines (\"\" for none)") { _, text, flags throws(CLIError) in
+        flags.set { $0.voice.cacheDirectory = text }
+    }
+    // The treasure's identity (treasure, demo's box): a wrong value is a configuration error
+    // (78) naming the field, as in the file.
+    static let uuid = Flag("--uuid", value: "UUID", help: "the treasure's proximity UUID") { flag, text, flags throws(CLIError) in
+        guard let uuid = UUID(uuidString: text) else {
+            throw CLIError(.config, "\(flag) (treasure.uuid): '\(text)' is not a UUID; allowed: 8-4-4-4-12 hex digits")
+        }
+        flags.set { $0.treasure.uuid = uuid }
+    }
+    static let major = Flag("--major", value: "N", help: "the treasure's major (0-65535)") { flag, text, flags throws(CLIError) in
+        let major = UInt16(clamping: try ConfigurationFlags.field(flag, "treasure.major", text, Limits.identifier))
+        flags.set { $0.treasure.major = major }
+    }
+    static let minor = Flag("--minor", value: "N", help: "the treasure's minor (0-65535)") { flag, text, flags throws(CLIError) in
+        let minor = UInt16(clamping: try ConfigurationFlags.field(flag, "treasure.minor", text, Limits.identifier))
+        flags.set { $0.treasure.minor = minor }
+    }
+    static let power = Flag("--power", value: "DBM", help: "measured power: RSSI at 1 m (-100 to 20)") { flag, text, flags throws(CLIError) in
+        let power = Int8(clamping: try ConfigurationFlags.field(flag, "treasure.power", text, Limits.power))
+        flags.set { $0.treasure.power = power }
+    }
+    static let interval = Flag("--interval", value: "MS", help: "advertising interval in ms (100-10240)") { flag, text, flags throws(CLIError) in
+        let interval = try ConfigurationFlags.field(flag, "treasure.interval_ms", text, HunterConfiguration.Treasure.intervalRange)
+        flags.set { $0.treasure.intervalMilliseconds = interval }
+    }
+    static let reward = Flag("--reward", value: "TEXT", help: "the reward in the scan response (printable, at most 27 bytes)") { flag, text, flags throws(CLIError) in
+        if let problem = Limits.rewardProblem(text) {
+            throw CLIError(.config, "\(flag) (treasure.reward): \(problem); allowed: \(Limits.rewardAllowed)")
+        }
+        flags.set { $0.treasure.reward = text }
+    }
     // The hunter.
-    static let hunterID = Flag("--hunter-id", value: "N", help: "this hunter's number, announced to the box after a find")
-    static let rewardSVG = Flag("--reward-svg", value: "FILE", help: "write the reward's QR code as an SVG")
+    static let hunterID = Flag("--hunter-id", value: "N", help: "this hunter's number, announced to the box after a find") { flag, text, flags throws(CLIError) in
+        let id = UInt16(clamping: try ConfigurationFlags.field(flag, "announce.hunter_id", text, Limits.identifier))
+        flags.set { $0.announce.hunterID = id }
+    }
+    static let rewardSVG = Flag("--reward-svg", value: "FILE", help: "write the reward's QR code as an SVG") { _, text, flags throws(CLIError) in
+        flags.rewardSVG = text
+    }
     static let quiet = Flag("--quiet", help: "range and print, say nothing")
     static let virtualTime = Flag("--virtual-time", help: "run on virtual time, as fast as it computes (the simulator only; tests and benchmarks)")
     // Others.
     static let active = Flag("--active", help: "active scanning: names and treasure rewards from scan responses")
     static let noKiosk = Flag("--no-kiosk", help: "log lines instead of the full-screen kiosk on a terminal")
     static let hunt = Flag("--hunt", help: "the whole hunt on the capture's clock: what the hunter would have said")
-    static let out = Flag("--out", value: "FILE.wav", help: "write what would be heard to a WAV instead of playing it")
-    static let line = Flag("--line", value: "EVENT", help: "a line of a hunt event (startup, region-entered, warmer, ...)")
+    static let out = Flag("--out", value: "FILE.wav", help: "write what would be heard to a WAV instead of playing it") { _, text, flags throws(CLIError) in
+        flags.out = text
+    }
+    static let line = Flag("--line", value: "EVENT", help: "a line of a hunt event (startup, region-entered, warmer, ...)") { flag, text, flags throws(CLIError) in
+        guard let event = LineEvent(rawValue: text) else {
+            let known = LineEvent.allCases.map(\.rawValue).joined(separator: ", ")
+            throw CLIError(.usage, "\(flag): unknown event '\(CLIError.printable(text))' (one of: \(known))")
+        }
+        flags.line = event
+    }
     static let sound = Flag("--sound", help: "then the arrr")
     static let markdown = Flag("--markdown", help: "the commands as the README's table")
     static let man = Flag("--man", help: "the manual page pirate-hunter(1), in roff")
@@ -95,11 +199,12 @@ struct CommandSpec: Sendable {
     }
 }
 
-/// What the user gave a command, checked against its table: known flags, each with its
-/// value, operands counted.
+/// What the user gave a command, checked against its table: known flags, each value checked
+/// and recorded by its flag, operands counted.
 struct ParsedArguments {
     let command: CommandSpec
-    private(set) var given: [(flag: Flag, spelled: String, value: String?)] = []
+    /// What the flags given say, for the command and the configuration.
+    private(set) var flags = ConfigurationFlags()
     private(set) var operands: [String] = []
 
     enum Outcome {
@@ -109,6 +214,7 @@ struct ParsedArguments {
 
     static func parse(_ arguments: [String], for command: CommandSpec) throws(CLIError) -> Outcome {
         var parsed = ParsedArguments(command: command)
+        var given: [(flag: Flag, spelled: String, value: String)] = []
         var index = 0
         var onlyOperands = false
         while index < arguments.count {
@@ -132,7 +238,7 @@ struct ParsedArguments {
             guard let flag = command.flags.first(where: { $0.names.contains(spelled) }) else {
                 throw CLIError(.usage, "unknown option '\(CLIError.printable(spelled))' (see 'pirate-hunter \(command.name) --help')")
             }
-            var value: String?
+            var value = ""
             if flag.value != nil {
                 if let inline {
                     value = inline
@@ -144,7 +250,7 @@ struct ParsedArguments {
             } else if inline != nil {
                 throw CLIError(.usage, "\(spelled) takes no value")
             }
-            parsed.given.append((flag, spelled, value))
+            given.append((flag, spelled, value))
         }
         if parsed.operands.count > command.maximumOperands {
             let extra = parsed.operands[command.maximumOperands]
@@ -155,41 +261,25 @@ struct ParsedArguments {
         if parsed.operands.count < command.minimumOperands {
             throw CLIError(.usage, "no \(command.operands) given (usage: pirate-hunter \(command.name) \(command.operands) [OPTIONS])")
         }
+        // Every flag known and the operands counted (a --help anywhere helps): now the
+        // values, in the order given (a later flag wins).
+        for (flag, spelled, value) in given { try parsed.flags.record(flag, spelled: spelled, value: value) }
         return .run(parsed)
     }
 
-    func has(_ flag: Flag) -> Bool { given.contains { $0.flag == flag } }
-    /// The last value given (a later flag wins).
-    func value(_ flag: Flag) -> String? { given.last { $0.flag == flag }?.value }
-    var operand: String? { operands.first }
-
-    /// The configuration flags among those given, validated as the configuration's own
-    /// (a bad treasure id is a configuration error naming the field).
-    func configurationFlags() throws(CLIError) -> ConfigurationFlags {
-        var flags = ConfigurationFlags()
-        for (_, spelled, value) in given {
-            var cursor = ArgumentCursor(value.map { [$0] } ?? [])
-            // The configuration knows every spelling; the others (--duration, ...) are the command's.
-            _ = try flags.consume(spelled, from: &cursor)
-        }
-        flags.rewardSVG = value(Flags.rewardSVG)
-        return flags
+    /// Whether `flag` was given; a command asks only about flags of its own row.
+    func has(_ flag: Flag) -> Bool {
+        assert(command.flags.contains { $0.name == flag.name }, "\(flag.name) is not in the row of \(command.name)")
+        return flags.has(flag)
     }
+
+    var operand: String? { operands.first }
 
     /// `--virtual-time`: only a world made in this process can run faster than real time.
     func clock(simulated: Bool) throws(CLIError) -> LoopClock {
         guard has(Flags.virtualTime) else { return .monotonic }
-        guard simulated else { throw CLIError(.usage, "--virtual-time needs --hci simulator (a real radio runs in real time)") }
+        guard simulated else { throw CLIError(.usage, "\(Flags.virtualTime.name) needs \(Flags.hci.name) simulator (a real radio runs in real time)") }
         return .virtual(start: 0)
-    }
-
-    /// `--duration S`: a positive number of seconds.
-    func duration() throws(CLIError) -> Double? {
-        guard let text = value(Flags.duration) else { return nil }
-        guard let seconds = Double(text), seconds > 0, seconds.isFinite else {
-            throw CLIError(.usage, "--duration: '\(CLIError.printable(text))' is not a positive number of seconds")
-        }
-        return seconds
     }
 }
 

@@ -170,7 +170,7 @@ enum Commands {
         guard let name = arguments.first else {
             throw CLIError(.usage, "no command given (try 'pirate-hunter help')")
         }
-        if name == "--version" || name == "version" {
+        if name == Flags.version.name || name == "version" {
             print("pirate-hunter \(Version.current)")
             return .ok
         }

@@ -9,24 +9,10 @@ import Voice
 // the flags put over it, the directories left to their defaults resolved.
 
 extension HunterConfiguration {
-    /// The whole chain for a command: consumes the shared flags from `arguments` (returning
-    /// the others, in order, for the command), reads the file, applies the flags, fills in
-    /// the default directories. Errors: 64 bad flag, 66 no such file (explicit --config),
-    /// 77 unreadable, 78 invalid content.
-    static func load(
-        arguments: [String], environment: [String: String] = ProcessInfo.processInfo.environment
-    ) throws(CLIError) -> (configuration: HunterConfiguration, remaining: [String]) {
-        var cursor = ArgumentCursor(arguments)
-        var flags = ConfigurationFlags()
-        var remaining: [String] = []
-        while let argument = cursor.next() {
-            if try !flags.consume(argument, from: &cursor) { remaining.append(argument) }
-        }
-        return (try load(flags: flags, environment: environment), remaining)
-    }
-
-    /// Reads `flags.configPath` (or the default path, where a missing file means defaults),
-    /// applies the flags, resolves the default voice and cache directories.
+    /// The whole chain for a command: reads `flags.configPath` (or the default path, where a
+    /// missing file means defaults), applies the flags, resolves the default voice and cache
+    /// directories. Errors: 66 no such file (explicit --config), 77 unreadable, 78 invalid
+    /// content, 64 a `--lang` without its line pack.
     static func load(
         flags: ConfigurationFlags, environment: [String: String] = ProcessInfo.processInfo.environment,
         executablePath: String? = VoiceLocations.currentExecutablePath(), defaultPath: String = HunterConfiguration.defaultPath
@@ -40,7 +26,7 @@ extension HunterConfiguration {
         }
         configuration.apply(flags)
         configuration.resolveDirectories(environment: environment, executablePath: executablePath)
-        try configuration.checkLanguagePack(fromFlag: flags.language != nil)
+        try configuration.checkLanguagePack(fromFlag: flags.has(Flags.language))
         return configuration
     }
 
@@ -54,7 +40,7 @@ extension HunterConfiguration {
         let packs = names.filter { $0.hasSuffix(".json") }.map { String($0.dropLast(".json".count)) }.sorted()
         guard !packs.contains(voice.language) else { return }
         let problem = "no line pack '\(voice.language)' in \(lines); allowed: \(packs.joined(separator: ", "))"
-        if fromFlag { throw CLIError(.usage, "--lang: " + problem) }
+        if fromFlag { throw CLIError(.usage, Flags.language.name + ": " + problem) }
         throw CLIError(.config, "\(file ?? "configuration"): voice.language: " + problem)
     }
 

@@ -190,7 +190,7 @@ enum Limits {
 
 // MARK: - Transport
 
-// (Belongs in TransportSpec.swift, which is being rewritten elsewhere: moved here unchanged.)
+// What the file's `transport` and `--hci` both accept, checked alike.
 extension TransportSpec {
     /// The rates `H4StreamTransport.serial` can set.
     static let baudRates = [9600, 19200, 38400, 57600, 115_200, 230_400, 460_800, 921_600,
