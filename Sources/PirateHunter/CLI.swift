@@ -98,22 +98,3 @@ final class StandardOutput {
         }
     }
 }
-
-/// Arguments consumed left to right, with one-line usage errors.
-struct ArgumentCursor {
-    private var remaining: [String]
-    init(_ arguments: [String]) { remaining = arguments }
-
-    var isEmpty: Bool { remaining.isEmpty }
-
-    mutating func next() -> String? {
-        remaining.isEmpty ? nil : remaining.removeFirst()
-    }
-
-    mutating func value(for flag: String) throws(CLIError) -> String {
-        guard let value = next() else {
-            throw CLIError(.usage, "\(flag) needs a value")
-        }
-        return value
-    }
-}
