@@ -60,3 +60,10 @@ enum TransportSpec: Equatable, CustomStringConvertible {
         }
     }
 }
+
+extension TransportError {
+    var isPermission: Bool {
+        if case .permission = self { return true }
+        return false
+    }
+}

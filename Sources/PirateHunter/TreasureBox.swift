@@ -10,49 +10,6 @@ import QRCode
 import Radio
 import Ranging
 
-/// What the treasure box runs with, once configuration and flags are resolved.
-struct TreasureSetup {
-    var transport: TransportSpec = .kernel(adapter: nil)
-    var treasure = HunterConfiguration.Treasure()
-    /// The trail of the same file (`hunt.trail`): which chest of it this box is, and which
-    /// treasures other hunters' announcements name (for the standings).
-    var trail: [TrailStep] = []
-    var ranging = RangingConfiguration.default
-    var json = false
-    var record: String?
-    /// Draw the kiosk screen (stdout is a terminal); otherwise one log line per change.
-    var kiosk = false
-    /// Prefix of log lines (the demo runs a hunter and a box in one process).
-    var logPrefix = ""
-    /// The runtime's reload and resize are the box's (false in the demo: they are the hunter's).
-    var ownsSignals = true
-    /// Stop by itself after this many seconds; nil runs until a signal.
-    var duration: Double?
-    /// Reloads what SIGHUP reloads (ids, reward: advertised again); nil ignores SIGHUP.
-    var reload: (() throws(CLIError) -> TreasureSetup)?
-
-    /// The game's part: what `TreasureBoxCore` runs with.
-    var game: TreasureBoxCore.Configuration {
-        TreasureBoxCore.Configuration(
-            beacon: treasure.beacon, intervalMilliseconds: treasure.intervalMilliseconds, reward: treasure.reward, trail: trail,
-            ranging: ranging)
-    }
-
-    /// The treasure's advertisement: its iBeacon, and the reward in the scan response.
-    func advertisement() throws(CLIError) -> Advertisement {
-        let beacon = treasure.beacon
-        var response: [UInt8] = []
-        if let reward = treasure.reward {
-            do {
-                response = try TreasureSignals.scanResponse(reward: reward)
-            } catch {
-                throw CLIError(.config, "treasure.reward: \(error)")
-            }
-        }
-        return Advertisement(data: beacon.advertisingData, scanResponse: response, intervalUnits: treasure.intervalUnits)
-    }
-}
-
 /// The treasure box: advertises the treasure (and its reward) and carries out what
 /// `TreasureBoxCore` (the box's game) decides about the hunters it hears: greetings with the
 /// reward's QR code, standings, the kiosk screen or its log lines. One thread runs the loop;
@@ -284,11 +241,3 @@ final class TreasureBox {
         }
     }
 }
-
-extension TransportError {
-    var isPermission: Bool {
-        if case .permission = self { return true }
-        return false
-    }
-}
-

@@ -1,0 +1,42 @@
+import Audio
+import Game
+import Hunt
+import Ranging
+import Voice
+
+/// What the hunter runs with, once configuration and flags are resolved.
+struct HunterSetup {
+    var transport: TransportSpec = .kernel(adapter: nil)
+    var regions: [Region] = []
+    var ranging = RangingConfiguration.default
+    var hunt: HuntDirector.Configuration?
+    var voice: VoiceConfiguration?
+    var playback: PlaybackConfiguration?
+    var json = false
+    var record: String?
+    /// Stop by itself after this many seconds (the demo); nil runs until a signal.
+    var duration: Double?
+    /// Stop this long after the treasure is found (the demo).
+    var stopAfterFound: Double?
+    /// After the treasure is found: read its reward, announce this hunter (nil: neither).
+    var announce: HunterConfiguration.Announce?
+    /// Write the reward's QR code here as an SVG.
+    var rewardSVG: String?
+    /// Reloads what SIGHUP reloads (line packs, voice); nil ignores SIGHUP.
+    var reload: (() throws(CLIError) -> HunterSetup)?
+
+    /// The game's part: what `HunterCore` runs with.
+    var game: HunterCore.Configuration {
+        HunterCore.Configuration(
+            regions: regions, ranging: ranging, hunt: hunt,
+            announce: announce.map { HunterCore.Announcement(hunterID: $0.hunterID, seconds: $0.seconds, rewardTimeout: $0.rewardTimeout) },
+            stopAfterFinish: stopAfterFound)
+    }
+}
+
+/// A composed line (a clue, a rival's find, the finale), synthesized off the loop.
+struct ComposedSpeech: Sendable {
+    /// Which line it is: only the latest asked for is played.
+    var generation: Int
+    var audio: PCMBuffer
+}

@@ -1,0 +1,164 @@
+import Audio
+import Game
+import Hunt
+import Radio
+import Voice
+
+/// Carries out the hunter's speech and sounds: a pack's pre-rendered line, a composed trail
+/// line (synthesized off the loop, with a parent's recording after it), the reward read
+/// slowly, the arrr; each line with its `say` JSON line and log line, played through ALSA on
+/// the PCM's thread, and said to be over (from its length) so that the core can go on.
+final class Speaker {
+    var json: Bool
+    private let runtime: ApplianceRuntime
+    private var loop: EventLoop { runtime.loop }
+    private var speech: HunterVoice?
+    private var voice: PirateVoice? { speech?.voice }
+    private let audio: ALSAPlayback?
+    private var cacheWarnings: Set<String> = []
+    /// The trail's lines made when said: the latest asked for, and what comes back.
+    private var lineGeneration = 0
+    private let composedMailbox: Mailbox<ComposedSpeech>
+    /// The reward read out slowly, synthesized on the engine's thread and passed back here.
+    private let rewardSpeechMailbox: Mailbox<PCMBuffer>
+    private var rewardSpeech: PCMBuffer?
+    private var speechTimer: Int?
+    private var lineFinished: () -> Void = {}
+
+    /// A parent's clue (400 characters) after the pack's lead-in.
+    static let composedLimit = 600
+
+    init(_ setup: HunterSetup, runtime: ApplianceRuntime) throws(CLIError) {
+        json = setup.json
+        self.runtime = runtime
+        do {
+            rewardSpeechMailbox = try Mailbox()
+            composedMailbox = try Mailbox()
+        } catch {
+            throw CLIError(.software, "event loop: \(error)")
+        }
+        speech = try HunterVoice.load(setup, virtual: runtime.loop.isVirtual, warned: &cacheWarnings)
+        let rate = speech?.voice.synthesizer.sampleRate
+        audio = setup.playback.map { HunterVoice.playback($0, sampleRate: rate, on: runtime) }
+    }
+
+    /// Nothing is being said and nothing waits to be.
+    var isQuiet: Bool { speechTimer == nil && !loop.isAwaitingAnswer }
+
+    /// Joins the loop: `lineFinished` when a line is over, `rewardReady` when the reward's
+    /// slow reading is back.
+    func start(lineFinished: @escaping () -> Void, rewardReady: @escaping () -> Void) {
+        self.lineFinished = lineFinished
+        loop.watch(rewardSpeechMailbox.fd) { [unowned self] in
+            for audio in rewardSpeechMailbox.drain() {
+                loop.expectationMet()
+                rewardSpeech = audio
+                rewardReady()
+            }
+        }
+        loop.watch(composedMailbox.fd) { [unowned self] in
+            for speech in composedMailbox.drain() {
+                loop.expectationMet()
+                // A newer line was said meanwhile: this one is stale.
+                guard speech.generation == lineGeneration else { continue }
+                play(speech.audio)
+            }
+        }
+    }
+
+    /// The voice of `setup` (a reload); nothing changes when it cannot be loaded.
+    func reload(_ setup: HunterSetup) throws(CLIError) {
+        guard setup.voice != nil else { return }
+        speech = try HunterVoice.load(setup, virtual: loop.isVirtual, warned: &cacheWarnings)
+    }
+
+    func setVolume(dB: Double) { audio?.setVolume(dB: dB) }
+
+    func shutdown(waiting timeout: Duration) {
+        guard let audio else { return }
+        _ = audio.waitUntilIdle(timeout: timeout)
+        audio.shutdown()
+    }
+
+    func play(_ sound: Sound) {
+        if json, let line = OutputEvent.sound(time: runtime.now, sound).jsonLine { runtime.out.line(line) }
+        if let buffer = speech?.sounds[sound] { audio?.play(buffer, slot: .effect) }
+    }
+
+    /// A trail line: its words composed (the parent's, or the pack's filled in), else the
+    /// pack's own line.
+    func tell(_ event: LineEvent, _ detail: LineDetail) {
+        guard let voice else { return }
+        if let text = detail.text(of: event, template: voice.line(event).text) {
+            sayComposed(event, text: text, recording: detail.recording.flatMap { speech?.recordings[$0] }, voice: voice)
+        } else {
+            say(event, reward: nil)
+        }
+    }
+
+    /// A pre-rendered line of the pack (the reward's with `reward` itself after it, read slowly).
+    func say(_ event: LineEvent, reward: String?) {
+        guard let voice else { return }
+        lineGeneration += 1
+        var spoken = voice.line(event)
+        if event == .reward, let reward, let text = rewardSpeech {
+            // The pack's lead-in, a breath, then the reward itself, slowly, as plain text.
+            var audio = spoken.audio
+            audio.samples += [Int16](repeating: 0, count: audio.sampleRate * audio.channels * 4 / 10)
+            audio.samples += text.channels == audio.channels ? text.samples : []
+            spoken = SpokenLine(event: event, index: spoken.index, text: spoken.text + " " + SpeechText.sanitize(reward), audio: audio)
+        }
+        announce(event, text: spoken.text)
+        play(spoken.audio)
+    }
+
+    /// The reward synthesized slowly off the loop; said once it is back (and the found line is over).
+    func readSlowly(_ text: String) {
+        guard let voice else { return }
+        let mailbox = rewardSpeechMailbox
+        let rate = voice.synthesizer.sampleRate
+        // On virtual time the clock waits for the answer.
+        loop.expectAnswer()
+        voice.speak(untrusted: RewardReading.text(for: SpeechText.sanitize(text)), rateFactor: 0.7) { result in
+            mailbox.post((try? result.get()) ?? PCMBuffer(sampleRate: rate))
+        }
+    }
+
+    /// Says a composed line: printed and logged now, synthesized off the loop, played when back
+    /// (then a breath and the parent's recording, if any).
+    private func sayComposed(_ event: LineEvent, text: String, recording: PCMBuffer?, voice: PirateVoice) {
+        lineGeneration += 1
+        announce(event, text: SpeechText.sanitize(text, maxCharacters: Self.composedLimit))
+        // The line before it is over as far as the core knows: its timer must not end this one.
+        if let speechTimer { loop.cancel(speechTimer) }
+        speechTimer = nil
+        let mailbox = composedMailbox
+        let generation = lineGeneration
+        let rate = voice.synthesizer.sampleRate
+        loop.expectAnswer()
+        voice.speak(untrusted: text, maxCharacters: Self.composedLimit) { result in
+            var audio = (try? result.get()) ?? PCMBuffer(sampleRate: rate)
+            if let recording, recording.channels == audio.channels {
+                audio.samples += [Int16](repeating: 0, count: audio.sampleRate * audio.channels * 4 / 10)
+                audio.samples += recording.samples
+            }
+            mailbox.post(ComposedSpeech(generation: generation, audio: audio))
+        }
+    }
+
+    /// The `say` line and the log line of a line said.
+    private func announce(_ event: LineEvent, text: String) {
+        if json, let line = OutputEvent.say(time: runtime.now, event: event, text: text).jsonLine { runtime.out.line(line) }
+        Log.info("say [\(event.rawValue)] \(text)")
+    }
+
+    /// Plays a line and says when it is over (from its length).
+    private func play(_ sound: PCMBuffer) {
+        audio?.play(sound, slot: .speech)
+        if let speechTimer { loop.cancel(speechTimer) }
+        speechTimer = loop.schedule(after: sound.durationSeconds + 0.05) { [unowned self] in
+            speechTimer = nil
+            lineFinished()
+        }
+    }
+}
