@@ -5,7 +5,8 @@ package struct JSONLine {
     private var text: String
     private var first = true
 
-    package init() {
+    /// Only `OutputEvent` builds lines: every `--json` line is one of its cases.
+    init() {
         // One allocation for a whole line (appending to a string that must grow copies it).
         text = String()
         text.reserveCapacity(320)

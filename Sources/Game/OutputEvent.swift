@@ -21,6 +21,10 @@ public enum OutputEvent: Equatable, Sendable {
     case greet(time: Double, hunter: UInt16, reward: String?)
     /// Who found what, in order.
     case standings(time: Double, [Standings.Finisher])
+    /// `check --json`: one line of the checklist (`exit`: the code its failure gives)...
+    case check(section: String, name: String, status: String, detail: String, fix: String?, exit: Int?)
+    /// ... and its summary last.
+    case checkSummary(ready: Bool, failed: Int, warnings: Int, exit: Int)
 
     /// The `event` names of the contract, in the README's order.
     public static let eventNames = [
@@ -65,6 +69,18 @@ public enum OutputEvent: Equatable, Sendable {
                 finisher.add("t", $0.time)
                 return finisher
             })
+        case let .check(section, name, status, detail, fix, exit):
+            line.add("section", section)
+            line.add("check", name)
+            line.add("status", status)
+            line.add("detail", detail)
+            if let fix { line.add("fix", fix) }
+            if let exit { line.add("exit", exit) }
+        case let .checkSummary(ready, failed, warnings, exit):
+            line.add("summary", ready ? "ready" : "not ready")
+            line.add("failed", failed)
+            line.add("warnings", warnings)
+            line.add("exit", exit)
         }
         return line.line
     }

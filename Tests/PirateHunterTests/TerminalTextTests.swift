@@ -10,9 +10,8 @@ import Testing
     static let hostile = "ok\u{1B}[2J\u{9B}31m\u{202E}evil\u{2066}"
 
     @Test func jsonEscapesEveryControl() {
-        var line = JSONLine()
-        line.add("name", Self.hostile)
-        #expect(line.line == #"{"name": "ok\u001b[2J\u009b31m\u202eevil\u2066"}"#)
+        let line = OutputEvent.say(time: 1, event: .warmer, text: Self.hostile).jsonLine
+        #expect(line == #"{"t": 1.0, "event": "say", "event_name": "warmer", "text": "ok\u001b[2J\u009b31m\u202eevil\u2066"}"#)
     }
 
     @Test func messagesEscapeAndCut() {

@@ -417,22 +417,15 @@ struct Checklist: Sendable {
 
     /// One JSON object per line, then a summary object.
     var jsonLines: [String] {
-        var out: [String] = lines.map { line in
-            var json = JSONLine()
-            json.add("section", line.section.rawValue)
-            json.add("check", line.name)
-            json.add("status", line.status.rawValue)
-            json.add("detail", line.detail)
-            if let fix = line.fix { json.add("fix", fix) }
-            if let code = line.code { json.add("exit", Int(code.rawValue)) }
-            return json.line
-        }
-        var summary = JSONLine()
-        summary.add("summary", exitCode == .ok ? "ready" : "not ready")
-        summary.add("failed", lines.filter { $0.status == .fail }.count)
-        summary.add("warnings", lines.filter { $0.status == .warn }.count)
-        summary.add("exit", Int(exitCode.rawValue))
-        out.append(summary.line)
-        return out
+        let events = lines.map { line in
+            OutputEvent.check(
+                section: line.section.rawValue, name: line.name, status: line.status.rawValue, detail: line.detail, fix: line.fix,
+                exit: line.code.map { Int($0.rawValue) })
+        } + [
+            OutputEvent.checkSummary(
+                ready: exitCode == .ok, failed: lines.filter { $0.status == .fail }.count, warnings: lines.filter { $0.status == .warn }.count,
+                exit: Int(exitCode.rawValue))
+        ]
+        return events.compactMap(\.jsonLine)
     }
 }
