@@ -46,40 +46,43 @@ final class Hunter {
         speaker.start(lineFinished: { [unowned self] in run(.speechFinished) }, rewardReady: { [unowned self] in run(.rewardReady) })
         var options = ControllerSession.Options()
         options.advertises = (setup.announce?.seconds ?? 0) > 0
-        let session = runtime.session(source, settings: ControllerSettings(scanning: .passive), options: options) { report in
-            if let failure = report.failure { Log.warning("stopping the controller: \(failure)") }
-        }
-        self.session = session
-        session.onSighting = { [unowned self] sighting in
-            var s = sighting
+        session = runtime.session(
+            source, settings: ControllerSettings(scanning: .passive), options: options,
+            onStopped: { report in if let failure = report.failure { Log.warning("stopping the controller: \(failure)") } },
+            events: { [unowned self] event in controller(event, retry: options.advertisingRetry) })
+        runtime.onReload = { [unowned self] in reload() }
+        // A last line (the radio that cannot be used) is let finish.
+        runtime.onStop { [unowned self] in speaker.shutdown(waiting: lastWords ? .seconds(10) : .milliseconds(500)) }
+        schedulePeriodic()
+    }
+
+    private func controller(_ event: ControllerSession.Event, retry: Double) {
+        switch event {
+        case var .sighting(s):
             s.time -= runtime.start
             carryOut(core.handle(.sighting(s), at: s.time))
-        }
-        session.onReport = { [unowned self] report, _ in run(.report(report)) }
-        session.onAdvertisingRefused = { [unowned self] failure in
+        case let .report(report, _):
+            run(.report(report))
+        case let .advertisingRefused(failure):
             guard !announcementRefused else { return }
             announcementRefused = true
-            Log.warning("the controller refuses the announcement (\(failure)); the hunt goes on, trying again every \(Int(options.advertisingRetry)) s")
-        }
-        session.onStateChange = { [unowned self] state in
-            let change = controllerLog.update(state, transport: self.session?.transport?.name ?? "?", at: now)
+            Log.warning("the controller refuses the announcement (\(failure)); the hunt goes on, trying again every \(Int(retry)) s")
+        case let .state(state):
+            let change = controllerLog.update(state, transport: session?.transport?.name ?? "?", at: now)
             if case .ready = state {
                 run(.radioReady(afterOutage: change == .ready(afterOutage: true)))
             } else if case .lost = change {
                 run(.radioLost)
             }
-        }
-        runtime.onReload = { [unowned self] in reload() }
-        // A last line (the radio that cannot be used) is let finish.
-        runtime.onStop { [unowned self] in speaker.shutdown(waiting: lastWords ? .seconds(10) : .milliseconds(500)) }
-        // A radio that cannot be used at all (no Bluetooth, no permission) ends the hunt, and
-        // systemd starts it again: the child hears it once per cause and boot, not per restart.
-        runtime.onFatal = { [unowned self] error in
+        case let .fatal(error):
+            // A radio that cannot be used at all (no Bluetooth, no permission) ends the hunt,
+            // and systemd starts it again: the child hears it once per cause and boot.
             guard BootMemory.firstTime("\(error)") else { return }
             lastWords = true
             run(.radioUnusable)
+        case .applied, .notice:
+            break
         }
-        schedulePeriodic()
     }
 
     private func schedulePeriodic() {

@@ -102,15 +102,18 @@ enum ScanCommand {
         }
 
         func start(on source: ControllerSource, transport: TransportSpec) {
-            let session = runtime.session(source, settings: ControllerSettings(scanning: active ? .active : .passive)) { report in
-                if let failure = report.failure { Log.warning("switching scanning off: \(failure)") }
-            }
-            self.session = session
-            session.onReport = { [unowned self] report, time in self.report(report, at: time - runtime.start) }
-            session.onSighting = { [unowned self] sighting in self.sighting(sighting) }
-            session.onStateChange = { [unowned self] state in
-                _ = controllerLog.update(state, transport: self.session?.transport?.name ?? transport.description, at: runtime.now)
-            }
+            session = runtime.session(
+                source, settings: ControllerSettings(scanning: active ? .active : .passive),
+                onStopped: { report in if let failure = report.failure { Log.warning("switching scanning off: \(failure)") } },
+                events: { [unowned self] event in
+                    switch event {
+                    case let .report(report, time): self.report(report, at: time - runtime.start)
+                    case let .sighting(sighting): self.sighting(sighting)
+                    case let .state(state):
+                        _ = controllerLog.update(state, transport: session?.transport?.name ?? transport.description, at: runtime.now)
+                    case .applied, .advertisingRefused, .fatal, .notice: break
+                    }
+                })
             if !json { runtime.loop.schedule(after: 0.5) { [unowned self] in redraw() } }
             runtime.loop.schedule(after: 1) { [unowned self] in advance() }
         }

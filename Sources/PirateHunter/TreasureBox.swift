@@ -56,23 +56,10 @@ final class TreasureBox {
         // Hunters only announce after a find: long silences are normal, not a stuck scan.
         options.reportWatchdog = 120
         let settings = ControllerSettings(scanning: .passive, advertisement: advertisement)
-        let session = runtime.session(source, settings: settings, options: options, recorded: recorded) { [unowned self] report in
-            controllerStopped(report)
-        }
-        self.session = session
-        session.onSighting = { [unowned self] sighting in self.sighting(sighting) }
-        session.onStateChange = { [unowned self] state in self.controller(state) }
-        session.onAdvertisingRefused = { [unowned self] failure in
-            if refusal == nil { log(warning: "the controller refuses to advertise (\(failure)); trying again every \(Int(options.advertisingRetry)) s") }
-            refusal = failure
-            refresh()
-        }
-        session.onApplied = { [unowned self] settings in
-            if settings.advertisement != nil, refusal != nil {
-                refusal = nil
-                refresh()
-            }
-        }
+        session = runtime.session(
+            source, settings: settings, options: options, recorded: recorded,
+            onStopped: { [unowned self] report in controllerStopped(report) },
+            events: { [unowned self] event in controller(event, retry: options.advertisingRetry) })
         if setup.ownsSignals {
             runtime.onReload = { [unowned self] in reload() }
             runtime.onResize = { [unowned self] in redraw() }
@@ -87,6 +74,23 @@ final class TreasureBox {
             core.tick(at: now)
             refresh()
             periodic()
+        }
+    }
+
+    private func controller(_ event: ControllerSession.Event, retry: Double) {
+        switch event {
+        case let .sighting(sighting): self.sighting(sighting)
+        case let .state(new): controller(new)
+        case let .advertisingRefused(failure):
+            if refusal == nil { log(warning: "the controller refuses to advertise (\(failure)); trying again every \(Int(retry)) s") }
+            refusal = failure
+            refresh()
+        case let .applied(settings):
+            guard settings.advertisement != nil, refusal != nil else { return }
+            refusal = nil
+            refresh()
+        case .report, .fatal, .notice:
+            break
         }
     }
 

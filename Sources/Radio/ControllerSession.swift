@@ -57,20 +57,26 @@ public final class ControllerSession {
     public private(set) var family: CommandFamily?
     private var support: SupportedCommands?
 
-    /// Every beacon in every advertising report, stamped with the monotonic clock.
-    public var onSighting: (BeaconSighting) -> Void = { _ in }
-    /// Every advertising report (scan responses included), for `scan --active` and rewards.
-    public var onReport: (AdvertisingReport, Double) -> Void = { _, _ in }
-    public var onStateChange: (ControllerState) -> Void = { _ in }
-    /// Settings were applied (after connecting, or after `apply`).
-    public var onApplied: (ControllerSettings) -> Void = { _ in }
-    /// The controller refused an advertising command (scanning goes on; retried later).
-    public var onAdvertisingRefused: (CommandFailure) -> Void = { _ in }
-    /// A failure no retry will mend (permission, no Bluetooth in this kernel).
-    public var onFatal: (TransportError) -> Void = { _ in }
-    /// Something worth a log line that is not a state change (a damaged stream, once, then
-    /// at most one summary a minute).
-    public var onNotice: (String) -> Void = { _ in }
+    /// What the session tells its owner.
+    public enum Event: Sendable {
+        /// A beacon in an advertising report, stamped with the loop's clock.
+        case sighting(BeaconSighting)
+        /// Every advertising report (scan responses included), for `scan --active` and rewards.
+        case report(AdvertisingReport, at: Double)
+        case state(ControllerState)
+        /// Settings were applied (after connecting, or after `apply`).
+        case applied(ControllerSettings)
+        /// The controller refused an advertising command (scanning goes on; retried later).
+        case advertisingRefused(CommandFailure)
+        /// A failure no retry will mend (permission, no Bluetooth in this kernel).
+        case fatal(TransportError)
+        /// Something worth a log line that is not a state change (a damaged stream, once,
+        /// then at most one summary a minute).
+        case notice(String)
+    }
+
+    /// The one way out of the session: its owner's handler (one closure, not one per event).
+    public var onEvent: (Event) -> Void = { _ in }
     private var damageSeen = StreamDamage()
     private var damageReported = StreamDamage()
     private var damageReportedAt: Double?
@@ -93,7 +99,7 @@ public final class ControllerSession {
     private func set(_ new: ControllerState) {
         guard new != state else { return }
         state = new
-        onStateChange(new)
+        onEvent(.state(new))
     }
 
     public func start() {
@@ -114,7 +120,7 @@ public final class ControllerSession {
             t = try factory()
         } catch {
             if !error.isTransient {
-                onFatal(error)
+                onEvent(.fatal(error))
                 return
             }
             fail(error.description)
@@ -143,7 +149,7 @@ public final class ControllerSession {
             do {
                 try transport?.send(command)
             } catch {
-                if !error.isTransient { onFatal(error) } else { fail(error.description) }
+                if !error.isTransient { onEvent(.fatal(error)) } else { fail(error.description) }
                 return
             }
             if let deadline = procedure?.deadline {
@@ -163,7 +169,7 @@ public final class ControllerSession {
             let scanningStarted = done.scanning != nil && applied?.scanning != done.scanning
             applied = done
             if scanningStarted { lastReport = now() }
-            onApplied(done)
+            onEvent(.applied(done))
             if done != settings {
                 run(from: done)  // asked for something else meanwhile
                 return
@@ -185,14 +191,14 @@ public final class ControllerSession {
     }
 
     /// After an advertising refusal: advertising is off (its disable came first, or the set
-    /// was never enabled); scanning stands; `onAdvertisingRefused` says why; the advertisement
+    /// was never enabled); scanning stands; `.advertisingRefused` says why; the advertisement
     /// is tried again after `options.advertisingRetry` while it is still wanted.
     private func refused(_ failure: CommandFailure, scanning: ControllerSettings.Scanning?, family: CommandFamily) {
         if let timerID { loop.cancel(timerID) }
         timerID = nil
         self.family = family
         applied = ControllerSettings(scanning: scanning, advertisement: nil)
-        onAdvertisingRefused(failure)
+        onEvent(.advertisingRefused(failure))
         set(.ready(family))
         armWatchdog()
         timerID = loop.schedule(after: options.advertisingRetry) { [weak self] in
@@ -246,7 +252,7 @@ public final class ControllerSession {
         do {
             packets = try t.receive()
         } catch {
-            if !error.isTransient { onFatal(error) } else { fail(error.description) }
+            if !error.isTransient { onEvent(.fatal(error)) } else { fail(error.description) }
             return
         }
         let time = now()
@@ -270,7 +276,7 @@ public final class ControllerSession {
         guard damage != damageSeen else { return }
         damageSeen = damage
         guard let last = damageReportedAt else {
-            onNotice("\(transport?.name ?? "the stream") lost its framing (\(damage.skippedBytes) bytes skipped) and found it again; more is summed up once a minute")
+            onEvent(.notice("\(transport?.name ?? "the stream") lost its framing (\(damage.skippedBytes) bytes skipped) and found it again; more is summed up once a minute"))
             damageReported = damage
             damageReportedAt = time
             return
@@ -278,7 +284,7 @@ public final class ControllerSession {
         guard time - last >= Self.damageSummaryInterval else { return }
         let errors = damage.framingErrors - damageReported.framingErrors
         let bytes = damage.skippedBytes - damageReported.skippedBytes
-        onNotice("\(transport?.name ?? "the stream"): \(errors) framing errors, \(bytes) bytes skipped in the last \(Int(time - last)) s")
+        onEvent(.notice("\(transport?.name ?? "the stream"): \(errors) framing errors, \(bytes) bytes skipped in the last \(Int(time - last)) s"))
         damageReported = damage
         damageReportedAt = time
     }
@@ -306,12 +312,12 @@ public final class ControllerSession {
         if case let .advertisingReports(reports) = event {
             lastReport = time
             for report in reports {
-                onReport(report, time)
+                onEvent(.report(report, at: time))
                 for beacon in Beacon.all(in: report.data) {
-                    onSighting(
+                    onEvent(.sighting(
                         BeaconSighting(
                             time: time, address: report.address, addressType: report.addressType, rssi: report.rssi,
-                            beacon: beacon, report: report.format))
+                            beacon: beacon, report: report.format)))
                 }
             }
             return

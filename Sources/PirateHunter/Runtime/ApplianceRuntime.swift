@@ -58,8 +58,6 @@ final class ApplianceRuntime {
     var onReload: () -> Void = {}
     /// SIGWINCH: the terminal changed size.
     var onResize: () -> Void = {}
-    /// A failure no retry mends, just before the stop (the hunter's last words).
-    var onFatal: (TransportError) -> Void = { _ in }
     /// Stopping because of a failure no retry mends: the switch-off is tried, but its
     /// failure (a controller we could not use) is not news.
     private var fatal = false
@@ -119,11 +117,13 @@ final class ApplianceRuntime {
     var now: Double { loop.now - start }
 
     /// A controller session on `source`, recorded when asked, with the fatal failures
-    /// (permission, no Bluetooth) mapped to the exit code once. `onStopped` hears how the
-    /// switch-off at shutdown went.
+    /// (permission, no Bluetooth) mapped to the exit code once. `events` hears the session's
+    /// events (a fatal one just before the stop: the hunter's last words; notices are
+    /// logged here); `onStopped` how the switch-off at shutdown went.
     func session(
         _ source: ControllerSource, settings: ControllerSettings, options: ControllerSession.Options = .init(),
-        recorded wanted: Bool = true, onStopped: @escaping (StopReport) -> Void = { _ in }
+        recorded wanted: Bool = true, onStopped: @escaping (StopReport) -> Void = { _ in },
+        events: @escaping (ControllerSession.Event) -> Void
     ) -> ControllerSession {
         let factory: ControllerSession.TransportFactory
         let record: (HCITransport) -> HCITransport = wanted ? { [unowned self] in recorded($0) } : { $0 }
@@ -136,12 +136,18 @@ final class ApplianceRuntime {
             if let world { drive(world) }
         }
         let session = ControllerSession(loop: loop, settings: settings, options: options, transport: factory)
-        session.onNotice = { Log.warning($0) }
-        session.onFatal = { [unowned self] error in
-            Log.error("\(error)")
-            fatal = true
-            onFatal(error)
-            stop(Self.exitCode(for: error))
+        session.onEvent = { [unowned self] event in
+            switch event {
+            case let .notice(message):
+                Log.warning(message)
+            case let .fatal(error):
+                Log.error("\(error)")
+                fatal = true
+                events(event)
+                stop(Self.exitCode(for: error))
+            default:
+                events(event)
+            }
         }
         sessions.append(ManagedSession(session: session, onStopped: onStopped))
         return session
