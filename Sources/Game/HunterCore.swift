@@ -68,6 +68,8 @@ public struct HunterCore: Sendable {
         case speechFinished
         /// The reward's words are ready to be said (synthesized slowly, off the loop).
         case rewardReady
+        /// The child pressed the button: the current clue again.
+        case clueAsked
     }
 
     public enum Level: Sendable, Equatable { case info, warning, error }
@@ -185,6 +187,8 @@ public struct HunterCore: Sendable {
             say(.speechFinished, at: time, into: &effects)
         case .rewardReady:
             say(.rewardHeard, at: time, into: &effects)
+        case .clueAsked:
+            say(.clueAsked, at: time, into: &effects)
         }
         return effects
     }

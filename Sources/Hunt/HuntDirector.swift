@@ -98,6 +98,8 @@ public enum HuntInput: Equatable, Sendable {
     case rewardAbsent
     /// Another hunter announced it found the treasure of trail step `step` (0-based).
     case rivalFound(hunter: UInt16, step: Int)
+    /// The child asked to hear the clue again (the hunter's button).
+    case clueAsked
 }
 
 /// The rules of the hunt: which ranging facts become lines and sounds, in what order, and
@@ -135,7 +137,16 @@ public struct HuntDirector: Sendable {
     /// The trail, when there is one.
     public private(set) var progress: TrailProgress?
     /// Lines said in order once nothing else is (the next clue, the finale).
-    private var followUps: [(event: LineEvent, detail: LineDetail)] = []
+    private var followUps: [FollowUp] = []
+
+    /// A line said once the current one is over. A repeated clue (after a hint or an
+    /// out-of-order find) is dropped when the child made progress since it was asked for:
+    /// on the way already, the approach's lines matter more.
+    private struct FollowUp: Sendable {
+        var event: LineEvent
+        var detail: LineDetail
+        var unlessProgressSince: Double?
+    }
     /// Since when the follow-ups wait for the last find's reward (nil: they do not).
     private var awaitingRewardSince: Double?
     /// Finds so far (each one also starts the reward handoff), and the step of the last.
@@ -220,6 +231,17 @@ public struct HuntDirector: Sendable {
             return say(waiting.event, waiting.detail, at: time)
         case let .ranging(event):
             return ranging(event, at: time)
+        case .clueAsked:
+            // The current step's clue, now, unless a line as important is being said (then
+            // after it); nothing when there is no trail or it is done.
+            guard let step = progress?.current else { return [] }
+            let again = clue(step)
+            if let current = speaking, current.precedence >= LineEvent.clue.precedence {
+                if !followUps.contains(where: { $0.event == .clue }) { followUps.append(again) }
+                return []
+            }
+            followUps.removeAll { $0.event == .clue }
+            return say(again.event, again.detail, at: time)
         }
     }
 
@@ -239,6 +261,8 @@ public struct HuntDirector: Sendable {
                 actions += find(step, at: time)
             case let .outOfOrder(at, expected):
                 actions += say(.outOfOrder, LineDetail(step: at, treasure: at + 1, next: expected + 1), at: time)
+                // Then the clue of the chest to find first, again.
+                if !followUps.contains(where: { $0.event == .clue }) { followUps.append(clue(expected, unlessProgressSince: time)) }
             }
         }
         if speaking == nil { actions += nextFollowUp(at: time) }
@@ -246,6 +270,8 @@ public struct HuntDirector: Sendable {
             progress?.hintDue(at: time) == true, time - lastLineAt >= configuration.trendQuietAfterLine {
             progress?.hintGiven(at: time)
             actions += say(.hint, LineDetail(step: step, treasure: step + 1, text: configuration.trail[step].hint), at: time)
+            // The hint, then the step's clue again.
+            followUps.append(clue(step, unlessProgressSince: time))
         }
         return actions
     }
@@ -257,18 +283,19 @@ public struct HuntDirector: Sendable {
     }
 
     /// The clue that begins step `step`.
-    private func clue(_ step: Int) -> (event: LineEvent, detail: LineDetail) {
+    private func clue(_ step: Int, unlessProgressSince since: Double? = nil) -> FollowUp {
         var detail = LineDetail(step: step, treasure: step + 1)
         switch configuration.trail[step].clue {
         case let .text(text)?: detail.text = text
         case let .recording(path)?: detail.recording = path
         case nil: break
         }
-        return (.clue, detail)
+        return FollowUp(event: .clue, detail: detail, unlessProgressSince: since)
     }
 
     /// The next follow-up, once the last find's reward is said (or not coming).
     private mutating func nextFollowUp(at time: Double) -> [HuntAction] {
+        followUps.removeAll { up in up.unlessProgressSince.map { (progress?.lastProgress ?? -.infinity) > $0 } ?? false }
         guard awaitingRewardSince == nil, !rewardWaiting, !followUps.isEmpty else { return [] }
         let next = followUps.removeFirst()
         return say(next.event, next.detail, at: time)
@@ -291,7 +318,7 @@ public struct HuntDirector: Sendable {
             followUps.append(clue(n))
             if region != configuration.trail[n].region.name { retarget(n) }
         case let .finished(seconds):
-            followUps.append((.finale, LineDetail(seconds: seconds)))
+            followUps.append(FollowUp(event: .finale, detail: LineDetail(seconds: seconds)))
         case .alreadyFound:
             break
         }

@@ -160,7 +160,8 @@ public struct TrailProgress: Sendable {
     public private(set) var finishedAt: Double?
     private var watches: [Watch]
     private var stepSince = 0.0
-    private var lastProgress = -Double.infinity
+    /// When the child last got closer to the current step (entered, a closer class, warmer).
+    public private(set) var lastProgress = -Double.infinity
     private var lastHint = -Double.infinity
     private var best: Proximity = .unknown
     private var rivalsTold: [RivalFind] = []

@@ -34,9 +34,15 @@ extension HuntDirector {
         var all: [HuntAction] = []
         var t = start
         while t <= end {
-            let actions = tick(at: t)
+            var actions = tick(at: t)
             all += actions
-            if actions.contains(where: \.isLine) { all += handle(.speechFinished, at: t + 0.1) }
+            // Each line is over 0.1 s later (and the line that follows it, and so on).
+            var ends = t
+            while actions.contains(where: \.isLine) {
+                ends += 0.1
+                actions = handle(.speechFinished, at: ends)
+                all += actions
+            }
             t += step
         }
         return all
@@ -194,7 +200,8 @@ extension HuntAction {
         #expect(!speaking.contains { $0.event == .hint })
         _ = d.handle(.speechFinished, at: 35)
         let hint = d.run(from: 35, to: 35)
-        #expect(hint == [.tell(.hint, LineDetail(step: 1, treasure: 2), interrupt: false)], "no text: the pack's hint")
+        #expect(hint.first == .tell(.hint, LineDetail(step: 1, treasure: 2), interrupt: false), "no text: the pack's hint")
+        #expect(hint.dropFirst().first == .tell(.clue, LineDetail(step: 1, treasure: 2, recording: "/srv/clue2.wav"), interrupt: false), "then the clue again")
     }
 
     @Test func noHintWhileTheChildGetsWarmer() {
@@ -325,5 +332,38 @@ extension HuntAction {
         #expect(standings.finishers.count == 4)
         #expect(standings.finishers.first?.hunter == 1)
         #expect(standings.refused == 97)
+    }
+}
+
+@Suite struct ClueRepeatTests {
+    @Test func theButtonRepeatsTheCurrentClueButNeverCutsALineAsImportant() {
+        var d = trail(hintAfter: 600, hintInterval: 600)
+        _ = d.handle(.started, at: 0)
+        // The first clue is due after the start-up line; while it is said, a press waits for its end.
+        let first = d.handle(.speechFinished, at: 1)
+        #expect(first.compactMap(\.event) == [.clue])
+        #expect(d.handle(.clueAsked, at: 2).isEmpty, "a clue being said is not cut by itself")
+        let again = d.handle(.speechFinished, at: 5)
+        #expect(again.compactMap(\.event) == [.clue], "said again once it is over")
+        _ = d.handle(.speechFinished, at: 8)
+        #expect(d.handle(.clueAsked, at: 20).compactMap(\.event) == [.clue], "said at once when nothing is said")
+    }
+
+    @Test func aFindOutOfOrderIsFollowedByTheClueOfTheChestToFindFirst() {
+        var d = trail(hintAfter: 600, hintInterval: 600)
+        _ = d.handle(.started, at: 0)
+        _ = d.handle(.speechFinished, at: 1)
+        _ = d.handle(.speechFinished, at: 2)
+        _ = d.arrive(at: 2, 10)
+        let lines = d.run(from: 14, to: 20).filter { $0.event != .regionEntered && $0.event != .proximityImmediate }
+        #expect(lines.compactMap(\.event) == [.outOfOrder, .clue])
+        #expect(lines.last == .tell(.clue, LineDetail(step: 0, treasure: 1, text: "Look under the big tree."), interrupt: false))
+    }
+
+    @Test func withoutATrailTheButtonSaysNothing() {
+        var d = HuntDirector(configuration: HuntDirector.Configuration(region: "treasure"))
+        _ = d.handle(.started, at: 0)
+        _ = d.handle(.speechFinished, at: 1)
+        #expect(d.handle(.clueAsked, at: 2).isEmpty)
     }
 }
