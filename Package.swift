@@ -62,7 +62,7 @@ let package = Package(
         .testTarget(name: "RangingTests", dependencies: ["Ranging", "Simulation"], swiftSettings: strict),
         .testTarget(
             name: "PirateHunterTests", dependencies: ["PirateHunter", "Bluetooth", "Radio", "QRCode", "Audio"], swiftSettings: strict),
-        .testTarget(name: "HuntTests", dependencies: ["Hunt", "Ranging"], swiftSettings: strict),
+        .testTarget(name: "HuntTests", dependencies: ["Hunt", "Ranging", "Simulation"], swiftSettings: strict),
         .testTarget(name: "GameTests", dependencies: ["Game", "Hunt", "Ranging", "Bluetooth", "Kiosk"], swiftSettings: strict),
         .testTarget(name: "KioskTests", dependencies: ["Kiosk", "Ranging"], swiftSettings: strict),
         .testTarget(name: "AudioTests", dependencies: ["Audio"], swiftSettings: strict),

@@ -47,6 +47,9 @@ public struct HunterCore: Sendable {
             self.announce = announce
             self.stopAfterFinish = stopAfterFinish
         }
+
+        /// The treasure detector's, when the hunt has it on (`hunt.detector`).
+        var detector: TreasureDetector.Configuration? { hunt?.detector.enabled == true ? hunt?.detector : nil }
     }
 
     public enum Input: Sendable, Equatable {
@@ -91,6 +94,9 @@ public struct HunterCore: Sendable {
         /// The treasure's reward was read: show it, and make its slow reading (then
         /// `rewardReady`).
         case reward(String, address: BDAddress?)
+        /// The treasure detector's clicks a second from now on (0: silent; the executable
+        /// prints its `detector` line and clicks between lines).
+        case detector(Double)
         /// The hunt is over and the configured time after it has passed: stop.
         case stop
     }
@@ -122,6 +128,9 @@ public struct HunterCore: Sendable {
     /// Finds are carried out at the next tick, after its lines (at most 0.25 s after the find).
     private var pendingFinds: [Int?] = []
     private var finishedAt: Double?
+    private var detector: TreasureDetector?
+    /// The region the detector follows (the hunted step's), to start it over on a new step.
+    private var detectedRegion: String?
     private var startupSaid = false
     private var rangingStopped = false
 
@@ -135,6 +144,7 @@ public struct HunterCore: Sendable {
         engine = RangingEngine(configuration: configuration.ranging, regions: configuration.regions)
         director = configuration.hunt.map(HuntDirector.init(configuration:))
         handoff = configuration.announce.map(Self.handoff)
+        detector = configuration.detector.map(TreasureDetector.init(configuration:))
         nameTrailTags(at: 0)
     }
 
@@ -203,6 +213,7 @@ public struct HunterCore: Sendable {
         for step in finds { found(step: step, at: t, into: &effects) }
         if director?.huntOver == true, finishedAt == nil { finishedAt = t }
         if let actions = handoff?.tick(at: t) { perform(actions, at: t, into: &effects) }
+        if let rate = detectorTick(at: t) { effects.append(.detector(rate)) }
         if let after = configuration.stopAfterFinish, let finishedAt, t - finishedAt >= after { effects.append(.stop) }
     }
 
@@ -224,6 +235,35 @@ public struct HunterCore: Sendable {
             }
         }
         ranging(engine.ingest(sighting), at: time, into: &effects)
+        if let rate = detect(sighting) { effects.append(.detector(rate)) }
+    }
+
+    /// The region being hunted now: the trail's current step's, else the first.
+    private var huntedRegion: Region? {
+        let name = director?.region
+        return configuration.regions.first { $0.name == name } ?? configuration.regions.first
+    }
+
+    /// The detector hears the hunted region's beacon (its nearest, when it has one), once the
+    /// hunt has begun and until it is over.
+    private mutating func detect(_ sighting: BeaconSighting) -> Double? {
+        guard detector != nil, startupSaid, !huntOver, case let .iBeacon(b) = sighting.beacon, let rssi = sighting.rssi,
+            let region = huntedRegion
+        else { return nil }
+        let key = BeaconKey(uuid: b.uuid, major: b.major, minor: b.minor)
+        guard region.contains(key), engine.nearest(inRegion: region.name).map({ $0 == key }) ?? true else { return nil }
+        return detector?.heard(pathLoss: Double(b.measuredPower) - Double(rssi), at: sighting.time)
+    }
+
+    /// Silent when nothing is heard, when the hunt is over, and from the start of a new step.
+    private mutating func detectorTick(at t: Double) -> Double? {
+        guard detector != nil else { return nil }
+        let region = director?.region
+        if huntOver || region != detectedRegion {
+            detectedRegion = region
+            return detector?.reset()
+        }
+        return detector?.tick(at: t)
     }
 
     /// The beacons the heard table never evicts: the last heard, each region's nearest.
@@ -365,6 +405,11 @@ public struct HunterCore: Sendable {
         if next.announce != old.announce {
             handoff = next.announce.map(Self.handoff)
             applied.append("announce")
+        }
+        if newHunt {
+            // The detector starts over with the hunt (silent until it hears the new step).
+            if let rate = detector?.reset() { effects.append(.detector(rate)) }
+            detector = next.detector.map(TreasureDetector.init(configuration:))
         }
         // A new trail begins as a hunt does: the start-up line, then its first clue.
         if newHunt, director?.progress != nil, startupSaid { say(.started, at: t, into: &effects) }

@@ -25,6 +25,7 @@ extension OutputEvent {
             (.ranging(.trend(time: 12.8, region: region, trend: .warmer)), "`warmer` or `colder`"),
             (.say(time: 12.8, event: .warmer, text: "Warmer, matey, warmer!"), "a line said (`event_name`: the hunt event; a trail's lines are `clue`, `hint`, `out-of-order`, `rival-found`, `finale`)"),
             (.sound(time: 10.4, .arrr), "a sound played"),
+            (.detector(time: 11.3, rate: 1.26), "hunt: the treasure detector's clicks a second changed (0: silent)"),
             (.reward(time: 18.1, address: address, reward: "ARRR-GOLD-2026"), "hunt: the treasure's reward, read after the find; scan --active: a treasure's scan response"),
             (.greet(time: 19.0, hunter: 7, reward: "ARRR-GOLD-2026"), "treasure: a hunter announced it found the treasure"),
             (.standings(time: 41.2, [Standings.Finisher(hunter: 2, treasure: 1, time: 41.2), Standings.Finisher(hunter: 7, treasure: 1, time: 50.0)]),

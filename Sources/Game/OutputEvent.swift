@@ -15,6 +15,8 @@ public enum OutputEvent: Equatable, Sendable {
     /// A line said, with its words.
     case say(time: Double, event: LineEvent, text: String)
     case sound(time: Double, Sound)
+    /// The treasure detector's clicks a second changed (0: silent).
+    case detector(time: Double, rate: Double)
     /// A treasure's reward: read after the find (hunt), or a scan response seen (`scan --active`).
     case reward(time: Double, address: BDAddress?, reward: String)
     /// The treasure box greeted a hunter that found it.
@@ -28,7 +30,7 @@ public enum OutputEvent: Equatable, Sendable {
 
     /// The `event` names of the contract, in the README's order.
     public static let eventNames = [
-        "sighting", "range", "proximity", "state", "enter", "exit", "nearest", "trend", "say", "sound", "reward",
+        "sighting", "range", "proximity", "state", "enter", "exit", "nearest", "trend", "say", "sound", "detector", "reward",
         "greet", "standings",
     ]
 
@@ -49,6 +51,10 @@ public enum OutputEvent: Equatable, Sendable {
             line.add("t", time)
             line.add("event", "sound")
             line.add("name", sound.rawValue)
+        case let .detector(time, rate):
+            line.add("t", time)
+            line.add("event", "detector")
+            line.add("rate", rate, decimals: 2)
         case let .reward(time, address, reward):
             line.add("t", time)
             line.add("event", "reward")

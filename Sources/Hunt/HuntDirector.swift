@@ -121,6 +121,8 @@ public struct HuntDirector: Sendable {
         /// The trail (empty: the single chest of `region`, as before trails: no clue, no
         /// hint, no finale). When set, `region` is its first step's region name.
         public var trail: [TrailStep] = []
+        /// The treasure detector's clicks between lines (`hunt.detector`).
+        public var detector = TreasureDetector.Configuration()
         /// Order, hints and race mode of the trail.
         public var trailRules = TrailProgress.Rules()
         /// After a find, the next clue waits this long at most for the box's reward (s).

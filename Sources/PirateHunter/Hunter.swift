@@ -107,6 +107,7 @@ final class Hunter {
                 case .error: Log.error(message)
                 }
             case let .sound(sound): speaker.play(sound)
+            case let .detector(rate): speaker.detect(rate)
             case let .say(event): speaker.say(event, reward: core.reward)
             case let .tell(event, detail): speaker.tell(event, detail)
             case let .scanActively(active):

@@ -1,3 +1,6 @@
+#if canImport(Glibc)
+import Glibc
+#endif
 import Audio
 import Game
 import Hunt
@@ -24,6 +27,12 @@ final class Speaker {
     private var rewardSpeech: PCMBuffer?
     private var speechTimer: Int?
     private var lineFinished: () -> Void = {}
+    /// The treasure detector: its clicks a second, the next click's timer, and until when a
+    /// sound effect plays (a click never cuts the arrr, nor plays over a line).
+    private var detectorRate = 0.0
+    private var clickTimer: Int?
+    private var effectUntil = -Double.infinity
+    private lazy var click = Self.click(sampleRate: speech?.voice.synthesizer.sampleRate ?? 22050)
 
     /// A parent's clue (400 characters) after the pack's lead-in.
     static let composedLimit = 600
@@ -82,7 +91,47 @@ final class Speaker {
 
     func play(_ sound: Sound) {
         if json, let line = OutputEvent.sound(time: runtime.now, sound).jsonLine { runtime.out.line(line) }
-        if let buffer = speech?.sounds[sound] { audio?.play(buffer, slot: .effect) }
+        if let buffer = speech?.sounds[sound], let audio {
+            audio.play(buffer, slot: .effect)
+            effectUntil = runtime.now + buffer.durationSeconds
+        }
+    }
+
+    /// The treasure detector clicks `rate` times a second from now on (0: silent), between lines.
+    func detect(_ rate: Double) {
+        if json, let line = OutputEvent.detector(time: runtime.now, rate: rate).jsonLine { runtime.out.line(line) }
+        let wasSilent = detectorRate <= 0
+        detectorRate = rate
+        if rate <= 0, let clickTimer {
+            loop.cancel(clickTimer)
+            self.clickTimer = nil
+        } else if rate > 0, wasSilent {
+            scheduleClick(after: 0)
+        }
+    }
+
+    private func scheduleClick(after seconds: Double) {
+        clickTimer = loop.schedule(after: seconds) { [unowned self] in
+            clickTimer = nil
+            guard detectorRate > 0 else { return }
+            // Never over a line (said or being made) nor over a sound effect.
+            if speechTimer == nil, !loop.isAwaitingAnswer, runtime.now >= effectUntil, let audio {
+                audio.play(click, slot: .effect)
+            }
+            scheduleClick(after: 1 / detectorRate)
+        }
+    }
+
+    /// The detector's click: 12 ms of a 2.4 kHz tone under a fast decay, soft enough to sit
+    /// under the voice's level.
+    static func click(sampleRate: Int) -> PCMBuffer {
+        let frames = max(1, sampleRate * 12 / 1000)
+        let samples = (0..<frames).map { i -> Int16 in
+            let t = Double(i) / Double(sampleRate)
+            let envelope = (1 - Double(i) / Double(frames)) * (1 - Double(i) / Double(frames))
+            return Int16((sin(2 * Double.pi * 2400 * t) * envelope * 9000).rounded())
+        }
+        return PCMBuffer(sampleRate: sampleRate, samples: samples)
     }
 
     /// A trail line: its words composed (the parent's, or the pack's filled in), else the

@@ -14,7 +14,7 @@ import Testing
         let start = try #require(text.range(of: Self.begin), "README.md has no generated JSON lines")
         let stop = try #require(text.range(of: Self.end, range: start.upperBound..<text.endIndex))
         let block = String(text[start.upperBound..<stop.lowerBound])
-        #expect(block == OutputEvent.contractMarkdown, "README.md's JSON lines should read:\n\(Self.begin)\(OutputEvent.contractMarkdown)\(Self.end)")
+        #expect(block == OutputEvent.contractMarkdown, "README.md's JSON lines are not OutputEvent's (scripts/readme-commands.sh rewrites them); they should read:\n\(Self.begin)\(OutputEvent.contractMarkdown)\(Self.end)")
     }
 
     @Test func everyEventNameHasAnExample() {

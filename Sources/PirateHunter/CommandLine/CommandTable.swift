@@ -140,6 +140,9 @@ enum Flags {
         flags.rewardSVG = text
     }
     static let quiet = Flag("--quiet", help: "range and print, say nothing")
+    static let noDetector = Flag("--no-detector", help: "no treasure detector clicks between lines (hunt.detector.enabled false)") { _, _, flags throws(CLIError) in
+        flags.set { $0.hunt.detector.enabled = false }
+    }
     static let virtualTime = Flag("--virtual-time", help: "run on virtual time, as fast as it computes (the simulator only; tests and benchmarks)")
     // Others.
     static let active = Flag("--active", help: "active scanning: names and treasure rewards from scan responses")
@@ -156,6 +159,7 @@ enum Flags {
         flags.line = event
     }
     static let sound = Flag("--sound", help: "then the arrr")
+    static let jsonLines = Flag("--json-lines", help: "the --json lines as the README's table (one example of each)")
     static let markdown = Flag("--markdown", help: "the commands as the README's table")
     static let man = Flag("--man", help: "the manual page pirate-hunter(1), in roff")
     static let silent = Flag("--silent", help: "play no test line")

@@ -1,3 +1,4 @@
+import Game
 /// The version, from one place (the Debian package and `--version` read it here).
 enum Version {
     static let current = "0.3.0"
@@ -10,7 +11,7 @@ enum Commands {
     static let hunt = CommandSpec(
         name: "hunt", operands: "",
         summary: "the appliance: ranges the treasure's iBeacons, speaks the hunt, reads out the reward after the find (settings: /etc/pirate-hunter/hunter.json, docs/configuration.md)",
-        flags: Flags.controller + [Flags.region] + Flags.voice + [Flags.hunterID, Flags.rewardSVG, Flags.quiet, Flags.virtualTime],
+        flags: Flags.controller + [Flags.region] + Flags.voice + [Flags.hunterID, Flags.rewardSVG, Flags.quiet, Flags.noDetector, Flags.virtualTime],
         run: HuntCommand.run)
 
     static let treasure = CommandSpec(
@@ -34,13 +35,13 @@ enum Commands {
     static let demo = CommandSpec(
         name: "demo", operands: "",
         summary: "a simulated trail of three chests through the real pipeline (the first with its reward and the box's greeting, one reached out of order, a hint, hunter 2 first at one, the finale), heard through the default ALSA device or written to demo.wav; about 115 s",
-        flags: [Flags.config, Flags.json, Flags.record, Flags.duration] + Flags.voice + [Flags.reward, Flags.hunterID, Flags.rewardSVG, Flags.quiet, Flags.virtualTime],
+        flags: [Flags.config, Flags.json, Flags.record, Flags.duration] + Flags.voice + [Flags.reward, Flags.hunterID, Flags.rewardSVG, Flags.quiet, Flags.noDetector, Flags.virtualTime],
         run: HuntCommand.demo)
 
     static let replay = CommandSpec(
         name: "replay", operands: "FILE",
         summary: "a btsnoop capture (Android HCI snoop, btmon -w, --record) decoded: every beacon sighting, with --region what the ranging engine makes of it, with --hunt the whole hunt; on the capture's clock",
-        flags: [Flags.json, Flags.region, Flags.hunt, Flags.config, Flags.out, Flags.language, Flags.voiceDirectory, Flags.cacheDirectory],
+        flags: [Flags.json, Flags.region, Flags.hunt, Flags.config, Flags.out, Flags.noDetector, Flags.language, Flags.voiceDirectory, Flags.cacheDirectory],
         run: ReplayCommand.run)
 
     static let say = CommandSpec(
@@ -52,9 +53,10 @@ enum Commands {
     static let help = CommandSpec(
         name: "help", operands: "",
         summary: "every command and what it does",
-        flags: [Flags.markdown, Flags.man],
+        flags: [Flags.markdown, Flags.jsonLines, Flags.man],
         run: { arguments throws(CLIError) in
-            let text = arguments.has(Flags.man) ? Commands.manPage : arguments.has(Flags.markdown) ? Commands.markdownTable : Commands.overview
+            let text = arguments.has(Flags.man) ? Commands.manPage : arguments.has(Flags.markdown) ? Commands.markdownTable
+                : arguments.has(Flags.jsonLines) ? OutputEvent.contractMarkdown : Commands.overview
             print(text, terminator: "")
             return .ok
         })

@@ -120,7 +120,35 @@ extension HuntDirector.Configuration: ConfigurationSection {
             .number("hint_after", \.trailRules.hintAfter, 5...3600, " s"),
             .number("hint_interval", \.trailRules.hintInterval, 5...3600, " s"),
             .choice("mode", \.trailRules.mode),
+            .section("detector", \.detector),
         ]
+    }
+}
+
+/// `hunt.detector`: the treasure detector's click curve.
+extension TreasureDetector.Configuration: ConfigurationSection {
+    static var initial: Self { Self() }
+    static var settings: [Setting<Self>] {
+        [
+            .flag("enabled", \.enabled),
+            .number("edge_rate", \.edgeRate, 0.1...4, " clicks/s"),
+            .number("chest_rate", \.chestRate, 1...20, " clicks/s"),
+            .number("edge_loss_db", \.edgeLoss, 5...60, " dB"),
+            .number("chest_loss_db", \.chestLoss, -20...30, " dB"),
+            .integer("steps", \.steps, 2...40),
+            .number("time_constant", \.timeConstant, 0.1...10, " s"),
+        ]
+    }
+
+    static func check(_ value: Self, _ reader: ObjectReader) throws {
+        if value.chestLoss >= value.edgeLoss {
+            throw reader.fail("chest_loss_db", "\(Limits.number(value.chestLoss)) is not below edge_loss_db (\(Limits.number(value.edgeLoss)))",
+                              allowed: "a path loss at the chest below the edge's")
+        }
+        if value.chestRate <= value.edgeRate {
+            throw reader.fail("chest_rate", "\(Limits.number(value.chestRate)) is not above edge_rate (\(Limits.number(value.edgeRate)))",
+                              allowed: "more clicks at the chest than at the edge")
+        }
     }
 }
 
