@@ -2,6 +2,7 @@ import Foundation
 import Glibc
 import Ranging
 import Testing
+import TestSupport
 import Voice
 
 @testable import PirateHunter
@@ -32,21 +33,6 @@ func commandLineFlags(_ arguments: [String], for command: CommandSpec = Commands
 /// The configuration as a command loads it: its row parses the flags, the file is read under them.
 private func load(_ arguments: [String], for command: CommandSpec = Commands.hunt) throws(CLIError) -> HunterConfiguration {
     try HunterConfiguration.load(flags: commandLineFlags(arguments, for: command), environment: [:])
-}
-
-/// A scratch directory removed at the end of the test.
-private final class Scratch {
-    let path: String
-    init() throws {
-        path = NSTemporaryDirectory() + "ph-config-" + UUID().uuidString
-        try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
-    }
-    deinit { try? FileManager.default.removeItem(atPath: path) }
-    func write(_ name: String, _ text: String) throws -> String {
-        let file = path + "/" + name
-        try text.write(toFile: file, atomically: true, encoding: .utf8)
-        return file
-    }
 }
 
 private let repository = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
@@ -85,7 +71,7 @@ private let repository = URL(fileURLWithPath: #filePath).deletingLastPathCompone
     }
 
     @Test func aMissingDefaultFileMeansDefaultsButAMissingExplicitOneExits66() throws {
-        let scratch = try Scratch()
+        let scratch = try Scratch("config")
         let missing = scratch.path + "/hunter.json"
         #expect(try ConfigurationFile.read(missing, explicit: false) == nil)
         #expect(throws: CLIError.self) { try ConfigurationFile.read(missing, explicit: true) }
@@ -99,7 +85,7 @@ private let repository = URL(fileURLWithPath: #filePath).deletingLastPathCompone
     }
 
     @Test func aDirectoryIsNotAConfigurationFile() throws {
-        let scratch = try Scratch()
+        let scratch = try Scratch("config")
         do {
             _ = try ConfigurationFile.read(scratch.path, explicit: true)
             Issue.record("a directory was read")
@@ -111,7 +97,7 @@ private let repository = URL(fileURLWithPath: #filePath).deletingLastPathCompone
 
     @Test(.enabled(if: getuid() != 0, "root reads any file"))
     func anUnreadableFileExits77() throws {
-        let scratch = try Scratch()
+        let scratch = try Scratch("config")
         let file = try scratch.write("hunter.json", "{}")
         chmod(file, 0)
         do {
@@ -142,7 +128,7 @@ private let repository = URL(fileURLWithPath: #filePath).deletingLastPathCompone
     }
 
     @Test func installedVoicesAreFoundNextToTheExecutable() throws {
-        let scratch = try Scratch()
+        let scratch = try Scratch("config")
         try FileManager.default.createDirectory(
             atPath: scratch.path + "/share/pirate-hunter/voices/lines", withIntermediateDirectories: true)
         var configuration = HunterConfiguration()
@@ -453,7 +439,7 @@ private let repository = URL(fileURLWithPath: #filePath).deletingLastPathCompone
 
 @Suite struct ConfigurationFlagTests {
     @Test func flagsOverrideTheFile() throws {
-        let scratch = try Scratch()
+        let scratch = try Scratch("config")
         let file = try scratch.write("hunter.json", """
             { "transport": "hci0", "regions": [{ "name": "chest", "uuid": "E2C56DB5-DFFB-48D2-B060-D0F5A71096E0" }],
               "audio": { "device": "plughw:1,0", "volume_db": -3 }, "voice": { "rate": 150, "language": "ja" },
@@ -491,7 +477,7 @@ private let repository = URL(fileURLWithPath: #filePath).deletingLastPathCompone
     }
 
     @Test func anUnknownLanguageIsNamedWithThePacksThatExist() throws {
-        let scratch = try Scratch()
+        let scratch = try Scratch("config")
         let voices = repository + "/voices"
         let file = try scratch.write("hunter.json", #"{ "voice": { "language": "fr", "voices_directory": "\#(voices)" } }"#)
         do {
@@ -514,7 +500,7 @@ private let repository = URL(fileURLWithPath: #filePath).deletingLastPathCompone
     }
 
     @Test func withoutFlagsTheFileStands() throws {
-        let scratch = try Scratch()
+        let scratch = try Scratch("config")
         let file = try scratch.write("hunter.json", #"{ "transport": "hci1", "audio": { "device": "plughw:1,0" } }"#)
         let configuration = try load(["--config", file])
         #expect(configuration.transport == .kernel(adapter: 1))
@@ -523,7 +509,7 @@ private let repository = URL(fileURLWithPath: #filePath).deletingLastPathCompone
     }
 
     @Test func anInvalidFileFailsEvenWhenAFlagWouldOverrideTheField() throws {
-        let scratch = try Scratch()
+        let scratch = try Scratch("config")
         let file = try scratch.write("hunter.json", #"{ "transport": "bogus" }"#)
         do {
             _ = try load(["--config", file, "--hci", "hci0"])
@@ -576,7 +562,7 @@ private let repository = URL(fileURLWithPath: #filePath).deletingLastPathCompone
     }
 
     @Test func announceSectionAndFlag() throws {
-        let scratch = try Scratch()
+        let scratch = try Scratch("config")
         let path = try scratch.write("hunter.json", #"{"announce": {"hunter_id": 7, "seconds": 30, "reward_timeout": 5}}"#)
         var configuration = try load(["--config", path])
         #expect(configuration.announce == HunterConfiguration.Announce(hunterID: 7, seconds: 30, rewardTimeout: 5))
@@ -589,7 +575,7 @@ private let repository = URL(fileURLWithPath: #filePath).deletingLastPathCompone
 
 @Suite struct JournalStreamTests {
     @Test func onlyTheStreamSystemdConnectedCountsAsTheJournal() throws {
-        let scratch = try Scratch()
+        let scratch = try Scratch("config")
         let file = try scratch.write("stream", "")
         let fd = open(file, O_WRONLY)
         try #require(fd >= 0)
