@@ -2,17 +2,11 @@ import Audio
 import FoundationEssentials
 import Synchronization
 import Testing
+import TestSupport
 
 #if canImport(Glibc)
 import Glibc
 #endif
-
-/// The repository's voices/ (tests run from anywhere).
-let voicesDirectory: String = {
-    var parts = #filePath.split(separator: "/", omittingEmptySubsequences: false)
-    parts.removeLast(3)  // Tests/AudioTests/AudioTests.swift
-    return parts.joined(separator: "/") + "/voices"
-}()
 
 /// A fresh path for one test's output WAV.
 func temporaryWAV(_ name: String) -> String {
@@ -163,7 +157,7 @@ func index(of needle: [Int16], in haystack: [Int16]) -> Int? {
 /// ALSA for real, through its `file:` device.
 @Suite struct ALSAPlaybackTests {
     @Test func arrrIsPlayedFrameForFrame() throws {
-        let arrr = try WAVFile.readForMixer(path: voicesDirectory + "/arrr.wav", rate: 22050)
+        let arrr = try WAVFile.readForMixer(path: Repository.voicesDirectory + "/arrr.wav", rate: 22050)
         #expect(arrr.frameCount > 2205)
         let path = temporaryWAV("arrr")
         let playback = try ALSAPlayback.open(configuration: PlaybackConfiguration(device: fileDevice(path)))

@@ -1,6 +1,7 @@
 import Bluetooth
 import Foundation
 import Testing
+import TestSupport
 
 /// The command-line table as a user meets it: every command's --help, --version, and the
 /// shared flags behaving the same in every command that talks to a controller.
@@ -41,7 +42,7 @@ import Testing
     @Test func theReadmesTableIsTheCommandTable() async throws {
         let table = try await PirateHunterBinary.run(["help", "--markdown"])
         #expect(table.status == 0)
-        let readme = try String(contentsOf: PirateHunterBinary.repository.appendingPathComponent("README.md"), encoding: .utf8)
+        let readme = try String(contentsOf: Repository.url.appendingPathComponent("README.md"), encoding: .utf8)
         #expect(readme.contains(table.stdout), "README.md's command table differs from 'pirate-hunter help --markdown'")
     }
 

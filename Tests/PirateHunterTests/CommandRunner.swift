@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TestSupport
 
 /// Runs the real `pirate-hunter` binary that `swift test` built, as a user would.
 struct CommandResult {
@@ -10,15 +11,11 @@ struct CommandResult {
 }
 
 enum PirateHunterBinary {
-    static var repository: URL {
-        URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-    }
-
-    static var fixtures: URL { repository.appendingPathComponent("Tests/BluetoothTests/Fixtures") }
+    static var fixtures: URL { Repository.url.appendingPathComponent("Tests/BluetoothTests/Fixtures") }
 
     /// One line cache for the tests' runs of the binary (a debug build synthesizes the 57
     /// lines slowly; every run with a fresh cache did it again). Writes into it are atomic.
-    static var lineCache: String { repository.appendingPathComponent(".build/test-line-cache").path }
+    static var lineCache: String { Repository.url.appendingPathComponent(".build/test-line-cache").path }
 
     static var url: URL {
         // The test bundle lives in the build products folder next to the executable.
@@ -26,7 +23,7 @@ enum PirateHunterBinary {
         let candidates = [
             products.appendingPathComponent("pirate-hunter"),
             products.deletingLastPathComponent().appendingPathComponent("pirate-hunter"),
-            repository.appendingPathComponent(".build/debug/pirate-hunter"),
+            Repository.url.appendingPathComponent(".build/debug/pirate-hunter"),
         ]
         return candidates.first { FileManager.default.isExecutableFile(atPath: $0.path) } ?? candidates[2]
     }
@@ -56,7 +53,7 @@ enum PirateHunterBinary {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: path)
         process.arguments = arguments
-        process.currentDirectoryURL = repository
+        process.currentDirectoryURL = Repository.url
         var env = ProcessInfo.processInfo.environment
         for (k, v) in environment { env[k] = v }
         process.environment = env
@@ -94,7 +91,7 @@ enum PirateHunterBinary {
     static func startFakeController(socket: String, _ arguments: [String]) throws -> Process {
         let controller = Process()
         controller.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        controller.arguments = ["python3", repository.appendingPathComponent("scripts/bench/fake-controller.py").path, socket] + arguments
+        controller.arguments = ["python3", Repository.url.appendingPathComponent("scripts/bench/fake-controller.py").path, socket] + arguments
         controller.standardError = FileHandle.nullDevice
         controller.standardOutput = FileHandle.nullDevice
         try controller.run()

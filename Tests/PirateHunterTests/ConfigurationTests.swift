@@ -35,9 +35,6 @@ private func load(_ arguments: [String], for command: CommandSpec = Commands.hun
     try HunterConfiguration.load(flags: commandLineFlags(arguments, for: command), environment: [:])
 }
 
-private let repository = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-    .deletingLastPathComponent().path
-
 @Suite struct ConfigurationDefaultsTests {
     @Test func anEmptyObjectGivesEveryDocumentedDefault() throws {
         let configuration = try decode("{}")
@@ -249,7 +246,7 @@ private let repository = URL(fileURLWithPath: #filePath).deletingLastPathCompone
     }
 
     @Test func theDocumentationNamesEveryKey() throws {
-        let docs = try String(contentsOfFile: repository + "/docs/configuration.md", encoding: .utf8)
+        let docs = try String(contentsOfFile: Repository.path + "/docs/configuration.md", encoding: .utf8)
         let keys = HunterConfiguration.keys + RangingSection.keys
             + ["name", "uuid", "major", "minor", "language", "voices_directory", "cache_directory", "rate", "pitch",
                "range", "volume", "device", "volume_db", "found_hold", "trend_interval", "trend_quiet_after_line",
@@ -260,7 +257,7 @@ private let repository = URL(fileURLWithPath: #filePath).deletingLastPathCompone
     }
 
     @Test func theDocumentationsExamplesAreValid() throws {
-        let docs = try String(contentsOfFile: repository + "/docs/configuration.md", encoding: .utf8)
+        let docs = try String(contentsOfFile: Repository.path + "/docs/configuration.md", encoding: .utf8)
         let blocks = docs.components(separatedBy: "```json\n").dropFirst().compactMap { $0.components(separatedBy: "```").first }
         #expect(blocks.count == 2)
         for block in blocks {
@@ -270,7 +267,7 @@ private let repository = URL(fileURLWithPath: #filePath).deletingLastPathCompone
 
     @Test(arguments: ["config/hunter.example.json", "config/treasure.example.json"])
     func theInstalledExampleFilesAreValid(_ name: String) throws {
-        let path = repository + "/" + name
+        let path = Repository.path + "/" + name
         let bytes = try #require(try ConfigurationFile.read(path, explicit: true))
         let configuration = try HunterConfiguration.decode(bytes, file: path)
         #expect(configuration.file == path)
@@ -478,7 +475,7 @@ private let repository = URL(fileURLWithPath: #filePath).deletingLastPathCompone
 
     @Test func anUnknownLanguageIsNamedWithThePacksThatExist() throws {
         let scratch = try Scratch("config")
-        let voices = repository + "/voices"
+        let voices = Repository.path + "/voices"
         let file = try scratch.write("hunter.json", #"{ "voice": { "language": "fr", "voices_directory": "\#(voices)" } }"#)
         do {
             _ = try load(["--config", file])

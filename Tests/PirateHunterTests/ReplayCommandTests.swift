@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TestSupport
 
 func jsonObjects(_ result: CommandResult) throws -> [[String: Any]] {
     try result.lines.map { line in
@@ -84,10 +85,10 @@ func jsonObjects(_ result: CommandResult) throws -> [[String: Any]] {
     }
 
     @Test func notBTSnoopExits65WithOneLine() async throws {
-        let result = try await PirateHunterBinary.run(["replay", PirateHunterBinary.repository.appendingPathComponent("Package.swift").path])
+        let result = try await PirateHunterBinary.run(["replay", Repository.url.appendingPathComponent("Package.swift").path])
         #expect(result.status == 65)
         #expect(result.stdout.isEmpty)
-        #expect(result.stderr == "pirate-hunter: replay: \(PirateHunterBinary.repository.appendingPathComponent("Package.swift").path): not a btsnoop file (no 'btsnoop\\0' magic)\n")
+        #expect(result.stderr == "pirate-hunter: replay: \(Repository.url.appendingPathComponent("Package.swift").path): not a btsnoop file (no 'btsnoop\\0' magic)\n")
     }
 
     @Test func truncatedCaptureKeepsWhatCameBeforeAndExits65() async throws {

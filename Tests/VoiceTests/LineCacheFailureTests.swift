@@ -12,7 +12,7 @@ import Glibc
 
 @Suite struct LineCacheFailureTests {
     private func configuration(cache: String) -> VoiceConfiguration {
-        VoiceConfiguration(voicesDirectory: voicesDirectory, language: "ja", cacheDirectory: cache)
+        VoiceConfiguration(voicesDirectory: Repository.voicesDirectory, language: "ja", cacheDirectory: cache)
     }
 
     private func expectSpeaks(_ voice: PirateVoice) {

@@ -3,18 +3,12 @@ import Audio
 import Hunt
 import FoundationEssentials
 import Testing
+import TestSupport
 import Voice
 
 #if canImport(Glibc)
 import Glibc
 #endif
-
-/// The repository's voices/ (tests run from anywhere).
-let voicesDirectory: String = {
-    var parts = #filePath.split(separator: "/", omittingEmptySubsequences: false)
-    parts.removeLast(3)  // Tests/VoiceTests/VoiceTests.swift
-    return parts.joined(separator: "/") + "/voices"
-}()
 
 /// A fresh directory for one test.
 func temporaryDirectory(_ name: String) -> String {
@@ -36,7 +30,7 @@ struct SplitMix64: RandomNumberGenerator, Sendable {
     }
 }
 
-let pirateVoice = VoiceChoice.file(voicesDirectory + "/pirate")
+let pirateVoice = VoiceChoice.file(Repository.voicesDirectory + "/pirate")
 let sampleLines = [
     "Ahoy! Captain's on deck and ready to hunt for treasure.",
     "Ye be gettin' hotter than a cannon in battle!",
@@ -87,14 +81,14 @@ let sampleLines = [
         #expect(throws: VoiceError.self) { try engine.synthesize("hello", voice: .name("klingon")) }
         #expect(throws: VoiceError.self) { try engine.synthesize("hello", voice: .file("/nonexistent/voice")) }
         #expect(try engine.currentVoiceIdentifier(after: .name("en")) == "gmw/en")
-        #expect(try engine.currentVoiceIdentifier(after: pirateVoice) == voicesDirectory + "/pirate")
+        #expect(try engine.currentVoiceIdentifier(after: pirateVoice) == Repository.voicesDirectory + "/pirate")
     }
 
     @Test func aVoiceFileOnALongMixedCasePathStillTakes() throws {
         let engine = try EspeakSynthesizer.shared()
         let directory = temporaryDirectory("A-Rather-Long-Directory-Name-With-Capitals-For-eSpeak")
         let copy = directory + "/Pirate"
-        try FileManager.default.copyItem(atPath: voicesDirectory + "/pirate", toPath: copy)
+        try FileManager.default.copyItem(atPath: Repository.voicesDirectory + "/pirate", toPath: copy)
         #expect(copy.utf8.count > 59)
         let text = sampleLines[0]
         let viaCopy = try engine.synthesize(text, voice: .file(copy))
@@ -150,7 +144,7 @@ let sampleLines = [
 @Suite struct LinePackTests {
     @Test(arguments: ["en-pirate", "ja"])
     func shippedPacksHaveEveryEvent(language: String) throws {
-        let pack = try LinePack.load(language: language, voicesDirectory: voicesDirectory)
+        let pack = try LinePack.load(language: language, voicesDirectory: Repository.voicesDirectory)
         #expect(pack.language == language)
         for event in LineEvent.allCases {
             #expect(pack.lines(for: event).count >= 4, "\(language) \(event.rawValue)")
@@ -159,7 +153,7 @@ let sampleLines = [
     }
 
     @Test func japaneseIsInKana() throws {
-        let pack = try LinePack.load(language: "ja", voicesDirectory: voicesDirectory)
+        let pack = try LinePack.load(language: "ja", voicesDirectory: Repository.voicesDirectory)
         #expect(pack.voice == .name("ja"))
         for line in pack.allLines {
             for scalar in line.text.unicodeScalars {
@@ -174,7 +168,7 @@ let sampleLines = [
     @Test func everyShippedLineSpeaks() throws {
         let engine = try EspeakSynthesizer.shared()
         for language in ["en-pirate", "ja"] {
-            let pack = try LinePack.load(language: language, voicesDirectory: voicesDirectory)
+            let pack = try LinePack.load(language: language, voicesDirectory: Repository.voicesDirectory)
             for line in pack.allLines where line.index == 0 {
                 let pcm = try engine.synthesize(line.text, voice: pack.voice)
                 #expect(pcm.durationSeconds > 0.4, "\(language) \(line.event.rawValue)")
@@ -258,7 +252,7 @@ let sampleLines = [
 
 @Suite struct PrerenderTests {
     @Test func cacheMissesThenHitsWithTheSameAudio() throws {
-        var configuration = VoiceConfiguration(voicesDirectory: voicesDirectory, language: "en-pirate")
+        var configuration = VoiceConfiguration(voicesDirectory: Repository.voicesDirectory, language: "en-pirate")
         configuration.cacheDirectory = temporaryDirectory("cache")
         configuration.minimumLines = 4
         let cold = try PirateVoice.load(configuration, random: SplitMix64(state: 1))
@@ -290,7 +284,7 @@ let sampleLines = [
 
     @Test func aDamagedCacheFileIsAMissAndIsRewritten() throws {
         let directory = temporaryDirectory("damaged")
-        var configuration = VoiceConfiguration(voicesDirectory: voicesDirectory, language: "ja", cacheDirectory: directory)
+        var configuration = VoiceConfiguration(voicesDirectory: Repository.voicesDirectory, language: "ja", cacheDirectory: directory)
         _ = try PirateVoice.load(configuration)
         let files = try FileManager.default.contentsOfDirectory(atPath: directory).filter { $0.hasSuffix(".pcm") }.sorted()
         let victim = try #require(files.first)
@@ -304,7 +298,7 @@ let sampleLines = [
     }
 
     @Test func anUnwritableCacheStillRendersInMemory() throws {
-        var configuration = VoiceConfiguration(voicesDirectory: voicesDirectory, language: "ja")
+        var configuration = VoiceConfiguration(voicesDirectory: Repository.voicesDirectory, language: "ja")
         configuration.cacheDirectory = "/proc/pirate-hunter-cannot-be-here"
         let voice = try PirateVoice.load(configuration)
         #expect(voice.report.synthesized == voice.report.lines)
@@ -313,7 +307,7 @@ let sampleLines = [
     }
 
     @Test func untrustedTextIsSpokenSanitized() throws {
-        let voice = try PirateVoice.load(VoiceConfiguration(voicesDirectory: voicesDirectory, language: "ja"))
+        let voice = try PirateVoice.load(VoiceConfiguration(voicesDirectory: Repository.voicesDirectory, language: "ja"))
         let pcm = try voice.speak(untrusted: "\u{1}\u{1}<<<>>>\u{7}")
         #expect(pcm.samples.isEmpty)
         let reward = try voice.speak(untrusted: "たからもの", maxCharacters: 10)
@@ -323,7 +317,7 @@ let sampleLines = [
     /// The reward read out: slower than the lines, as long whether the caller waits or gets
     /// it back on the engine's thread.
     @Test func aRewardIsReadSlowlyAndTheSameWithoutWaiting() throws {
-        let voice = try PirateVoice.load(VoiceConfiguration(voicesDirectory: voicesDirectory))
+        let voice = try PirateVoice.load(VoiceConfiguration(voicesDirectory: Repository.voicesDirectory))
         let normal = try voice.speak(untrusted: "ARRR GOLD twenty twenty six")
         let slow = try voice.speak(untrusted: "ARRR GOLD twenty twenty six", rateFactor: 0.7)
         #expect(slow.durationSeconds > normal.durationSeconds * 1.2, "\(slow.durationSeconds) s vs \(normal.durationSeconds) s")
@@ -344,7 +338,7 @@ let sampleLines = [
     }
 
     @Test func theArrrLoadsForTheMixer() throws {
-        let arrr = try PirateVoice.loadArrr(voicesDirectory: voicesDirectory)
+        let arrr = try PirateVoice.loadArrr(voicesDirectory: Repository.voicesDirectory)
         #expect(arrr.sampleRate == 22050 && arrr.channels == 1)
         #expect(arrr.durationSeconds > 0.2 && arrr.durationSeconds < 2)
         #expect(throws: VoiceError.self) { try PirateVoice.loadArrr(voicesDirectory: "/nonexistent") }
