@@ -275,9 +275,9 @@ import TestSupport
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("full-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: directory) }
-        let mount = try await PirateHunterBinary.runProgram("/bin/mount", ["-t", "tmpfs", "-o", "size=64k", "tmpfs", directory.path])
+        let mount = try await Program.run("/bin/mount", ["-t", "tmpfs", "-o", "size=64k", "tmpfs", directory.path])
         try #require(mount.status == 0, "\(mount.stderr)")
-        defer { _ = try? PirateHunterBinary.runProgram("/bin/umount", [directory.path]) }
+        defer { _ = try? Program.run("/bin/umount", [directory.path]) }
         let capture = directory.appendingPathComponent("r.btsnoop").path
         let result = try await PirateHunterBinary.run(["scan", "--hci", "simulator", "--virtual-time", "--duration", "120", "--json", "--record", capture], timeout: 60)
         #expect(result.status == 74, "\(result.stderr)")

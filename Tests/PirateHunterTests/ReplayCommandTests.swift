@@ -2,13 +2,6 @@ import Foundation
 import Testing
 import TestSupport
 
-func jsonObjects(_ result: CommandResult) throws -> [[String: Any]] {
-    try result.lines.map { line in
-        let object = try JSONSerialization.jsonObject(with: Data(line.utf8))
-        return try #require(object as? [String: Any], "not a JSON object: \(line)")
-    }
-}
-
 @Suite struct ReplayCommandTests {
     let horizon = PirateHunterBinary.fixtures.appendingPathComponent("csacca_horizon74_btsnoop_hci.log").path
     let btsnooper = PirateHunterBinary.fixtures.appendingPathComponent("wangdalian_btsnooper_btsnoop_hci.log").path

@@ -57,7 +57,7 @@ import TestSupport
     /// alternate screen out on exit), here through `script`'s pseudo-terminal.
     @Test func onATerminalTheKioskIsDrawnInPlace() async throws {
         let command = "\(PirateHunterBinary.url.path) treasure --hci simulator --duration 5 --minor 1 --reward ARRR-KIOSK"
-        let result = try await PirateHunterBinary.runProgram("/usr/bin/script", ["-qec", command, "/dev/null"], environment: ["TERM": "xterm-256color", "NO_COLOR": ""], timeout: 60)
+        let result = try await Program.run("/usr/bin/script", ["-qec", command, "/dev/null"], environment: ["TERM": "xterm-256color", "NO_COLOR": ""], timeout: 60)
         #expect(result.status == 0, "\(result.stderr)")
         let out = result.stdout
         #expect(out.hasPrefix("\u{1B}[?1049h"), "enters the alternate screen")
@@ -72,7 +72,7 @@ import TestSupport
     /// `make install` installs the treasure box's unit, and the command line in it works with
     /// the example file `make install` puts at /etc/pirate-hunter/treasure.json.
     @Test func theInstalledUnitRunsTheTreasureCommand() async throws {
-        let make = try await PirateHunterBinary.runProgram(
+        let make = try await Program.run(
             "/usr/bin/make", ["-n", "-C", Repository.url.path, "install", "DESTDIR=/nonexistent"], timeout: 60)
         #expect(make.status == 0, "\(make.stderr)")
         #expect(make.stdout.contains("for unit in pirate-hunter.service pirate-treasure.service;"))
