@@ -73,6 +73,6 @@ let package = Package(
             resources: [.copy("Fixtures")], swiftSettings: strict),
         .testTarget(name: "AudioTests", dependencies: ["TestSupport", "Audio"], swiftSettings: strict),
         .testTarget(name: "VoiceTests", dependencies: ["TestSupport", "Voice", "Audio", "Hunt"], swiftSettings: strict),
-        .testTarget(name: "QRCodeTests", dependencies: ["QRCode"], swiftSettings: strict),
+        .testTarget(name: "QRCodeTests", dependencies: ["TestSupport", "QRCode"], swiftSettings: strict),
     ]
 )
