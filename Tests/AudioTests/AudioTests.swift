@@ -8,15 +8,6 @@ import TestSupport
 import Glibc
 #endif
 
-/// A fresh path for one test's output WAV.
-func temporaryWAV(_ name: String) -> String {
-    let directory = "/tmp/ph-audio-tests-\(getpid())"
-    mkdir(directory, 0o700)
-    let path = "\(directory)/\(name).wav"
-    unlink(path)
-    return path
-}
-
 func fileDevice(_ path: String) -> String { "file:FILE=\(path),FORMAT=wav" }
 
 func constant(_ value: Int16, frames: Int, rate: Int = 22050) -> PCMBuffer {
@@ -159,7 +150,8 @@ func index(of needle: [Int16], in haystack: [Int16]) -> Int? {
     @Test func arrrIsPlayedFrameForFrame() throws {
         let arrr = try WAVFile.readForMixer(path: Repository.voicesDirectory + "/arrr.wav", rate: 22050)
         #expect(arrr.frameCount > 2205)
-        let path = temporaryWAV("arrr")
+        let scratch = try Scratch("audio-arrr")
+        let path = scratch.path + "/arrr.wav"
         let playback = try ALSAPlayback.open(configuration: PlaybackConfiguration(device: fileDevice(path)))
         playback.play(arrr, slot: .effect)
         #expect(playback.waitUntilIdle())
@@ -173,7 +165,8 @@ func index(of needle: [Int16], in haystack: [Int16]) -> Int? {
     }
 
     @Test func aLineReplacingALineFadesWithoutAGap() throws {
-        let path = temporaryWAV("replace")
+        let scratch = try Scratch("audio-replace")
+        let path = scratch.path + "/replace.wav"
         var configuration = PlaybackConfiguration(device: fileDevice(path))
         configuration.emulateClock = true
         let playback = try ALSAPlayback.open(configuration: configuration)
@@ -203,7 +196,8 @@ func index(of needle: [Int16], in haystack: [Int16]) -> Int? {
     }
 
     @Test func effectAndSpeechAreMixed() throws {
-        let path = temporaryWAV("mix")
+        let scratch = try Scratch("audio-mix")
+        let path = scratch.path + "/mix.wav"
         var configuration = PlaybackConfiguration(device: fileDevice(path))
         configuration.emulateClock = true
         let playback = try ALSAPlayback.open(configuration: configuration)
@@ -217,7 +211,8 @@ func index(of needle: [Int16], in haystack: [Int16]) -> Int? {
     }
 
     @Test func anUnderrunIsRecoveredAndPlayContinues() throws {
-        let path = temporaryWAV("underrun")
+        let scratch = try Scratch("audio-underrun")
+        let path = scratch.path + "/underrun.wav"
         let log = EventLog()
         var configuration = PlaybackConfiguration(device: fileDevice(path))
         configuration.emulateClock = true
@@ -244,7 +239,8 @@ func index(of needle: [Int16], in haystack: [Int16]) -> Int? {
     }
 
     @Test func aDeviceOpenedOnThePlaybackThreadPlaysWhatWasPostedAtOnce() throws {
-        let path = temporaryWAV("thread-open")
+        let scratch = try Scratch("audio-thread-open")
+        let path = scratch.path + "/thread-open.wav"
         let log = EventLog()
         var configuration = PlaybackConfiguration(device: fileDevice(path))
         log.configure(&configuration)

@@ -10,14 +10,6 @@ import Voice
 import Glibc
 #endif
 
-/// A fresh directory for one test.
-func temporaryDirectory(_ name: String) -> String {
-    let path = "/tmp/ph-voice-tests-\(getpid())/\(name)"
-    try? FileManager.default.removeItem(atPath: path)
-    try? FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
-    return path
-}
-
 /// A seeded random source, so line choices are reproducible.
 struct SplitMix64: RandomNumberGenerator, Sendable {
     var state: UInt64
@@ -86,7 +78,9 @@ let sampleLines = [
 
     @Test func aVoiceFileOnALongMixedCasePathStillTakes() throws {
         let engine = try EspeakSynthesizer.shared()
-        let directory = temporaryDirectory("A-Rather-Long-Directory-Name-With-Capitals-For-eSpeak")
+        let scratch = try Scratch("voice")
+        let directory = scratch.path + "/A-Rather-Long-Directory-Name-With-Capitals-For-eSpeak"
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: false)
         let copy = directory + "/Pirate"
         try FileManager.default.copyItem(atPath: Repository.voicesDirectory + "/pirate", toPath: copy)
         #expect(copy.utf8.count > 59)
@@ -142,6 +136,10 @@ let sampleLines = [
 }
 
 @Suite struct LinePackTests {
+    /// Where `write(_:named:)` puts the packs, one directory for each test.
+    let scratch: Scratch
+    init() throws { scratch = try Scratch("voice-packs") }
+
     @Test(arguments: ["en-pirate", "ja"])
     func shippedPacksHaveEveryEvent(language: String) throws {
         let pack = try LinePack.load(language: language, voicesDirectory: Repository.voicesDirectory)
@@ -177,7 +175,7 @@ let sampleLines = [
     }
 
     func write(_ json: String, named name: String) -> String {
-        let directory = temporaryDirectory("packs-\(name)")
+        let directory = scratch.path + "/packs-\(name)"
         try? FileManager.default.createDirectory(atPath: directory + "/lines", withIntermediateDirectories: true)
         let path = directory + "/lines/\(name).json"
         _ = FileManager.default.createFile(atPath: path, contents: Data(json.utf8))
@@ -253,7 +251,8 @@ let sampleLines = [
 @Suite struct PrerenderTests {
     @Test func cacheMissesThenHitsWithTheSameAudio() throws {
         var configuration = VoiceConfiguration(voicesDirectory: Repository.voicesDirectory, language: "en-pirate")
-        configuration.cacheDirectory = temporaryDirectory("cache")
+        let scratch = try Scratch("voice-cache")
+        configuration.cacheDirectory = scratch.path
         configuration.minimumLines = 4
         let cold = try PirateVoice.load(configuration, random: SplitMix64(state: 1))
         // Composed lines (clues, rivals, the finale) are made when said, not at start-up.
@@ -283,7 +282,8 @@ let sampleLines = [
     }
 
     @Test func aDamagedCacheFileIsAMissAndIsRewritten() throws {
-        let directory = temporaryDirectory("damaged")
+        let scratch = try Scratch("voice-damaged")
+        let directory = scratch.path
         var configuration = VoiceConfiguration(voicesDirectory: Repository.voicesDirectory, language: "ja", cacheDirectory: directory)
         _ = try PirateVoice.load(configuration)
         let files = try FileManager.default.contentsOfDirectory(atPath: directory).filter { $0.hasSuffix(".pcm") }.sorted()
