@@ -72,7 +72,7 @@ let package = Package(
             name: "KioskTests", dependencies: ["Kiosk", "Ranging"],
             resources: [.copy("Fixtures")], swiftSettings: strict),
         .testTarget(name: "AudioTests", dependencies: ["TestSupport", "Audio"], swiftSettings: strict),
-        .testTarget(name: "VoiceTests", dependencies: ["TestSupport", "Voice", "Audio", "Hunt"], swiftSettings: strict),
+        .testTarget(name: "VoiceTests", dependencies: ["TestSupport", "Voice", "Audio", "Hunt", "Simulation"], swiftSettings: strict),
         .testTarget(name: "QRCodeTests", dependencies: ["TestSupport", "QRCode"], swiftSettings: strict),
     ]
 )
