@@ -54,19 +54,25 @@ let package = Package(
             name: "RangingBenchmark", dependencies: ["Ranging", "Simulation", "Hunt"], swiftSettings: strict),
         .executableTarget(name: "VoiceBenchmark", dependencies: ["Voice", "Audio", "Hunt"], swiftSettings: strict),
 
+        // What the test targets share: scratch directories, the repository's paths, running a
+        // program (a plain library under Tests/, never depending on the PirateHunter executable).
+        .target(name: "TestSupport", path: "Tests/TestSupport", swiftSettings: strict),
         .testTarget(
             name: "BluetoothTests", dependencies: ["Bluetooth"],
             resources: [.copy("Fixtures")], swiftSettings: strict),
-        .testTarget(name: "POSIXTests", dependencies: ["POSIX"], swiftSettings: strict),
-        .testTarget(name: "RadioTests", dependencies: ["Radio", "POSIX", "Bluetooth"], swiftSettings: strict),
+        .testTarget(name: "POSIXTests", dependencies: ["TestSupport", "POSIX"], swiftSettings: strict),
+        .testTarget(name: "RadioTests", dependencies: ["TestSupport", "Radio", "POSIX", "Bluetooth"], swiftSettings: strict),
         .testTarget(name: "RangingTests", dependencies: ["Ranging", "Simulation"], swiftSettings: strict),
         .testTarget(
-            name: "PirateHunterTests", dependencies: ["PirateHunter", "Bluetooth", "Radio", "QRCode", "Audio"], swiftSettings: strict),
+            name: "PirateHunterTests", dependencies: ["TestSupport", "PirateHunter", "Bluetooth", "Radio", "QRCode", "Audio"], swiftSettings: strict),
         .testTarget(name: "HuntTests", dependencies: ["Hunt", "Ranging", "Simulation"], swiftSettings: strict),
         .testTarget(name: "GameTests", dependencies: ["Game", "Hunt", "Ranging", "Bluetooth", "Kiosk"], swiftSettings: strict),
-        .testTarget(name: "KioskTests", dependencies: ["Kiosk", "Ranging"], swiftSettings: strict),
-        .testTarget(name: "AudioTests", dependencies: ["Audio"], swiftSettings: strict),
-        .testTarget(name: "VoiceTests", dependencies: ["Voice", "Audio", "Hunt"], swiftSettings: strict),
-        .testTarget(name: "QRCodeTests", dependencies: ["QRCode"], swiftSettings: strict),
+        // Fixtures/frames: the pinned kiosk frames (PIN_FRAMES=1 re-pins, docs/kiosk.md).
+        .testTarget(
+            name: "KioskTests", dependencies: ["Kiosk", "Ranging"],
+            resources: [.copy("Fixtures")], swiftSettings: strict),
+        .testTarget(name: "AudioTests", dependencies: ["TestSupport", "Audio"], swiftSettings: strict),
+        .testTarget(name: "VoiceTests", dependencies: ["TestSupport", "Voice", "Audio", "Hunt", "Simulation"], swiftSettings: strict),
+        .testTarget(name: "QRCodeTests", dependencies: ["TestSupport", "QRCode"], swiftSettings: strict),
     ]
 )

@@ -2,26 +2,11 @@ import Audio
 import FoundationEssentials
 import Synchronization
 import Testing
+import TestSupport
 
 #if canImport(Glibc)
 import Glibc
 #endif
-
-/// The repository's voices/ (tests run from anywhere).
-let voicesDirectory: String = {
-    var parts = #filePath.split(separator: "/", omittingEmptySubsequences: false)
-    parts.removeLast(3)  // Tests/AudioTests/AudioTests.swift
-    return parts.joined(separator: "/") + "/voices"
-}()
-
-/// A fresh path for one test's output WAV.
-func temporaryWAV(_ name: String) -> String {
-    let directory = "/tmp/ph-audio-tests-\(getpid())"
-    mkdir(directory, 0o700)
-    let path = "\(directory)/\(name).wav"
-    unlink(path)
-    return path
-}
 
 func fileDevice(_ path: String) -> String { "file:FILE=\(path),FORMAT=wav" }
 
@@ -163,9 +148,10 @@ func index(of needle: [Int16], in haystack: [Int16]) -> Int? {
 /// ALSA for real, through its `file:` device.
 @Suite struct ALSAPlaybackTests {
     @Test func arrrIsPlayedFrameForFrame() throws {
-        let arrr = try WAVFile.readForMixer(path: voicesDirectory + "/arrr.wav", rate: 22050)
+        let arrr = try WAVFile.readForMixer(path: Repository.voicesDirectory + "/arrr.wav", rate: 22050)
         #expect(arrr.frameCount > 2205)
-        let path = temporaryWAV("arrr")
+        let scratch = try Scratch("audio-arrr")
+        let path = scratch.path + "/arrr.wav"
         let playback = try ALSAPlayback.open(configuration: PlaybackConfiguration(device: fileDevice(path)))
         playback.play(arrr, slot: .effect)
         #expect(playback.waitUntilIdle())
@@ -179,7 +165,8 @@ func index(of needle: [Int16], in haystack: [Int16]) -> Int? {
     }
 
     @Test func aLineReplacingALineFadesWithoutAGap() throws {
-        let path = temporaryWAV("replace")
+        let scratch = try Scratch("audio-replace")
+        let path = scratch.path + "/replace.wav"
         var configuration = PlaybackConfiguration(device: fileDevice(path))
         configuration.emulateClock = true
         let playback = try ALSAPlayback.open(configuration: configuration)
@@ -209,7 +196,8 @@ func index(of needle: [Int16], in haystack: [Int16]) -> Int? {
     }
 
     @Test func effectAndSpeechAreMixed() throws {
-        let path = temporaryWAV("mix")
+        let scratch = try Scratch("audio-mix")
+        let path = scratch.path + "/mix.wav"
         var configuration = PlaybackConfiguration(device: fileDevice(path))
         configuration.emulateClock = true
         let playback = try ALSAPlayback.open(configuration: configuration)
@@ -223,7 +211,8 @@ func index(of needle: [Int16], in haystack: [Int16]) -> Int? {
     }
 
     @Test func anUnderrunIsRecoveredAndPlayContinues() throws {
-        let path = temporaryWAV("underrun")
+        let scratch = try Scratch("audio-underrun")
+        let path = scratch.path + "/underrun.wav"
         let log = EventLog()
         var configuration = PlaybackConfiguration(device: fileDevice(path))
         configuration.emulateClock = true
@@ -250,7 +239,8 @@ func index(of needle: [Int16], in haystack: [Int16]) -> Int? {
     }
 
     @Test func aDeviceOpenedOnThePlaybackThreadPlaysWhatWasPostedAtOnce() throws {
-        let path = temporaryWAV("thread-open")
+        let scratch = try Scratch("audio-thread-open")
+        let path = scratch.path + "/thread-open.wav"
         let log = EventLog()
         var configuration = PlaybackConfiguration(device: fileDevice(path))
         log.configure(&configuration)

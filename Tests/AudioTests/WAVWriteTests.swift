@@ -2,16 +2,7 @@ import Audio
 import Foundation
 import Glibc
 import Testing
-
-private func scratchDirectory(_ name: String) throws -> String {
-    let path = "/tmp/ph-wav-\(name)-\(UUID().uuidString.prefix(8).lowercased())"
-    try #require(mkdir(path, 0o700) == 0)
-    return path
-}
-
-private func entries(_ path: String) -> [String] {
-    ((try? FileManager.default.contentsOfDirectory(atPath: path)) ?? []).sorted()
-}
+import TestSupport
 
 private let tone = PCMBuffer(sampleRate: 22050, channels: 1, samples: [0, 100, -100, 32767, -32768])
 
@@ -30,18 +21,18 @@ private let tone = PCMBuffer(sampleRate: 22050, channels: 1, samples: [0, 100, -
     }
 
     @Test func aWAVIsWrittenWholeReplacingAFileAndLeavesNoTemporary() throws {
-        let directory = try scratchDirectory("ok")
-        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let scratch = try Scratch("wav-ok")
+        let directory = scratch.path
         let path = directory + "/q.wav"
         try WAVFile.write(PCMBuffer(sampleRate: 8000, channels: 1, samples: [1]), to: path)
         try WAVFile.write(tone, to: path)
         #expect(try WAVFile.read(path: path).samples == tone.samples)
-        #expect(entries(directory) == ["q.wav"])
+        #expect(scratch.entries() == ["q.wav"])
     }
 
     @Test func aDirectoryFIFOSymlinkOrDevNullIsRefusedAndLeftAsItWas() throws {
-        let directory = try scratchDirectory("refuse")
-        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let scratch = try Scratch("wav-refuse")
+        let directory = scratch.path
         let fifo = directory + "/fifo.wav"
         try #require(mkfifo(fifo, 0o644) == 0)
         let sub = directory + "/dir.wav"
@@ -69,16 +60,15 @@ private let tone = PCMBuffer(sampleRate: 22050, channels: 1, samples: [0, 100, -
         #expect(lstat(fifo, &info) == 0 && info.st_mode & mode_t(S_IFMT) == mode_t(S_IFIFO))
         #expect(lstat(link, &info) == 0 && info.st_mode & mode_t(S_IFMT) == mode_t(S_IFLNK))
         #expect(FileManager.default.contents(atPath: victim) == Data("precious".utf8))
-        #expect(entries(directory) == ["dir.wav", "fifo.wav", "link.wav", "victim"])
-        #expect(entries(sub).isEmpty)
+        #expect(scratch.entries() == ["dir.wav", "fifo.wav", "link.wav", "victim"])
+        #expect(scratch.entries("/dir.wav").isEmpty)
     }
 
     @Test(.enabled(if: geteuid() == 0, "mounting a tmpfs needs root"))
     func aFullDiskIsReportedAndLeavesNothing() throws {
-        let directory = try scratchDirectory("full")
-        defer { try? FileManager.default.removeItem(atPath: directory) }
-        try #require(mount("tmpfs", directory, "tmpfs", 0, "size=16k") == 0)
-        defer { _ = umount2(directory, 2) }  // MNT_DETACH
+        let scratch = try Scratch("wav-full")
+        let directory = scratch.path
+        try scratch.mountTmpfs("size=16k")
         let big = PCMBuffer(sampleRate: 22050, channels: 1, samples: [Int16](repeating: 7, count: 22050))
         do {
             try WAVFile.write(big, to: directory + "/big.wav")
@@ -87,7 +77,7 @@ private let tone = PCMBuffer(sampleRate: 22050, channels: 1, samples: [0, 100, -
             #expect(error.errno == ENOSPC)
             #expect(error.message.contains("No space left on device"))
         }
-        #expect(entries(directory).isEmpty)
+        #expect(scratch.entries().isEmpty)
     }
 }
 
@@ -104,8 +94,8 @@ private let tone = PCMBuffer(sampleRate: 22050, channels: 1, samples: [0, 100, -
 
     /// Opened non-blocking and checked with fstat: a FIFO is refused, not waited on forever.
     @Test func aFIFOIsRefusedWithoutBlocking() throws {
-        let directory = try scratchDirectory("readfifo")
-        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let scratch = try Scratch("wav-readfifo")
+        let directory = scratch.path
         let fifo = directory + "/arrr.wav"
         try #require(mkfifo(fifo, 0o644) == 0)
         do {
@@ -114,6 +104,6 @@ private let tone = PCMBuffer(sampleRate: 22050, channels: 1, samples: [0, 100, -
         } catch {
             #expect(error.message == "\(fifo): cannot read: not a regular file")
         }
-        #expect(throws: WAVError.self) { try WAVFile.read(path: directory) }
+        #expect(throws: WAVError.self) { try WAVFile.read(path: scratch.path) }
     }
 }

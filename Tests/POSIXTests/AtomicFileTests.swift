@@ -2,38 +2,15 @@ import Foundation
 import Glibc
 import POSIX
 import Testing
-
-/// A fresh directory of our own under /tmp, removed at the end.
-final class Scratch {
-    let path: String
-    init(_ name: String) throws {
-        path = "/tmp/ph-posix-\(name)-\(UUID().uuidString.prefix(8).lowercased())"
-        try #require(mkdir(path, 0o700) == 0)
-    }
-    func entries() -> [String] {
-        ((try? FileManager.default.contentsOfDirectory(atPath: path)) ?? []).sorted()
-    }
-    func temporaries() -> [String] { entries().filter { $0.hasPrefix(".") && $0.hasSuffix(".tmp") } }
-    deinit { try? FileManager.default.removeItem(atPath: path) }
-}
-
-private func kind(_ path: String) -> mode_t? {
-    var info = stat()
-    guard lstat(path, &info) == 0 else { return nil }
-    return info.st_mode & mode_t(S_IFMT)
-}
-
-private func contents(_ path: String) -> [UInt8]? {
-    FileManager.default.contents(atPath: path).map { [UInt8]($0) }
-}
+import TestSupport
 
 @Suite struct AtomicFileTests {
     @Test func aRegularFileIsReplacedWithTheGivenModeAndNoTemporaryIsLeft() throws {
-        let scratch = try Scratch("replace")
+        let scratch = try Scratch("posix-replace")
         let path = scratch.path + "/reward.svg"
         try AtomicFile.write(Array("one".utf8), to: path)
         try AtomicFile.write(Array("two".utf8), to: path, mode: 0o600)
-        #expect(contents(path) == Array("two".utf8))
+        #expect(fileContents(path) == Array("two".utf8))
         var info = stat()
         try #require(stat(path, &info) == 0)
         #expect(info.st_mode & 0o777 == 0o600 & ~umask(umask(0)))
@@ -41,7 +18,7 @@ private func contents(_ path: String) -> [UInt8]? {
     }
 
     @Test func aMissingDirectoryIsENOENTNamingTheTarget() throws {
-        let scratch = try Scratch("missing")
+        let scratch = try Scratch("posix-missing")
         do {
             try AtomicFile.write([1], to: scratch.path + "/missing/reward.svg")
             Issue.record("wrote into a missing directory")
@@ -61,7 +38,7 @@ private func contents(_ path: String) -> [UInt8]? {
     /// A directory, a FIFO, a symlink and a device: refused before anything is written,
     /// left as they were, no temporary beside them.
     @Test func whatIsNotARegularFileIsRefusedAndLeftAsItWas() throws {
-        let scratch = try Scratch("refuse")
+        let scratch = try Scratch("posix-refuse")
         let directory = scratch.path + "/out"
         try #require(mkdir(directory, 0o755) == 0)
         let fifo = scratch.path + "/fifo"
@@ -86,10 +63,10 @@ private func contents(_ path: String) -> [UInt8]? {
                 if let words { #expect(error.reason == "\(words), not a regular file: refusing to replace it") }
                 #expect(error.description.hasPrefix("open \(path): "))
             }
-            #expect(kind(path) == was, "\(path) is as it was")
+            #expect(fileKind(path) == was, "\(path) is as it was")
         }
-        #expect(contents(victim) == Array("precious".utf8))
-        #expect(kind(scratch.path + "/nowhere") == nil, "nothing written through the dangling link")
+        #expect(fileContents(victim) == Array("precious".utf8))
+        #expect(fileKind(scratch.path + "/nowhere") == nil, "nothing written through the dangling link")
         #expect(scratch.entries() == ["dangling", "fifo", "link", "out", "victim"], "no temporary left")
         #expect((try FileManager.default.contentsOfDirectory(atPath: directory)).isEmpty)
         #expect(try !FileManager.default.contentsOfDirectory(atPath: "/dev").contains { $0.hasPrefix(".null.") })
@@ -98,26 +75,26 @@ private func contents(_ path: String) -> [UInt8]? {
     /// The target checked again at the rename: what became a directory or a symlink while
     /// the file was written is still not replaced, and the temporary goes.
     @Test func aTargetThatChangedBeforeTheRenameIsRefusedThere() throws {
-        let scratch = try Scratch("race")
+        let scratch = try Scratch("posix-race")
         let path = scratch.path + "/r.btsnoop"
         let staged = try AtomicFile.Staged(for: path)
         try staged.write([1, 2, 3])
         #expect(scratch.temporaries().count == 1)
         try #require(mkdir(path, 0o755) == 0)
         #expect(throws: SystemError("open \(path)", errno: EISDIR)) { try staged.commit() }
-        #expect(kind(path) == mode_t(S_IFDIR))
+        #expect(fileKind(path) == mode_t(S_IFDIR))
         #expect(scratch.entries() == ["r.btsnoop"])
 
         let other = scratch.path + "/other"
         let second = try AtomicFile.Staged(for: other)
         try #require(symlink(scratch.path + "/nowhere", other) == 0)
         #expect(throws: SystemError.self) { try second.commit() }
-        #expect(kind(other) == mode_t(S_IFLNK))
+        #expect(fileKind(other) == mode_t(S_IFLNK))
         #expect(scratch.entries() == ["other", "r.btsnoop"])
     }
 
     @Test func stagedNamesAreHiddenRandomAndBesideTheTarget() throws {
-        let scratch = try Scratch("names")
+        let scratch = try Scratch("posix-names")
         let path = scratch.path + "/r.btsnoop"
         let first = try AtomicFile.Staged(for: path)
         let second = try AtomicFile.Staged(for: path)
@@ -126,38 +103,38 @@ private func contents(_ path: String) -> [UInt8]? {
             #expect(staged.temporary.hasPrefix(scratch.path + "/.r.btsnoop."))
             #expect(staged.temporary.hasSuffix(".tmp"))
         }
-        #expect(kind(path) == nil, "the file gets its name only when complete")
+        #expect(fileKind(path) == nil, "the file gets its name only when complete")
         try first.write(Array("first".utf8))
         try second.write(Array("second".utf8))
         second.discard()
         #expect(scratch.temporaries() == [String(first.temporary.split(separator: "/").last ?? "")])
         try first.commit()
-        #expect(contents(path) == Array("first".utf8))
+        #expect(fileContents(path) == Array("first".utf8))
         #expect(scratch.entries() == ["r.btsnoop"])
     }
 
     /// A planted symlink at a would-be temporary name is never followed: the name is
     /// random and opened O_EXCL | O_NOFOLLOW (the old `FILE.partial` was neither).
     @Test func aPlantedPartialSymlinkIsLeftAlone() throws {
-        let scratch = try Scratch("plant")
+        let scratch = try Scratch("posix-plant")
         let victim = scratch.path + "/victim"
         try Data("precious".utf8).write(to: URL(fileURLWithPath: victim))
         let path = scratch.path + "/reward.svg"
         try #require(symlink(victim, path + ".partial") == 0)
         try AtomicFile.write(Array("svg".utf8), to: path)
-        #expect(contents(victim) == Array("precious".utf8))
-        #expect(contents(path) == Array("svg".utf8))
+        #expect(fileContents(victim) == Array("precious".utf8))
+        #expect(fileContents(path) == Array("svg".utf8))
         #expect(scratch.entries() == ["reward.svg", "reward.svg.partial", "victim"])
     }
 
     @Test func aTemporaryFilledByAnotherWriterIsPutInPlace() throws {
-        let scratch = try Scratch("other")
+        let scratch = try Scratch("posix-other")
         let path = scratch.path + "/demo.wav"
         let staged = try AtomicFile.StagedForAnotherWriter(for: path)
-        #expect(kind(staged.temporary) == mode_t(S_IFREG))
+        #expect(fileKind(staged.temporary) == mode_t(S_IFREG))
         try Data("RIFF".utf8).write(to: URL(fileURLWithPath: staged.temporary))
         try staged.commit()
-        #expect(contents(path) == Array("RIFF".utf8))
+        #expect(fileContents(path) == Array("RIFF".utf8))
         #expect(scratch.entries() == ["demo.wav"])
 
         let dropped = try AtomicFile.StagedForAnotherWriter(for: path)
@@ -168,7 +145,7 @@ private func contents(_ path: String) -> [UInt8]? {
     /// The other writer's temporary swapped for a symlink or a FIFO is refused (ELOOP, EINVAL),
     /// without following the link or hanging on the FIFO, and removed; the target stays.
     @Test func aSwappedTemporaryIsRefusedAndRemoved() throws {
-        let scratch = try Scratch("swap")
+        let scratch = try Scratch("posix-swap")
         let path = scratch.path + "/demo.wav"
         try Data("old".utf8).write(to: URL(fileURLWithPath: path))
         let victim = scratch.path + "/victim"
@@ -182,8 +159,8 @@ private func contents(_ path: String) -> [UInt8]? {
         try #require(unlink(piped.temporary) == 0 && mkfifo(piped.temporary, 0o600) == 0)
         #expect(throws: SystemError("open \(path)", errno: EINVAL)) { try piped.commit() }
 
-        #expect(contents(path) == Array("old".utf8))
-        #expect(contents(victim) == Array("precious".utf8))
+        #expect(fileContents(path) == Array("old".utf8))
+        #expect(fileContents(victim) == Array("precious".utf8))
         #expect(scratch.entries() == ["demo.wav", "victim"])
     }
 }

@@ -1,15 +1,10 @@
 import Foundation
 import Testing
+import TestSupport
 
 /// `pirate-hunter check` run for real on this machine: no Bluetooth in the kernel, no sound
 /// card, the repository's voices. The right failures, each with its fix.
 @Suite struct CheckCommandTests {
-    static func objects(_ stdout: String) throws -> [[String: Any]] {
-        try stdout.split(separator: "\n").map { line in
-            try #require(try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any])
-        }
-    }
-
     static func find(_ objects: [[String: Any]], _ section: String, _ check: String) -> [String: Any]? {
         objects.first { $0["section"] as? String == section && $0["check"] as? String == check }
     }
@@ -25,7 +20,7 @@ import Testing
     func onThisMachineBluetoothAndTheCardAreMissingAndTheVoiceIsThere() async throws {
         let result = try await PirateHunterBinary.run(["check", "--json", "--silent", "--config", "config/hunter.example.json"])
         #expect(result.status == 69, "\(result.stderr)")
-        let objects = try Self.objects(result.stdout)
+        let objects = try jsonObjects(result)
         let kernel = try #require(Self.find(objects, "bluetooth", "kernel"))
         #expect(kernel["status"] as? String == "fail")
         #expect((kernel["fix"] as? String)?.contains("modprobe bluetooth") == true)

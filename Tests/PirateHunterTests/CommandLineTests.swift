@@ -1,6 +1,7 @@
 import Bluetooth
 import Foundation
 import Testing
+import TestSupport
 
 /// The command-line table as a user meets it: every command's --help, --version, and the
 /// shared flags behaving the same in every command that talks to a controller.
@@ -41,7 +42,7 @@ import Testing
     @Test func theReadmesTableIsTheCommandTable() async throws {
         let table = try await PirateHunterBinary.run(["help", "--markdown"])
         #expect(table.status == 0)
-        let readme = try String(contentsOf: PirateHunterBinary.repository.appendingPathComponent("README.md"), encoding: .utf8)
+        let readme = try String(contentsOf: Repository.url.appendingPathComponent("README.md"), encoding: .utf8)
         #expect(readme.contains(table.stdout), "README.md's command table differs from 'pirate-hunter help --markdown'")
     }
 
@@ -274,9 +275,9 @@ import Testing
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("full-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: directory) }
-        let mount = try await PirateHunterBinary.runProgram("/bin/mount", ["-t", "tmpfs", "-o", "size=64k", "tmpfs", directory.path])
+        let mount = try await Program.run("/bin/mount", ["-t", "tmpfs", "-o", "size=64k", "tmpfs", directory.path])
         try #require(mount.status == 0, "\(mount.stderr)")
-        defer { _ = try? PirateHunterBinary.runProgram("/bin/umount", [directory.path]) }
+        defer { _ = try? Program.run("/bin/umount", [directory.path]) }
         let capture = directory.appendingPathComponent("r.btsnoop").path
         let result = try await PirateHunterBinary.run(["scan", "--hci", "simulator", "--virtual-time", "--duration", "120", "--json", "--record", capture], timeout: 60)
         #expect(result.status == 74, "\(result.stderr)")

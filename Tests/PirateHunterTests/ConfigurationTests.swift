@@ -2,6 +2,7 @@ import Foundation
 import Glibc
 import Ranging
 import Testing
+import TestSupport
 import Voice
 
 @testable import PirateHunter
@@ -33,24 +34,6 @@ func commandLineFlags(_ arguments: [String], for command: CommandSpec = Commands
 private func load(_ arguments: [String], for command: CommandSpec = Commands.hunt) throws(CLIError) -> HunterConfiguration {
     try HunterConfiguration.load(flags: commandLineFlags(arguments, for: command), environment: [:])
 }
-
-/// A scratch directory removed at the end of the test.
-private final class Scratch {
-    let path: String
-    init() throws {
-        path = NSTemporaryDirectory() + "ph-config-" + UUID().uuidString
-        try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
-    }
-    deinit { try? FileManager.default.removeItem(atPath: path) }
-    func write(_ name: String, _ text: String) throws -> String {
-        let file = path + "/" + name
-        try text.write(toFile: file, atomically: true, encoding: .utf8)
-        return file
-    }
-}
-
-private let repository = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-    .deletingLastPathComponent().path
 
 @Suite struct ConfigurationDefaultsTests {
     @Test func anEmptyObjectGivesEveryDocumentedDefault() throws {
@@ -85,7 +68,7 @@ private let repository = URL(fileURLWithPath: #filePath).deletingLastPathCompone
     }
 
     @Test func aMissingDefaultFileMeansDefaultsButAMissingExplicitOneExits66() throws {
-        let scratch = try Scratch()
+        let scratch = try Scratch("config")
         let missing = scratch.path + "/hunter.json"
         #expect(try ConfigurationFile.read(missing, explicit: false) == nil)
         #expect(throws: CLIError.self) { try ConfigurationFile.read(missing, explicit: true) }
@@ -99,7 +82,7 @@ private let repository = URL(fileURLWithPath: #filePath).deletingLastPathCompone
     }
 
     @Test func aDirectoryIsNotAConfigurationFile() throws {
-        let scratch = try Scratch()
+        let scratch = try Scratch("config")
         do {
             _ = try ConfigurationFile.read(scratch.path, explicit: true)
             Issue.record("a directory was read")
@@ -111,7 +94,7 @@ private let repository = URL(fileURLWithPath: #filePath).deletingLastPathCompone
 
     @Test(.enabled(if: getuid() != 0, "root reads any file"))
     func anUnreadableFileExits77() throws {
-        let scratch = try Scratch()
+        let scratch = try Scratch("config")
         let file = try scratch.write("hunter.json", "{}")
         chmod(file, 0)
         do {
@@ -142,7 +125,7 @@ private let repository = URL(fileURLWithPath: #filePath).deletingLastPathCompone
     }
 
     @Test func installedVoicesAreFoundNextToTheExecutable() throws {
-        let scratch = try Scratch()
+        let scratch = try Scratch("config")
         try FileManager.default.createDirectory(
             atPath: scratch.path + "/share/pirate-hunter/voices/lines", withIntermediateDirectories: true)
         var configuration = HunterConfiguration()
@@ -263,7 +246,7 @@ private let repository = URL(fileURLWithPath: #filePath).deletingLastPathCompone
     }
 
     @Test func theDocumentationNamesEveryKey() throws {
-        let docs = try String(contentsOfFile: repository + "/docs/configuration.md", encoding: .utf8)
+        let docs = try String(contentsOfFile: Repository.path + "/docs/configuration.md", encoding: .utf8)
         let keys = HunterConfiguration.keys + RangingSection.keys
             + ["name", "uuid", "major", "minor", "language", "voices_directory", "cache_directory", "rate", "pitch",
                "range", "volume", "device", "volume_db", "found_hold", "trend_interval", "trend_quiet_after_line",
@@ -274,7 +257,7 @@ private let repository = URL(fileURLWithPath: #filePath).deletingLastPathCompone
     }
 
     @Test func theDocumentationsExamplesAreValid() throws {
-        let docs = try String(contentsOfFile: repository + "/docs/configuration.md", encoding: .utf8)
+        let docs = try String(contentsOfFile: Repository.path + "/docs/configuration.md", encoding: .utf8)
         let blocks = docs.components(separatedBy: "```json\n").dropFirst().compactMap { $0.components(separatedBy: "```").first }
         #expect(blocks.count == 2)
         for block in blocks {
@@ -284,7 +267,7 @@ private let repository = URL(fileURLWithPath: #filePath).deletingLastPathCompone
 
     @Test(arguments: ["config/hunter.example.json", "config/treasure.example.json"])
     func theInstalledExampleFilesAreValid(_ name: String) throws {
-        let path = repository + "/" + name
+        let path = Repository.path + "/" + name
         let bytes = try #require(try ConfigurationFile.read(path, explicit: true))
         let configuration = try HunterConfiguration.decode(bytes, file: path)
         #expect(configuration.file == path)
@@ -453,7 +436,7 @@ private let repository = URL(fileURLWithPath: #filePath).deletingLastPathCompone
 
 @Suite struct ConfigurationFlagTests {
     @Test func flagsOverrideTheFile() throws {
-        let scratch = try Scratch()
+        let scratch = try Scratch("config")
         let file = try scratch.write("hunter.json", """
             { "transport": "hci0", "regions": [{ "name": "chest", "uuid": "E2C56DB5-DFFB-48D2-B060-D0F5A71096E0" }],
               "audio": { "device": "plughw:1,0", "volume_db": -3 }, "voice": { "rate": 150, "language": "ja" },
@@ -491,8 +474,8 @@ private let repository = URL(fileURLWithPath: #filePath).deletingLastPathCompone
     }
 
     @Test func anUnknownLanguageIsNamedWithThePacksThatExist() throws {
-        let scratch = try Scratch()
-        let voices = repository + "/voices"
+        let scratch = try Scratch("config")
+        let voices = Repository.path + "/voices"
         let file = try scratch.write("hunter.json", #"{ "voice": { "language": "fr", "voices_directory": "\#(voices)" } }"#)
         do {
             _ = try load(["--config", file])
@@ -514,7 +497,7 @@ private let repository = URL(fileURLWithPath: #filePath).deletingLastPathCompone
     }
 
     @Test func withoutFlagsTheFileStands() throws {
-        let scratch = try Scratch()
+        let scratch = try Scratch("config")
         let file = try scratch.write("hunter.json", #"{ "transport": "hci1", "audio": { "device": "plughw:1,0" } }"#)
         let configuration = try load(["--config", file])
         #expect(configuration.transport == .kernel(adapter: 1))
@@ -523,7 +506,7 @@ private let repository = URL(fileURLWithPath: #filePath).deletingLastPathCompone
     }
 
     @Test func anInvalidFileFailsEvenWhenAFlagWouldOverrideTheField() throws {
-        let scratch = try Scratch()
+        let scratch = try Scratch("config")
         let file = try scratch.write("hunter.json", #"{ "transport": "bogus" }"#)
         do {
             _ = try load(["--config", file, "--hci", "hci0"])
@@ -576,7 +559,7 @@ private let repository = URL(fileURLWithPath: #filePath).deletingLastPathCompone
     }
 
     @Test func announceSectionAndFlag() throws {
-        let scratch = try Scratch()
+        let scratch = try Scratch("config")
         let path = try scratch.write("hunter.json", #"{"announce": {"hunter_id": 7, "seconds": 30, "reward_timeout": 5}}"#)
         var configuration = try load(["--config", path])
         #expect(configuration.announce == HunterConfiguration.Announce(hunterID: 7, seconds: 30, rewardTimeout: 5))
@@ -589,7 +572,7 @@ private let repository = URL(fileURLWithPath: #filePath).deletingLastPathCompone
 
 @Suite struct JournalStreamTests {
     @Test func onlyTheStreamSystemdConnectedCountsAsTheJournal() throws {
-        let scratch = try Scratch()
+        let scratch = try Scratch("config")
         let file = try scratch.write("stream", "")
         let fd = open(file, O_WRONLY)
         try #require(fd >= 0)

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TestSupport
 
 /// The checker, and reading what the demo wrote.
 enum DemoAudio {
@@ -190,7 +191,7 @@ enum DemoAudio {
         let (heard, rate) = try DemoAudio.readWAV(wavPath)
         try #require(rate == 22050 && heard.count > rate * 60)
         let cache = try DemoAudio.cachedLines(PirateHunterBinary.lineCache)
-        let arrr = try DemoAudio.readWAV(PirateHunterBinary.repository.appendingPathComponent("voices/arrr.wav").path)
+        let arrr = try DemoAudio.readWAV(Repository.url.appendingPathComponent("voices/arrr.wav").path)
         let arrrLength = arrr.samples.count * rate / max(arrr.rate, 1)
         // The sounds are mixed on their own slot, over speech: not compared there.
         let sounds = events.filter { $0["event"] as? String == "sound" }.compactMap { $0["t"] as? Double }.map { t in

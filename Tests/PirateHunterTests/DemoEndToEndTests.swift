@@ -2,6 +2,7 @@ import Foundation
 import Hunt
 import QRCode
 import Testing
+import TestSupport
 
 @testable import PirateHunter
 

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TestSupport
 
 @testable import PirateHunter
 
@@ -26,7 +27,7 @@ import Testing
         defer { try? FileManager.default.removeItem(atPath: page) }
         let result = try await PirateHunterBinary.run(["help", "--man"])
         try Data(result.stdout.utf8).write(to: URL(fileURLWithPath: page))
-        let groff = try await PirateHunterBinary.runProgram("/usr/bin/groff", ["-man", "-Tutf8", "-ww", "-z", page])
+        let groff = try await Program.run("/usr/bin/groff", ["-man", "-Tutf8", "-ww", "-z", page])
         #expect(groff.status == 0)
         #expect(groff.stderr.isEmpty, "\(groff.stderr)")
     }

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TestSupport
 
 /// What the hunt says about its radio: the start-up line only once it scans, a missing radio
 /// said once it stays missing, and an unusable one once per cause and boot, not per restart.

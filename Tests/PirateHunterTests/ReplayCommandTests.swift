@@ -1,12 +1,6 @@
 import Foundation
 import Testing
-
-func jsonObjects(_ result: CommandResult) throws -> [[String: Any]] {
-    try result.lines.map { line in
-        let object = try JSONSerialization.jsonObject(with: Data(line.utf8))
-        return try #require(object as? [String: Any], "not a JSON object: \(line)")
-    }
-}
+import TestSupport
 
 @Suite struct ReplayCommandTests {
     let horizon = PirateHunterBinary.fixtures.appendingPathComponent("csacca_horizon74_btsnoop_hci.log").path
@@ -84,10 +78,10 @@ func jsonObjects(_ result: CommandResult) throws -> [[String: Any]] {
     }
 
     @Test func notBTSnoopExits65WithOneLine() async throws {
-        let result = try await PirateHunterBinary.run(["replay", PirateHunterBinary.repository.appendingPathComponent("Package.swift").path])
+        let result = try await PirateHunterBinary.run(["replay", Repository.url.appendingPathComponent("Package.swift").path])
         #expect(result.status == 65)
         #expect(result.stdout.isEmpty)
-        #expect(result.stderr == "pirate-hunter: replay: \(PirateHunterBinary.repository.appendingPathComponent("Package.swift").path): not a btsnoop file (no 'btsnoop\\0' magic)\n")
+        #expect(result.stderr == "pirate-hunter: replay: \(Repository.url.appendingPathComponent("Package.swift").path): not a btsnoop file (no 'btsnoop\\0' magic)\n")
     }
 
     @Test func truncatedCaptureKeepsWhatCameBeforeAndExits65() async throws {

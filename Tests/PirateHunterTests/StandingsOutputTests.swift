@@ -2,6 +2,7 @@ import Game
 import Foundation
 import Hunt
 import Testing
+import TestSupport
 
 @testable import PirateHunter
 

@@ -3,6 +3,7 @@ import Foundation
 import Hunt
 import Ranging
 import Testing
+import TestSupport
 
 @testable import PirateHunter
 
@@ -11,8 +12,6 @@ private func decode(_ json: String) throws(CLIError) -> HunterConfiguration {
 }
 
 private let chests = "E2C56DB5-DFFB-48D2-B060-D0F5A71096E0"
-private let repository = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-    .deletingLastPathComponent().path
 
 /// `hunt.trail` and its rules, from the file to what the hunter runs with.
 @Suite struct TrailConfigurationTests {
@@ -174,14 +173,14 @@ private let repository = URL(fileURLWithPath: #filePath).deletingLastPathCompone
     }
 
     @Test func theDocumentationNamesEveryTrailKey() throws {
-        let docs = try String(contentsOfFile: repository + "/docs/configuration.md", encoding: .utf8)
+        let docs = try String(contentsOfFile: Repository.path + "/docs/configuration.md", encoding: .utf8)
         for key in HuntDirector.Configuration.keys + ["region", "clue", "clue_wav", "hint", "found"] {
             #expect(docs.contains("`\(key)`"), "docs/configuration.md does not document `\(key)`")
         }
     }
 
     @Test func theTrailExampleInTheDocsIsValid() throws {
-        let docs = try String(contentsOfFile: repository + "/docs/hunt.md", encoding: .utf8)
+        let docs = try String(contentsOfFile: Repository.path + "/docs/hunt.md", encoding: .utf8)
         let blocks = docs.components(separatedBy: "```json\n").dropFirst().compactMap { $0.components(separatedBy: "```").first }
         #expect(blocks.count >= 1)
         for block in blocks {

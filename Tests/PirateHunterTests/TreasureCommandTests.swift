@@ -1,6 +1,7 @@
 import Foundation
 import QRCode
 import Testing
+import TestSupport
 
 @Suite struct TreasureCommandTests {
     @Test(arguments: [
@@ -56,7 +57,7 @@ import Testing
     /// alternate screen out on exit), here through `script`'s pseudo-terminal.
     @Test func onATerminalTheKioskIsDrawnInPlace() async throws {
         let command = "\(PirateHunterBinary.url.path) treasure --hci simulator --duration 5 --minor 1 --reward ARRR-KIOSK"
-        let result = try await PirateHunterBinary.runProgram("/usr/bin/script", ["-qec", command, "/dev/null"], environment: ["TERM": "xterm-256color", "NO_COLOR": ""], timeout: 60)
+        let result = try await Program.run("/usr/bin/script", ["-qec", command, "/dev/null"], environment: ["TERM": "xterm-256color", "NO_COLOR": ""], timeout: 60)
         #expect(result.status == 0, "\(result.stderr)")
         let out = result.stdout
         #expect(out.hasPrefix("\u{1B}[?1049h"), "enters the alternate screen")
@@ -71,16 +72,16 @@ import Testing
     /// `make install` installs the treasure box's unit, and the command line in it works with
     /// the example file `make install` puts at /etc/pirate-hunter/treasure.json.
     @Test func theInstalledUnitRunsTheTreasureCommand() async throws {
-        let make = try await PirateHunterBinary.runProgram(
-            "/usr/bin/make", ["-n", "-C", PirateHunterBinary.repository.path, "install", "DESTDIR=/nonexistent"], timeout: 60)
+        let make = try await Program.run(
+            "/usr/bin/make", ["-n", "-C", Repository.url.path, "install", "DESTDIR=/nonexistent"], timeout: 60)
         #expect(make.status == 0, "\(make.stderr)")
         #expect(make.stdout.contains("for unit in pirate-hunter.service pirate-treasure.service;"))
         #expect(make.stdout.contains("config/$name.example.json") && make.stdout.contains("for name in hunter treasure;"))
-        let unit = try String(contentsOf: PirateHunterBinary.repository.appendingPathComponent("systemd/pirate-treasure.service"), encoding: .utf8)
+        let unit = try String(contentsOf: Repository.url.appendingPathComponent("systemd/pirate-treasure.service"), encoding: .utf8)
         let execStart = try #require(unit.split(separator: "\n").first { $0.hasPrefix("ExecStart=") })
         var arguments = execStart.dropFirst("ExecStart=".count).split(separator: " ").map(String.init).dropFirst()
         #expect(Array(arguments) == ["treasure", "--config", "/etc/pirate-hunter/treasure.json"])
-        arguments[arguments.startIndex + 2] = PirateHunterBinary.repository.appendingPathComponent("config/treasure.example.json").path
+        arguments[arguments.startIndex + 2] = Repository.url.appendingPathComponent("config/treasure.example.json").path
         let result = try await PirateHunterBinary.run(Array(arguments) + ["--hci", "simulator", "--duration", "1"], timeout: 30)
         #expect(result.status == 0, "\(result.stderr)")
         #expect(result.stderr.contains("advertising on simulator"))

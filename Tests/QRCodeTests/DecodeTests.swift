@@ -1,6 +1,7 @@
 import Foundation
 import QRCode
 import Testing
+import TestSupport
 
 /// A real decoder reads the codes back: zbarimg (Debian package zbar-tools, installed by
 /// scripts/deps.sh) scans a grey image drawn from each rendering. Missing is a failure.
@@ -27,18 +28,9 @@ enum Decoder {
             .appendingPathComponent("qrcode-\(getpid())-\(UInt64.random(in: 0...UInt64.max)).pgm")
         try pgm(dark).write(to: file)
         defer { try? FileManager.default.removeItem(at: file) }
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: zbarimg)
-        process.arguments = ["--raw", "-q", "--nodbus", "-1", file.path]
-        let out = Pipe()
-        process.standardOutput = out
-        process.standardError = FileHandle.nullDevice
-        process.standardInput = FileHandle.nullDevice
-        try process.run()
-        let data = out.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        try #require(process.terminationStatus == 0, "zbarimg found no QR code (exit \(process.terminationStatus))")
-        var text = String(decoding: data, as: UTF8.self)
+        let result = try Program.run(zbarimg, ["--raw", "-q", "--nodbus", "-1", file.path])
+        try #require(result.status == 0, "zbarimg found no QR code (exit \(result.status))")
+        var text = result.stdout
         if text.hasSuffix("\n") { text.removeLast() }
         return text
     }

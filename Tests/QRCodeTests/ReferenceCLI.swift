@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TestSupport
 
 /// The reference encoder: Debian's `qrencode` command (same libqrencode, its own argument
 /// handling and renderers), installed by scripts/deps.sh. Missing is a failure, not a skip.
@@ -20,24 +21,11 @@ enum ReferenceCLI {
 
     /// Runs `qrencode ARGUMENTS -o -` and returns its standard output split into lines.
     static func run(_ arguments: [String]) throws -> [String] {
-        let process = Process()
-        process.executableURL = try executable()
-        process.arguments = arguments + ["-o", "-"]
-        let out = Pipe()
-        let err = Pipe()
-        process.standardOutput = out
-        process.standardError = err
-        process.standardInput = FileHandle.nullDevice
-        try process.run()
-        let outData = out.fileHandleForReading.readDataToEndOfFile()
-        let errData = err.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        guard process.terminationStatus == 0 else {
-            throw Failure(
-                description: "qrencode \(arguments) exited \(process.terminationStatus): "
-                    + String(decoding: errData, as: UTF8.self))
+        let result = try Program.run(try executable().path, arguments + ["-o", "-"])
+        guard result.status == 0 else {
+            throw Failure(description: "qrencode \(arguments) exited \(result.status): " + result.stderr)
         }
-        var lines = String(decoding: outData, as: UTF8.self).components(separatedBy: "\n")
+        var lines = result.stdout.components(separatedBy: "\n")
         if lines.last == "" { lines.removeLast() }
         return lines
     }

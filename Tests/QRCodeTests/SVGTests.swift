@@ -1,6 +1,7 @@
 import Foundation
 import QRCode
 import Testing
+import TestSupport
 
 /// The few facts the SVG renderer promises, read back from its text.
 struct ParsedSVG {
@@ -70,16 +71,9 @@ struct ParsedSVG {
         let file = FileManager.default.temporaryDirectory.appendingPathComponent("qrcode-\(getpid()).svg")
         try Data(svg.utf8).write(to: file)
         defer { try? FileManager.default.removeItem(at: file) }
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
         let check = "import sys, xml.etree.ElementTree as E; r = E.parse(sys.argv[1]).getroot(); print(r.tag, len(r))"
-        process.arguments = ["python3", "-c", check, file.path]
-        let out = Pipe()
-        process.standardOutput = out
-        try process.run()
-        let data = out.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        #expect(process.terminationStatus == 0)
-        #expect(String(decoding: data, as: UTF8.self) == "{http://www.w3.org/2000/svg}svg 2\n")
+        let result = try Program.run("/usr/bin/env", ["python3", "-c", check, file.path])
+        #expect(result.status == 0, "\(result.stderr)")
+        #expect(result.stdout == "{http://www.w3.org/2000/svg}svg 2\n")
     }
 }

@@ -2,31 +2,9 @@ import Bluetooth
 import Foundation
 import Glibc
 import Testing
+import TestSupport
 
 @testable import Radio
-
-/// A fresh directory of our own under /tmp, removed at the end.
-private final class Scratch {
-    let path: String
-    init(_ name: String) throws {
-        path = "/tmp/ph-safe-\(name)-\(UUID().uuidString.prefix(8).lowercased())"
-        try #require(mkdir(path, 0o700) == 0)
-    }
-    func entries() -> [String] {
-        ((try? FileManager.default.contentsOfDirectory(atPath: path)) ?? []).sorted()
-    }
-    deinit { try? FileManager.default.removeItem(atPath: path) }
-}
-
-private func kind(_ path: String) -> mode_t? {
-    var info = stat()
-    guard lstat(path, &info) == 0 else { return nil }
-    return info.st_mode & mode_t(S_IFMT)
-}
-
-private func contents(_ path: String) -> [UInt8]? {
-    FileManager.default.contents(atPath: path).map { [UInt8]($0) }
-}
 
 private let event = HCIPacket(type: .event, bytes: [0x0E, 0x04, 0x01, 0x0C, 0x20, 0x00])
 
@@ -61,7 +39,7 @@ private func records(at path: String) throws -> [HCIPacket] {
     }
 
     @Test func aFIFOIsRefusedAndStaysAFIFO() throws {
-        let scratch = try Scratch("fifo")
+        let scratch = try Scratch("safe-fifo")
         let fifo = scratch.path + "/r.btsnoop"
         try #require(mkfifo(fifo, 0o644) == 0)
         do {
@@ -71,12 +49,12 @@ private func records(at path: String) throws -> [HCIPacket] {
             #expect(error.errno == EEXIST)
             #expect(error.reason.contains("FIFO"))
         }
-        #expect(kind(fifo) == mode_t(S_IFIFO))
+        #expect(fileKind(fifo) == mode_t(S_IFIFO))
         #expect(scratch.entries() == ["r.btsnoop"])
     }
 
     @Test func aDirectoryIsRefusedWithEISDIRAndNothingIsLeftBeside() throws {
-        let scratch = try Scratch("dir")
+        let scratch = try Scratch("safe-dir")
         let directory = scratch.path + "/out"
         try #require(mkdir(directory, 0o755) == 0)
         do {
@@ -90,7 +68,7 @@ private func records(at path: String) throws -> [HCIPacket] {
     }
 
     @Test func aSymlinkAtTheTargetIsRefusedAndItsTargetUntouched() throws {
-        let scratch = try Scratch("link")
+        let scratch = try Scratch("safe-link")
         let victim = scratch.path + "/victim"
         try Data("precious".utf8).write(to: URL(fileURLWithPath: victim))
         let link = scratch.path + "/r.btsnoop"
@@ -101,15 +79,15 @@ private func records(at path: String) throws -> [HCIPacket] {
         } catch {
             #expect(error.reason.contains("symbolic link"))
         }
-        #expect(kind(link) == mode_t(S_IFLNK))
-        #expect(contents(victim) == Array("precious".utf8))
+        #expect(fileKind(link) == mode_t(S_IFLNK))
+        #expect(fileContents(victim) == Array("precious".utf8))
         #expect(scratch.entries() == ["r.btsnoop", "victim"])
     }
 
     /// The old writer opened `FILE.partial` with O_CREAT | O_TRUNC, following a planted
     /// symlink; now the temporary's name is random and opened O_EXCL | O_NOFOLLOW.
     @Test func aPlantedPartialSymlinkIsLeftAloneAndTemporaryNamesAreUnpredictable() throws {
-        let scratch = try Scratch("plant")
+        let scratch = try Scratch("safe-plant")
         let victim = scratch.path + "/victim"
         try Data("precious".utf8).write(to: URL(fileURLWithPath: victim))
         let path = scratch.path + "/r.btsnoop"
@@ -120,19 +98,19 @@ private func records(at path: String) throws -> [HCIPacket] {
         try first.write(event, received: true, unixMicroseconds: 1_700_000_000_000_000)
         let temporaries = scratch.entries().filter { $0.hasPrefix(".r.btsnoop.") && $0.hasSuffix(".tmp") }
         #expect(temporaries.count == 2, "two writers, two different hidden names: \(scratch.entries())")
-        #expect(kind(path) == nil, "the file gets its name only when complete")
+        #expect(fileKind(path) == nil, "the file gets its name only when complete")
         try second.close()
         try first.close()
 
-        #expect(contents(victim) == Array("precious".utf8))
-        #expect(kind(path + ".partial") == mode_t(S_IFLNK))
-        #expect(kind(path) == mode_t(S_IFREG))
+        #expect(fileContents(victim) == Array("precious".utf8))
+        #expect(fileKind(path + ".partial") == mode_t(S_IFLNK))
+        #expect(fileKind(path) == mode_t(S_IFREG))
         #expect(try records(at: path) == [event])
         #expect(scratch.entries() == ["r.btsnoop", "r.btsnoop.partial", "victim"], "no temporary left")
     }
 
     @Test func aDroppedWriterLeavesNothing() throws {
-        let scratch = try Scratch("drop")
+        let scratch = try Scratch("safe-drop")
         do {
             let writer = try CaptureFileWriter(path: scratch.path + "/r.btsnoop")
             try writer.write(event, received: true, unixMicroseconds: 0)
@@ -143,9 +121,8 @@ private func records(at path: String) throws -> [HCIPacket] {
     /// `--record` onto a filesystem that fills up: a 64 KiB tmpfs mounted for the test.
     @Test(.enabled(if: geteuid() == 0, "mounting a tmpfs needs root"))
     func aFullDiskIsReportedAtTheFirstFailedWriteAndTheFileEndsAtTheLastWholeRecord() throws {
-        let scratch = try Scratch("full")
-        try #require(mount("tmpfs", scratch.path, "tmpfs", 0, "size=64k") == 0, "mount: \(errno)")
-        defer { _ = umount2(scratch.path, 2) }  // MNT_DETACH
+        let scratch = try Scratch("safe-full")
+        try scratch.mountTmpfs("size=64k")
         // Room to give back later.
         let filler = scratch.path + "/filler"
         try Data(repeating: 0xAA, count: 16_384).write(to: URL(fileURLWithPath: filler))

@@ -2,6 +2,7 @@ import Audio
 import FoundationEssentials
 import Hunt
 import Testing
+import TestSupport
 
 @testable import Voice
 
@@ -11,7 +12,7 @@ import Glibc
 
 @Suite struct LineCacheFailureTests {
     private func configuration(cache: String) -> VoiceConfiguration {
-        VoiceConfiguration(voicesDirectory: voicesDirectory, language: "ja", cacheDirectory: cache)
+        VoiceConfiguration(voicesDirectory: Repository.voicesDirectory, language: "ja", cacheDirectory: cache)
     }
 
     private func expectSpeaks(_ voice: PirateVoice) {
@@ -22,7 +23,7 @@ import Glibc
 
     @Test(.enabled(if: geteuid() == 0, "mounting a tmpfs needs root"))
     func aReadOnlyCacheIsOneWarningWithTheReasonAndTheVoiceStillSpeaks() throws {
-        let scratch = try Scratch("ro")
+        let scratch = try Scratch("vs-ro")
         try scratch.mountTmpfs("size=64k,mode=0755", readOnly: true)
         let voice = try PirateVoice.load(configuration(cache: scratch.path))
         #expect(voice.report.warnings.count == 1)
@@ -35,7 +36,7 @@ import Glibc
     /// A cache filled earlier and then made read-only (a read-only root) is still read.
     @Test(.enabled(if: geteuid() == 0, "mounting a tmpfs needs root"))
     func aReadOnlyCacheFilledEarlierIsStillReadWithOneWarning() throws {
-        let scratch = try Scratch("rofull")
+        let scratch = try Scratch("vs-rofull")
         try scratch.mountTmpfs("size=16m,mode=0755")
         let cold = try PirateVoice.load(configuration(cache: scratch.path))
         #expect(cold.report.warnings.isEmpty)
@@ -49,7 +50,7 @@ import Glibc
 
     @Test(.enabled(if: geteuid() == 0, "mounting a tmpfs needs root"))
     func aFullCacheIsOneWarningWithTheReasonAndTheVoiceStillSpeaks() throws {
-        let scratch = try Scratch("full")
+        let scratch = try Scratch("vs-full")
         try scratch.mountTmpfs("size=16k,mode=0755")
         let voice = try PirateVoice.load(configuration(cache: scratch.path))
         #expect(voice.report.cacheWriteFailures > 0)
@@ -61,7 +62,7 @@ import Glibc
     }
 
     @Test func aCacheDirectoryThatCannotBeMadeIsOneWarning() throws {
-        let scratch = try Scratch("notdir")
+        let scratch = try Scratch("vs-notdir")
         try #require(FileManager.default.createFile(atPath: scratch.path + "/file", contents: Data()))
         let voice = try PirateVoice.load(configuration(cache: scratch.path + "/file/cache"))
         #expect(voice.report.warnings.count == 1)
@@ -72,7 +73,7 @@ import Glibc
     /// A symlink planted at a cache file's name is neither read, followed nor replaced:
     /// here each points at a valid cache file elsewhere (what a poisoned cache would be).
     @Test func aPlantedSymlinkInTheCacheIsNeitherReadNorWrittenThrough() throws {
-        let scratch = try Scratch("cachelink")
+        let scratch = try Scratch("vs-cachelink")
         let first = scratch.path + "/first"
         _ = try PirateVoice.load(configuration(cache: first))
         let names = scratch.entries("/first").filter { $0.hasSuffix(".pcm") }
@@ -95,7 +96,7 @@ import Glibc
     /// Cache file names are predictable: a directory others can write to is not trusted.
     @Test(.enabled(if: geteuid() == 0, "chown to another uid needs root"))
     func aForeignOwnedOrWorldWritableCacheIsNotUsed() throws {
-        let scratch = try Scratch("cacheowner")
+        let scratch = try Scratch("vs-cacheowner")
         let cache = scratch.path + "/cache"
         let first = try PirateVoice.load(configuration(cache: cache))
         #expect(first.report.warnings.isEmpty)

@@ -2,33 +2,13 @@ import Audio
 import FoundationEssentials
 import Hunt
 import Testing
+import TestSupport
 
 @testable import Voice
 
 #if canImport(Glibc)
 import Glibc
 #endif
-
-/// A directory of our own for one test, removed at the end (unmounting anything on it).
-final class Scratch {
-    let path: String
-    private var mounted = false
-    init(_ name: String) throws {
-        path = "/tmp/ph-vs-\(name)-\(UInt16.random(in: 0...UInt16.max))"
-        try #require(mkdir(path, 0o700) == 0)
-    }
-    func mountTmpfs(_ options: String, readOnly: Bool = false) throws {
-        try #require(mount("tmpfs", path, "tmpfs", readOnly ? UInt(MS_RDONLY) : 0, options) == 0, "mount: \(errno)")
-        mounted = true
-    }
-    func entries(_ sub: String = "") -> [String] {
-        ((try? FileManager.default.contentsOfDirectory(atPath: path + sub)) ?? []).sorted()
-    }
-    deinit {
-        if mounted { _ = umount2(path, 2) }  // MNT_DETACH
-        try? FileManager.default.removeItem(atPath: path)
-    }
-}
 
 private func expectRefused(_ directory: String, saying words: String) {
     do {
@@ -43,7 +23,7 @@ private func expectRefused(_ directory: String, saying words: String) {
 @Suite struct VoiceStagingTests {
     @Test(.enabled(if: geteuid() == 0, "chown to another uid needs root"))
     func aForeignOwnedDirectoryIsRefused() throws {
-        let scratch = try Scratch("foreign")
+        let scratch = try Scratch("vs-foreign")
         let foreign = scratch.path + "/ph-voice-foreign"
         try #require(mkdir(foreign, 0o700) == 0)
         try #require(chown(foreign, 65534, 65534) == 0)
@@ -51,7 +31,7 @@ private func expectRefused(_ directory: String, saying words: String) {
     }
 
     @Test func aSymlinkAWideOpenDirectoryOrAFileIsRefusedAndOurOwnIsTaken() throws {
-        let scratch = try Scratch("kinds")
+        let scratch = try Scratch("vs-kinds")
         let ours = scratch.path + "/ours"
         try #require(mkdir(ours, 0o700) == 0)
         try VoiceStaging.checkPrivate(ours)
@@ -70,7 +50,7 @@ private func expectRefused(_ directory: String, saying words: String) {
     /// their own directory holding their voice, or symlink it. A name that is taken is
     /// never used, whoever made it; another random one is drawn.
     @Test func aPlantedDirectoryOrSymlinkUnderTheChosenNameIsNeverUsed() throws {
-        let scratch = try Scratch("plant")
+        let scratch = try Scratch("vs-plant")
         let attacker = scratch.path + "/attacker"
         try #require(mkdir(attacker, 0o777) == 0 && chmod(attacker, 0o777) == 0)
         try #require(FileManager.default.createFile(atPath: attacker + "/voice", contents: Data("name evil\n".utf8)))
@@ -93,7 +73,7 @@ private func expectRefused(_ directory: String, saying words: String) {
     }
 
     @Test func aLongMixedCasePathIsStagedShortLowercasePrivateAndRemovedAfter() throws {
-        let scratch = try Scratch("stage")
+        let scratch = try Scratch("vs-stage")
         let source = scratch.path + "/A-Rather-Long-Directory-Name-With-Capitals/Pirate"
         try FileManager.default.createDirectory(
             atPath: scratch.path + "/A-Rather-Long-Directory-Name-With-Capitals", withIntermediateDirectories: true)

@@ -2,41 +2,16 @@ import Synchronization
 import Audio
 import Hunt
 import FoundationEssentials
+import Simulation  // SplitMix64: seeded, so line choices are reproducible
 import Testing
+import TestSupport
 import Voice
 
 #if canImport(Glibc)
 import Glibc
 #endif
 
-/// The repository's voices/ (tests run from anywhere).
-let voicesDirectory: String = {
-    var parts = #filePath.split(separator: "/", omittingEmptySubsequences: false)
-    parts.removeLast(3)  // Tests/VoiceTests/VoiceTests.swift
-    return parts.joined(separator: "/") + "/voices"
-}()
-
-/// A fresh directory for one test.
-func temporaryDirectory(_ name: String) -> String {
-    let path = "/tmp/ph-voice-tests-\(getpid())/\(name)"
-    try? FileManager.default.removeItem(atPath: path)
-    try? FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
-    return path
-}
-
-/// A seeded random source, so line choices are reproducible.
-struct SplitMix64: RandomNumberGenerator, Sendable {
-    var state: UInt64
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-}
-
-let pirateVoice = VoiceChoice.file(voicesDirectory + "/pirate")
+let pirateVoice = VoiceChoice.file(Repository.voicesDirectory + "/pirate")
 let sampleLines = [
     "Ahoy! Captain's on deck and ready to hunt for treasure.",
     "Ye be gettin' hotter than a cannon in battle!",
@@ -87,14 +62,16 @@ let sampleLines = [
         #expect(throws: VoiceError.self) { try engine.synthesize("hello", voice: .name("klingon")) }
         #expect(throws: VoiceError.self) { try engine.synthesize("hello", voice: .file("/nonexistent/voice")) }
         #expect(try engine.currentVoiceIdentifier(after: .name("en")) == "gmw/en")
-        #expect(try engine.currentVoiceIdentifier(after: pirateVoice) == voicesDirectory + "/pirate")
+        #expect(try engine.currentVoiceIdentifier(after: pirateVoice) == Repository.voicesDirectory + "/pirate")
     }
 
     @Test func aVoiceFileOnALongMixedCasePathStillTakes() throws {
         let engine = try EspeakSynthesizer.shared()
-        let directory = temporaryDirectory("A-Rather-Long-Directory-Name-With-Capitals-For-eSpeak")
+        let scratch = try Scratch("voice")
+        let directory = scratch.path + "/A-Rather-Long-Directory-Name-With-Capitals-For-eSpeak"
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: false)
         let copy = directory + "/Pirate"
-        try FileManager.default.copyItem(atPath: voicesDirectory + "/pirate", toPath: copy)
+        try FileManager.default.copyItem(atPath: Repository.voicesDirectory + "/pirate", toPath: copy)
         #expect(copy.utf8.count > 59)
         let text = sampleLines[0]
         let viaCopy = try engine.synthesize(text, voice: .file(copy))
@@ -148,9 +125,13 @@ let sampleLines = [
 }
 
 @Suite struct LinePackTests {
+    /// Where `write(_:named:)` puts the packs, one directory for each test.
+    let scratch: Scratch
+    init() throws { scratch = try Scratch("voice-packs") }
+
     @Test(arguments: ["en-pirate", "ja"])
     func shippedPacksHaveEveryEvent(language: String) throws {
-        let pack = try LinePack.load(language: language, voicesDirectory: voicesDirectory)
+        let pack = try LinePack.load(language: language, voicesDirectory: Repository.voicesDirectory)
         #expect(pack.language == language)
         for event in LineEvent.allCases {
             #expect(pack.lines(for: event).count >= 4, "\(language) \(event.rawValue)")
@@ -159,7 +140,7 @@ let sampleLines = [
     }
 
     @Test func japaneseIsInKana() throws {
-        let pack = try LinePack.load(language: "ja", voicesDirectory: voicesDirectory)
+        let pack = try LinePack.load(language: "ja", voicesDirectory: Repository.voicesDirectory)
         #expect(pack.voice == .name("ja"))
         for line in pack.allLines {
             for scalar in line.text.unicodeScalars {
@@ -174,7 +155,7 @@ let sampleLines = [
     @Test func everyShippedLineSpeaks() throws {
         let engine = try EspeakSynthesizer.shared()
         for language in ["en-pirate", "ja"] {
-            let pack = try LinePack.load(language: language, voicesDirectory: voicesDirectory)
+            let pack = try LinePack.load(language: language, voicesDirectory: Repository.voicesDirectory)
             for line in pack.allLines where line.index == 0 {
                 let pcm = try engine.synthesize(line.text, voice: pack.voice)
                 #expect(pcm.durationSeconds > 0.4, "\(language) \(line.event.rawValue)")
@@ -183,7 +164,7 @@ let sampleLines = [
     }
 
     func write(_ json: String, named name: String) -> String {
-        let directory = temporaryDirectory("packs-\(name)")
+        let directory = scratch.path + "/packs-\(name)"
         try? FileManager.default.createDirectory(atPath: directory + "/lines", withIntermediateDirectories: true)
         let path = directory + "/lines/\(name).json"
         _ = FileManager.default.createFile(atPath: path, contents: Data(json.utf8))
@@ -235,7 +216,7 @@ let sampleLines = [
 
     @Test func noLineIsPickedTwiceInARow() {
         var picker = LinePicker()
-        var random = SplitMix64(state: 42)
+        var random = SplitMix64(seed: 42)
         var previous = -1
         var seen = Set<Int>()
         for _ in 0..<2000 {
@@ -249,8 +230,8 @@ let sampleLines = [
         #expect(picker.pick(.colder, count: 1, using: &random) == 0)
         // Events are independent: the last warmer line does not bar a colder one.
         var a = LinePicker()
-        var r1 = SplitMix64(state: 7)
-        var r2 = SplitMix64(state: 7)
+        var r1 = SplitMix64(seed: 7)
+        var r2 = SplitMix64(seed: 7)
         var b = LinePicker()
         #expect(a.pick(.colder, count: 4, using: &r1) == b.pick(.colder, count: 4, using: &r2))
     }
@@ -258,15 +239,16 @@ let sampleLines = [
 
 @Suite struct PrerenderTests {
     @Test func cacheMissesThenHitsWithTheSameAudio() throws {
-        var configuration = VoiceConfiguration(voicesDirectory: voicesDirectory, language: "en-pirate")
-        configuration.cacheDirectory = temporaryDirectory("cache")
+        var configuration = VoiceConfiguration(voicesDirectory: Repository.voicesDirectory, language: "en-pirate")
+        let scratch = try Scratch("voice-cache")
+        configuration.cacheDirectory = scratch.path
         configuration.minimumLines = 4
-        let cold = try PirateVoice.load(configuration, random: SplitMix64(state: 1))
+        let cold = try PirateVoice.load(configuration, random: SplitMix64(seed: 1))
         // Composed lines (clues, rivals, the finale) are made when said, not at start-up.
         let lines = cold.pack.allLines.count { !$0.event.isComposed }
         #expect(lines < cold.pack.allLines.count)
         #expect(cold.report == RenderReport(lines: lines, synthesized: lines, fromCache: 0, cacheWriteFailures: 0))
-        let warm = try PirateVoice.load(configuration, random: SplitMix64(state: 1))
+        let warm = try PirateVoice.load(configuration, random: SplitMix64(seed: 1))
         #expect(warm.report == RenderReport(lines: lines, synthesized: 0, fromCache: lines, cacheWriteFailures: 0))
         for event in LineEvent.allCases where !event.isComposed {
             #expect(cold.line(event, index: 2).audio == warm.line(event, index: 2).audio)
@@ -289,8 +271,9 @@ let sampleLines = [
     }
 
     @Test func aDamagedCacheFileIsAMissAndIsRewritten() throws {
-        let directory = temporaryDirectory("damaged")
-        var configuration = VoiceConfiguration(voicesDirectory: voicesDirectory, language: "ja", cacheDirectory: directory)
+        let scratch = try Scratch("voice-damaged")
+        let directory = scratch.path
+        var configuration = VoiceConfiguration(voicesDirectory: Repository.voicesDirectory, language: "ja", cacheDirectory: directory)
         _ = try PirateVoice.load(configuration)
         let files = try FileManager.default.contentsOfDirectory(atPath: directory).filter { $0.hasSuffix(".pcm") }.sorted()
         let victim = try #require(files.first)
@@ -304,7 +287,7 @@ let sampleLines = [
     }
 
     @Test func anUnwritableCacheStillRendersInMemory() throws {
-        var configuration = VoiceConfiguration(voicesDirectory: voicesDirectory, language: "ja")
+        var configuration = VoiceConfiguration(voicesDirectory: Repository.voicesDirectory, language: "ja")
         configuration.cacheDirectory = "/proc/pirate-hunter-cannot-be-here"
         let voice = try PirateVoice.load(configuration)
         #expect(voice.report.synthesized == voice.report.lines)
@@ -313,7 +296,7 @@ let sampleLines = [
     }
 
     @Test func untrustedTextIsSpokenSanitized() throws {
-        let voice = try PirateVoice.load(VoiceConfiguration(voicesDirectory: voicesDirectory, language: "ja"))
+        let voice = try PirateVoice.load(VoiceConfiguration(voicesDirectory: Repository.voicesDirectory, language: "ja"))
         let pcm = try voice.speak(untrusted: "\u{1}\u{1}<<<>>>\u{7}")
         #expect(pcm.samples.isEmpty)
         let reward = try voice.speak(untrusted: "たからもの", maxCharacters: 10)
@@ -323,7 +306,7 @@ let sampleLines = [
     /// The reward read out: slower than the lines, as long whether the caller waits or gets
     /// it back on the engine's thread.
     @Test func aRewardIsReadSlowlyAndTheSameWithoutWaiting() throws {
-        let voice = try PirateVoice.load(VoiceConfiguration(voicesDirectory: voicesDirectory))
+        let voice = try PirateVoice.load(VoiceConfiguration(voicesDirectory: Repository.voicesDirectory))
         let normal = try voice.speak(untrusted: "ARRR GOLD twenty twenty six")
         let slow = try voice.speak(untrusted: "ARRR GOLD twenty twenty six", rateFactor: 0.7)
         #expect(slow.durationSeconds > normal.durationSeconds * 1.2, "\(slow.durationSeconds) s vs \(normal.durationSeconds) s")
@@ -344,7 +327,7 @@ let sampleLines = [
     }
 
     @Test func theArrrLoadsForTheMixer() throws {
-        let arrr = try PirateVoice.loadArrr(voicesDirectory: voicesDirectory)
+        let arrr = try PirateVoice.loadArrr(voicesDirectory: Repository.voicesDirectory)
         #expect(arrr.sampleRate == 22050 && arrr.channels == 1)
         #expect(arrr.durationSeconds > 0.2 && arrr.durationSeconds < 2)
         #expect(throws: VoiceError.self) { try PirateVoice.loadArrr(voicesDirectory: "/nonexistent") }
