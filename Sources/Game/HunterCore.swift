@@ -130,7 +130,7 @@ public struct HunterCore: Sendable {
     private var finishedAt: Double?
     private var detector: TreasureDetector?
     /// The region the detector follows (the hunted step's), to start it over on a new step.
-    private var detectedRegion: String?
+    private var detectedRegion: RegionID?
     private var startupSaid = false
     private var rangingStopped = false
 

@@ -10,7 +10,7 @@ extension OutputEvent {
         let uuid = UUID(uuidString: "494E5445-4C4C-4942-4541-434F4E000001") ?? HunterCore.defaultTreasureUUID
         let key = BeaconKey(uuid: uuid, major: 20594, minor: 62207)
         let address = BDAddress(bytes: (0xAB, 0x6F, 0xBF, 0x38, 0xC1, 0xA4))
-        let region = regionText(uuid: uuid, major: key.major, minor: key.minor)
+        let region = RegionID(regionText(uuid: uuid, major: key.major, minor: key.minor))
         let beacon = IBeacon(uuid: uuid, major: key.major, minor: key.minor, measuredPower: -62)
         let range = RangeReport(time: 2.659749, key: key, rssi: -69.5, distance: DistanceEstimate(meters: 2.39, logSigma: 1.2), proximity: .near)
         return [

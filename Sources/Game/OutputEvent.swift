@@ -157,21 +157,21 @@ public enum OutputEvent: Equatable, Sendable {
             line.add("to", to.rawValue)
         case let .regionState(_, region, state):
             line.add("event", "state")
-            line.add("region", region)
+            line.add("region", region.text)
             line.add("state", state.rawValue)
         case let .regionEnter(_, region):
             line.add("event", "enter")
-            line.add("region", region)
+            line.add("region", region.text)
         case let .regionExit(_, region):
             line.add("event", "exit")
-            line.add("region", region)
+            line.add("region", region.text)
         case let .nearest(_, region, key):
             line.add("event", "nearest")
-            line.add("region", region)
+            line.add("region", region.text)
             add(key, to: &line)
         case let .trend(_, region, trend):
             line.add("event", "trend")
-            line.add("region", region)
+            line.add("region", region.text)
             line.add("trend", trend.rawValue)
         }
     }

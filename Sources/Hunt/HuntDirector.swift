@@ -108,7 +108,7 @@ public enum HuntInput: Equatable, Sendable {
 public struct HuntDirector: Sendable {
     public struct Configuration: Sendable, Equatable {
         /// The region being hunted (its name in the ranging engine).
-        public var region: String
+        public var region: RegionID
         /// Name of the sound played on entering and leaving the region.
         public var regionSound = Sound.arrr
         /// Immediate proximity held this long (s) is "treasure found".
@@ -128,14 +128,14 @@ public struct HuntDirector: Sendable {
         /// After a find, the next clue waits this long at most for the box's reward (s).
         public var rewardWait = 12.0
 
-        public init(region: String) { self.region = region }
+        public init(region: RegionID) { self.region = region }
     }
 
     public let configuration: Configuration
     private var speaking: LineEvent?
     private var pending: (event: LineEvent, detail: LineDetail?, since: Double)?
     /// The region hunted now: the configured one, or the trail's current step's.
-    public private(set) var region: String
+    public private(set) var region: RegionID
     /// The trail, when there is one.
     public private(set) var progress: TrailProgress?
     /// Lines said in order once nothing else is (the next clue, the finale).

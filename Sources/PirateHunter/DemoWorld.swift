@@ -39,7 +39,7 @@ final class DemoWorld {
         IBeacon(uuid: treasureUUID, major: 1, minor: UInt16(number), measuredPower: -59)
     }
     static func chestRegion(_ number: Int) -> Region {
-        Region(name: "\(treasureUUID.uuidString):1:\(number)", uuid: treasureUUID, major: 1, minor: UInt16(number))
+        Region(name: RegionID("\(treasureUUID.uuidString):1:\(number)"), uuid: treasureUUID, major: 1, minor: UInt16(number))
     }
     static var trail: [TrailStep] {
         [

@@ -31,7 +31,7 @@ enum RangingOutput {
     static func region(_ text: String) -> Region? {
         let parts = text.split(separator: ":", omittingEmptySubsequences: false)
         guard (1...3).contains(parts.count), let uuid = UUID(uuidString: String(parts[0])) else { return nil }
-        var region = Region(name: text, uuid: uuid)
+        var region = Region(name: RegionID(text), uuid: uuid)
         if parts.count >= 2 {
             guard let major = UInt16(parts[1]) else { return nil }
             region.major = major

@@ -197,7 +197,7 @@ public struct RangingEngine: Sendable {
     public var regionStates: [RegionState] { slots.map(\.monitor.state) }
 
     /// Current nearest beacon of a region, if any.
-    public func nearest(inRegion name: String) -> BeaconKey? {
+    public func nearest(inRegion name: RegionID) -> BeaconKey? {
         slots.first { $0.monitor.region.name == name }?.nearest.current
     }
 

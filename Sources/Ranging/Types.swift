@@ -38,14 +38,25 @@ public struct RangingSample: Sendable, Equatable {
     }
 }
 
+/// A region's name: what the configuration and `--region` call it (`UUID[:MAJOR[:MINOR]]`
+/// or a word), and what its events and lines carry: typed, so that it is never mixed up
+/// with other text.
+public struct RegionID: Hashable, Sendable, CustomStringConvertible, ExpressibleByStringInterpolation {
+    public let text: String
+
+    public init(_ text: String) { self.text = text }
+    public init(stringLiteral text: String) { self.text = text }
+    public var description: String { text }
+}
+
 /// A hunted region: a UUID, optionally narrowed to a major, and to a minor.
 public struct Region: Hashable, Sendable {
-    public var name: String
+    public var name: RegionID
     public var uuid: UUID
     public var major: UInt16?
     public var minor: UInt16?
 
-    public init(name: String, uuid: UUID, major: UInt16? = nil, minor: UInt16? = nil) {
+    public init(name: RegionID, uuid: UUID, major: UInt16? = nil, minor: UInt16? = nil) {
         self.name = name
         self.uuid = uuid
         self.major = major
@@ -126,13 +137,13 @@ public enum RangingEvent: Sendable, Equatable {
     /// A committed proximity change of a beacon in a hunted region.
     case proximity(time: Double, key: BeaconKey, from: Proximity, to: Proximity)
     /// The region's initial state, once determined (like CoreLocation's didDetermineState).
-    case regionState(time: Double, region: String, state: RegionState)
+    case regionState(time: Double, region: RegionID, state: RegionState)
     /// A transition to inside after the initial state was known.
-    case regionEnter(time: Double, region: String)
+    case regionEnter(time: Double, region: RegionID)
     /// A transition to outside after the initial state was known.
-    case regionExit(time: Double, region: String)
-    case nearest(time: Double, region: String, key: BeaconKey)
-    case trend(time: Double, region: String, trend: Trend)
+    case regionExit(time: Double, region: RegionID)
+    case nearest(time: Double, region: RegionID, key: BeaconKey)
+    case trend(time: Double, region: RegionID, trend: Trend)
 
     public var time: Double {
         switch self {

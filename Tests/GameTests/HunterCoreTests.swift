@@ -120,7 +120,7 @@ struct CoreDriver {
     }
 
     @Test func aRivalNamingATrailStepIsCountedOnceAndOurOwnIdNever() {
-        let steps = [1, 2].map { TrailStep(region: Region(name: "chest \($0)", uuid: treasureUUID, major: 1, minor: UInt16($0))) }
+        let steps = [1, 2].map { TrailStep(region: Region(name: RegionID("chest \($0)"), uuid: treasureUUID, major: 1, minor: UInt16($0))) }
         var hunt = HuntDirector.Configuration(region: "chest 1")
         hunt.trail = steps
         hunt.trailRules.mode = .race

@@ -41,7 +41,7 @@ import Testing
     @Test func anotherChestOfTheTrailIsCountedButNotGreeted() {
         let other = IBeacon(uuid: chest.uuid, major: 1, minor: 2, measuredPower: -59)
         var box = Self.box
-        box.trail = [chest, other].map { TrailStep(region: Region(name: "\($0.minor)", uuid: $0.uuid, major: $0.major, minor: $0.minor)) }
+        box.trail = [chest, other].map { TrailStep(region: Region(name: RegionID("\($0.minor)"), uuid: $0.uuid, major: $0.major, minor: $0.minor)) }
         var core = TreasureBoxCore(configuration: box)
         let effects = core.sighting(Self.announcement(3, found: other, at: 1))
         #expect(effects == [.output(.standings(time: 1, [Standings.Finisher(hunter: 3, treasure: 2, time: 1)]))])

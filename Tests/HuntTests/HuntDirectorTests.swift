@@ -3,7 +3,7 @@ import Hunt
 import Ranging
 import Testing
 
-let region = "treasure"
+let region: RegionID = "treasure"
 let key = BeaconKey(uuid: UUID(uuidString: "E2C56DB5-DFFB-48D2-B060-D0F5A71096E0") ?? UUID(), major: 1, minor: 1)
 let other = BeaconKey(uuid: key.uuid, major: 1, minor: 2)
 

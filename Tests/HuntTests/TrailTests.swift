@@ -4,7 +4,7 @@ import Ranging
 import Testing
 
 private let uuid = UUID(uuidString: "E2C56DB5-DFFB-48D2-B060-D0F5A71096E0") ?? UUID()
-private func chest(_ n: UInt16) -> Region { Region(name: "\(uuid.uuidString):1:\(n)", uuid: uuid, major: 1, minor: n) }
+private func chest(_ n: UInt16) -> Region { Region(name: RegionID("\(uuid.uuidString):1:\(n)"), uuid: uuid, major: 1, minor: n) }
 private func beacon(_ n: UInt16) -> BeaconKey { BeaconKey(uuid: uuid, major: 1, minor: n) }
 
 private func trail(order: TrailOrder = .inOrder, mode: HuntMode = .solo, hintAfter: Double = 90, hintInterval: Double = 60) -> HuntDirector {

@@ -55,7 +55,7 @@ private let chests = "E2C56DB5-DFFB-48D2-B060-D0F5A71096E0"
         var configuration = try decode(#"{"hunt": {"trail": [{"region": "\#(chests):1:1"}]}}"#)
         configuration.apply(try commandLineFlags(["--region", chests]))
         #expect(configuration.huntConfiguration().trail.isEmpty)
-        #expect(configuration.hunterSetup().regions.map(\.name) == [chests])
+        #expect(configuration.hunterSetup().regions.map(\.name) == [RegionID(chests)])
     }
 
     static let cases: [(String, String)] = [

@@ -574,7 +574,7 @@ struct RegionEntry: Decodable {
             throw reader.fail("uuid", "is missing", allowed: "a UUID, 8-4-4-4-12 hex digits")
         }
         let name = try reader.string("name", allowed: "a non-empty name") ?? uuid.uuidString
-        region = Region(name: name, uuid: uuid)
+        region = Region(name: RegionID(name), uuid: uuid)
         region.major = try reader.int("major", Limits.identifier).map { UInt16($0) }
         region.minor = try reader.int("minor", Limits.identifier).map { UInt16($0) }
         if region.minor != nil, region.major == nil {
