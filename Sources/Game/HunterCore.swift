@@ -129,6 +129,8 @@ public struct HunterCore: Sendable {
     private var pendingFinds: [Int?] = []
     private var finishedAt: Double?
     private var detector: TreasureDetector?
+    /// A compass spin under way (the child turning slowly), watched packet by packet.
+    private var spin: CompassSpin?
     /// The region the detector follows (the hunted step's), to start it over on a new step.
     private var detectedRegion: RegionID?
     private var startupSaid = false
@@ -214,6 +216,11 @@ public struct HunterCore: Sendable {
         if director?.huntOver == true, finishedAt == nil { finishedAt = t }
         if let actions = handoff?.tick(at: t) { perform(actions, at: t, into: &effects) }
         if let rate = detectorTick(at: t) { effects.append(.detector(rate)) }
+        if spin?.tick(at: t) == true {
+            spin = nil
+            say(.spinPeaked, at: t, into: &effects)
+        }
+        if case .done? = spin?.phase { spin = nil }
         if let after = configuration.stopAfterFinish, let finishedAt, t - finishedAt >= after { effects.append(.stop) }
     }
 
@@ -235,7 +242,13 @@ public struct HunterCore: Sendable {
             }
         }
         ranging(engine.ingest(sighting), at: time, into: &effects)
-        if let rate = detect(sighting) { effects.append(.detector(rate)) }
+        if let loss = huntedPathLoss(sighting) {
+            if let rate = detector?.heard(pathLoss: loss, at: time) { effects.append(.detector(rate)) }
+            if spin?.heard(pathLoss: loss, at: time) == true {
+                spin = nil
+                say(.spinPeaked, at: time, into: &effects)
+            }
+        }
     }
 
     /// The region being hunted now: the trail's current step's, else the first.
@@ -244,15 +257,15 @@ public struct HunterCore: Sendable {
         return configuration.regions.first { $0.name == name } ?? configuration.regions.first
     }
 
-    /// The detector hears the hunted region's beacon (its nearest, when it has one), once the
-    /// hunt has begun and until it is over.
-    private mutating func detect(_ sighting: BeaconSighting) -> Double? {
-        guard detector != nil, startupSaid, !huntOver, case let .iBeacon(b) = sighting.beacon, let rssi = sighting.rssi,
-            let region = huntedRegion
+    /// The path loss of a packet of the hunted region's beacon (its nearest, when it has
+    /// one), once the hunt has begun and until it is over: what the detector and the
+    /// compass spin follow.
+    private func huntedPathLoss(_ sighting: BeaconSighting) -> Double? {
+        guard startupSaid, !huntOver, case let .iBeacon(b) = sighting.beacon, let rssi = sighting.rssi, let region = huntedRegion
         else { return nil }
         let key = BeaconKey(uuid: b.uuid, major: b.major, minor: b.minor)
         guard region.contains(key), engine.nearest(inRegion: region.name).map({ $0 == key }) ?? true else { return nil }
-        return detector?.heard(pathLoss: Double(b.measuredPower) - Double(rssi), at: sighting.time)
+        return Double(b.measuredPower) - Double(rssi)
     }
 
     /// Silent when nothing is heard, when the hunt is over, and from the start of a new step.
@@ -261,6 +274,7 @@ public struct HunterCore: Sendable {
         let region = director?.region
         if huntOver || region != detectedRegion {
             detectedRegion = region
+            spin = nil
             return detector?.reset()
         }
         return detector?.tick(at: t)
@@ -370,7 +384,10 @@ public struct HunterCore: Sendable {
             case let .sound(sound): effects.append(.sound(sound))
             case let .say(event, _): effects.append(.say(event))
             case let .tell(event, detail, _): effects.append(.tell(event, detail))
-            case let .found(step): pendingFinds.append(step)
+            case let .found(step):
+                pendingFinds.append(step)
+                spin = nil  // found: no "stop" for it any more
+            case .watchSpin: spin = CompassSpin(at: t)
             }
         }
     }

@@ -29,6 +29,10 @@ public enum LineEvent: String, CaseIterable, Sendable, Codable {
     case rivalFound = "rival-found"
     /// The whole trail found, with the time it took.
     case finale
+    /// A stuck child inside the treasure's region is asked to turn slowly in a circle...
+    case spin
+    /// ... and told to stop when the signal is strongest (facing the treasure).
+    case spinStop = "spin-stop"
 
     public static func proximity(_ p: Proximity) -> LineEvent {
         switch p {
@@ -46,10 +50,10 @@ public enum LineEvent: String, CaseIterable, Sendable, Codable {
     public var precedence: Int {
         switch self {
         case .clue, .finale: return 6
-        case .treasureFound, .reward, .outOfOrder: return 5
+        case .treasureFound, .reward, .outOfOrder, .spinStop: return 5
         case .rivalFound: return 4
         case .regionEntered, .regionLeft, .adapterMissing, .adapterBack: return 4
-        case .proximityImmediate, .proximityNear, .proximityFar, .proximityUnknown, .hint: return 3
+        case .proximityImmediate, .proximityNear, .proximityFar, .proximityUnknown, .hint, .spin: return 3
         case .warmer, .colder: return 2
         case .startup, .speakerTest: return 1
         }
@@ -82,6 +86,8 @@ public enum HuntAction: Equatable, Sendable {
     /// A treasure was found: trail step `step` (0-based), or the one chest without a trail.
     /// It follows the found line's own actions.
     case found(step: Int?)
+    /// The spin request is said: the child turns from now; watch for the strongest level.
+    case watchSpin
 }
 
 /// Everything the director reacts to.
@@ -100,6 +106,8 @@ public enum HuntInput: Equatable, Sendable {
     case rivalFound(hunter: UInt16, step: Int)
     /// The child asked to hear the clue again (the hunter's button).
     case clueAsked
+    /// The spinning child faces the treasure (the level peaked): say stop.
+    case spinPeaked
 }
 
 /// The rules of the hunt: which ranging facts become lines and sounds, in what order, and
@@ -121,6 +129,9 @@ public struct HuntDirector: Sendable {
         /// The trail (empty: the single chest of `region`, as before trails: no clue, no
         /// hint, no finale). When set, `region` is its first step's region name.
         public var trail: [TrailStep] = []
+        /// A stuck child inside the hunted region is asked to spin like a compass, after
+        /// the hint (`hunt.spin`).
+        public var spin = true
         /// The treasure detector's clicks between lines (`hunt.detector`).
         public var detector = TreasureDetector.Configuration()
         /// Order, hints and race mode of the trail.
@@ -220,19 +231,23 @@ public struct HuntDirector: Sendable {
             }
             return say(.reward, at: time)
         case .speechFinished:
+            // The child turns from the end of the spin request on.
+            let spinning: [HuntAction] = speaking == .spin ? [.watchSpin] : []
             speaking = nil
             if rewardWaiting {
                 rewardWaiting = false
-                return say(.reward, at: time)
+                return spinning + say(.reward, at: time)
             }
             let next = nextFollowUp(at: time)
-            if !next.isEmpty { return next }
-            guard let waiting = pending else { return [] }
+            if !next.isEmpty { return spinning + next }
+            guard let waiting = pending else { return spinning }
             pending = nil
-            guard time - waiting.since <= configuration.pendingLifetime else { return [] }
-            return say(waiting.event, waiting.detail, at: time)
+            guard time - waiting.since <= configuration.pendingLifetime else { return spinning }
+            return spinning + say(waiting.event, waiting.detail, at: time)
         case let .ranging(event):
             return ranging(event, at: time)
+        case .spinPeaked:
+            return say(.spinStop, at: time)
         case .clueAsked:
             // The current step's clue, now, unless a line as important is being said (then
             // after it); nothing when there is no trail or it is done.
@@ -272,8 +287,13 @@ public struct HuntDirector: Sendable {
             progress?.hintDue(at: time) == true, time - lastLineAt >= configuration.trendQuietAfterLine {
             progress?.hintGiven(at: time)
             actions += say(.hint, LineDetail(step: step, treasure: step + 1, text: configuration.trail[step].hint), at: time)
-            // The hint, then the step's clue again.
-            followUps.append(clue(step, unlessProgressSince: time))
+            // The hint, then: inside the step's region (its signal heard), a compass spin;
+            // else the step's clue again.
+            if configuration.spin, inside {
+                followUps.append(FollowUp(event: .spin, detail: LineDetail(step: step, treasure: step + 1), unlessProgressSince: time))
+            } else {
+                followUps.append(clue(step, unlessProgressSince: time))
+            }
         }
         return actions
     }

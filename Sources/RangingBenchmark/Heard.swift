@@ -16,7 +16,7 @@ func heardLines(_ reports: [SimulatedReading], until end: Double, lineSeconds: D
     func apply(_ actions: [HuntAction], at time: Double) {
         for action in actions {
             switch action {
-            case .sound, .found: continue
+            case .sound, .found, .watchSpin: continue
             case let .say(event, _), let .tell(event, _, _):
                 speechEnds = time + lineSeconds
                 lines.append((time, event))

@@ -53,14 +53,14 @@ extension HuntAction {
     var isLine: Bool {
         switch self {
         case .say, .tell: true
-        case .sound, .found: false
+        case .sound, .found, .watchSpin: false
         }
     }
 
     var event: LineEvent? {
         switch self {
         case let .say(e, _), let .tell(e, _, _): e
-        case .sound, .found: nil
+        case .sound, .found, .watchSpin: nil
         }
     }
 

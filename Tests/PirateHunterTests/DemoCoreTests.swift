@@ -90,8 +90,8 @@ import Testing
         let heard = Self.huntTheDemoTrail()
         let approach: Set<LineEvent> = [.warmer, .colder, .regionEntered, .regionLeft, .proximityFar, .proximityNear, .proximityImmediate]
         #expect(heard.lines.map(\.event).filter { !approach.contains($0) } == [
-            // Out of order: the clue of chest 2 again; stuck: a hint (cut by hunter 2's find), then the clue again.
-            .startup, .clue, .treasureFound, .reward, .clue, .outOfOrder, .clue, .hint, .rivalFound, .clue, .treasureFound, .clue, .treasureFound,
+            // Out of order: the clue of chest 2 again; stuck there: a hint (cut by hunter 2's find), then a compass spin (chest 2 is heard).
+            .startup, .clue, .treasureFound, .reward, .clue, .outOfOrder, .clue, .hint, .rivalFound, .spin, .treasureFound, .clue, .treasureFound,
             .finale,
         ])
         // The reward is read from the box (chest 1's address) and shown once; hunter 2's find

@@ -121,6 +121,7 @@ extension HuntDirector.Configuration: ConfigurationSection {
             .number("hint_interval", \.trailRules.hintInterval, 5...3600, " s"),
             .choice("mode", \.trailRules.mode),
             .section("detector", \.detector),
+            .flag("spin", \.spin),
         ]
     }
 }
