@@ -10,15 +10,18 @@ import Glibc
 public struct VoiceConfiguration: Sendable {
     /// The directory with the voice files, `lines/` and `arrr.wav`.
     public var voicesDirectory: String
-    /// Line pack name: `en-pirate` or `ja`.
-    public var language: String = "en-pirate"
+    /// Line pack name: `en-family` (the default), `en-pirate` (saltier) or `ja`.
+    public var language: String = VoiceConfiguration.defaultLanguage
     public var parameters = SpeechParameters()
     /// Where rendered lines are kept between runs (nil: render every start).
     public var cacheDirectory: String?
     /// Fewest lines an event may have.
     public var minimumLines = 1
 
-    public init(voicesDirectory: String, language: String = "en-pirate", cacheDirectory: String? = nil) {
+    /// The pack a hunt speaks unless told otherwise: pirate-flavoured, kind, no rum.
+    public static let defaultLanguage = "en-family"
+
+    public init(voicesDirectory: String, language: String = VoiceConfiguration.defaultLanguage, cacheDirectory: String? = nil) {
         self.voicesDirectory = voicesDirectory
         self.language = language
         self.cacheDirectory = cacheDirectory

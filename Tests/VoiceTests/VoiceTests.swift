@@ -148,7 +148,7 @@ let sampleLines = [
 }
 
 @Suite struct LinePackTests {
-    @Test(arguments: ["en-pirate", "ja"])
+    @Test(arguments: ["en-family", "en-pirate", "ja"])
     func shippedPacksHaveEveryEvent(language: String) throws {
         let pack = try LinePack.load(language: language, voicesDirectory: voicesDirectory)
         #expect(pack.language == language)
@@ -173,7 +173,7 @@ let sampleLines = [
 
     @Test func everyShippedLineSpeaks() throws {
         let engine = try EspeakSynthesizer.shared()
-        for language in ["en-pirate", "ja"] {
+        for language in ["en-family", "en-pirate", "ja"] {
             let pack = try LinePack.load(language: language, voicesDirectory: voicesDirectory)
             for line in pack.allLines where line.index == 0 {
                 let pcm = try engine.synthesize(line.text, voice: pack.voice)
