@@ -1,4 +1,5 @@
 import Audio
+import FoundationEssentials
 import Hunt
 import Testing
 import Voice
@@ -71,6 +72,24 @@ func measuredRate(_ texts: [String], script: Script, _ speak: (String) throws ->
         configuration.parameters.rate = 110
         let voice = try PirateVoice.load(configuration)
         #expect(voice.trailVoice(for: "Look under the bed").parameters.rate == 110)
+    }
+
+    /// Measuring takes longer than reading every line from the cache: the rate is kept there.
+    @Test func theMeasuredRateIsKeptInTheLineCache() throws {
+        let directory = temporaryDirectory("pace")
+        let voice = try PirateVoice.load(VoiceConfiguration(voicesDirectory: voicesDirectory, language: "en-family", cacheDirectory: directory))
+        let files = try FileManager.default.contentsOfDirectory(atPath: directory)
+        #expect(files.count { $0.hasSuffix(".pace") } == voice.trailVoices.count, "\(files)")
+        #expect(files.count { $0.hasSuffix(".pcm") } == voice.report.lines)
+        let again = try PirateVoice.load(VoiceConfiguration(voicesDirectory: voicesDirectory, language: "en-family", cacheDirectory: directory))
+        #expect(again.trailVoices == voice.trailVoices)
+
+        let cache = LineCache(directory: directory)
+        let key = RenderKey(text: "pace", voice: "v", parameters: SpeechParameters(), engineVersion: "1")
+        #expect(cache.loadRate(key) == nil)
+        try cache.storeRate(127, for: key)
+        #expect(cache.loadRate(key) == 127)
+        #expect(cache.load(key) == nil, "a rate is no line")
     }
 
     @Test func unitsAreWordsOrMorae() {
