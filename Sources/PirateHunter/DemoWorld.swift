@@ -76,7 +76,7 @@ final class DemoWorld {
         setup.stopAfterFound = 16
     }
     /// Hunter 2 announces finding chest 2 from this time on.
-    static let rivalFindsAt = 68.0
+    static let rivalFindsAt = 69.0
 
     private let trailPath = ScriptedPath(DemoWorld.trailWalk.map { ScriptedPath.Waypoint(time: $0.0, distance: $0.1) })
 
