@@ -214,7 +214,15 @@ public struct HuntDirector: Sendable {
         case let .rivalFound(hunter, step):
             guard var p = progress, p.rival(hunter, found: step) else { return [] }
             progress = p
-            return say(.rivalFound, LineDetail(step: step, treasure: step + 1, hunter: hunter), at: time)
+            let detail = LineDetail(step: step, treasure: step + 1, hunter: hunter)
+            // Behind a more important line (a clue can be long), news of a rival waits its
+            // turn after it instead of going stale (one waits; the newest).
+            if let current = speaking, current.precedence > LineEvent.rivalFound.precedence {
+                followUps.removeAll { $0.event == .rivalFound }
+                followUps.append(FollowUp(event: .rivalFound, detail: detail))
+                return []
+            }
+            return say(.rivalFound, detail, at: time)
         case .adapterMissing:
             guard !adapterMissing else { return [] }
             adapterMissing = true

@@ -54,11 +54,11 @@ final class DemoWorld {
     static let trailWalk: [(Double, Double)] = [
         (0, -50), (4, -50),  // out of range of every chest: the initial state is "outside"
         (8, -8), (11, -1.5), (13, -0.2), (28, -0.2),  // to chest 1, found, its reward read
-        (36, 11.8), (70, 11.8),  // to chest 3: out of order; stuck there, a hint
-        (77, 23.8), (86, 23.8),  // to chest 2 (hunter 2 got there first)
-        (92, 12.2), (130, 12.2),  // back to chest 3: the trail is done
+        (36, 11.8), (84, 11.8),  // to chest 3: out of order; stuck there, a hint
+        (91, 23.8), (100, 23.8),  // to chest 2 (hunter 2 got there first)
+        (106, 12.2), (150, 12.2),  // back to chest 3: the trail is done
     ]
-    static let trailLength = 112.0
+    static let trailLength = 126.0
 
     /// The demo hunts its own trail of three chests, whatever the configured regions: a
     /// race (hunter 2 is out there too), a hint after 12 s stuck, chests 2 and 3 (tags,
@@ -76,7 +76,7 @@ final class DemoWorld {
         setup.stopAfterFound = 16
     }
     /// Hunter 2 announces finding chest 2 from this time on.
-    static let rivalFindsAt = 68.0
+    static let rivalFindsAt = 69.0
 
     private let trailPath = ScriptedPath(DemoWorld.trailWalk.map { ScriptedPath.Waypoint(time: $0.0, distance: $0.1) })
 

@@ -6,7 +6,7 @@ import Hunt
 import Voice
 
 /// `pirate-hunter say TEXT [--line EVENT] [--device NAME] [--out FILE.wav] [--sound]
-///  [--voice-dir DIR] [--lang en-pirate|ja]`
+///  [--voice-dir DIR] [--lang en-family|en-pirate|ja]`
 ///
 /// Speaks TEXT (or a random line of EVENT) with the pack's voice, then the "arrr" with
 /// `--sound`; `--out` writes a WAV instead of playing.

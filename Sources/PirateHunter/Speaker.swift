@@ -138,8 +138,8 @@ final class Speaker {
     /// pack's own line.
     func tell(_ event: LineEvent, _ detail: LineDetail) {
         guard let voice else { return }
-        if let text = detail.text(of: event, template: voice.line(event).text) {
-            sayComposed(event, text: text, recording: detail.recording.flatMap { speech?.recordings[$0] }, voice: voice)
+        if let line = detail.parts(of: event, template: voice.line(event).text) {
+            sayComposed(event, line: line, recording: detail.recording.flatMap { speech?.recordings[$0] }, voice: voice)
         } else {
             say(event, reward: nil)
         }
@@ -161,7 +161,9 @@ final class Speaker {
         play(spoken.audio)
     }
 
-    /// The reward synthesized slowly off the loop; said once it is back (and the found line is over).
+    /// The reward synthesized slowly off the loop (a code spelled, words said as a sentence:
+    /// `RewardReading`), with the voice of its language; said once it is back (and the found
+    /// line is over).
     func readSlowly(_ text: String) {
         guard let voice else { return }
         let mailbox = rewardSpeechMailbox
@@ -173,11 +175,12 @@ final class Speaker {
         }
     }
 
-    /// Says a composed line: printed and logged now, synthesized off the loop, played when back
-    /// (then a breath and the parent's recording, if any).
-    private func sayComposed(_ event: LineEvent, text: String, recording: PCMBuffer?, voice: PirateVoice) {
+    /// Says a composed line: printed and logged now, synthesized off the loop (the pack's part
+    /// in its voice, the parent's in the voice of its language, both at a child's pace), played
+    /// when back (then a breath and the parent's recording, if any).
+    private func sayComposed(_ event: LineEvent, line: ComposedLine, recording: PCMBuffer?, voice: PirateVoice) {
         lineGeneration += 1
-        announce(event, text: SpeechText.sanitize(text, maxCharacters: Self.composedLimit))
+        announce(event, text: SpeechText.sanitize(line.text, maxCharacters: Self.composedLimit))
         // The line before it is over as far as the core knows: its timer must not end this one.
         if let speechTimer { loop.cancel(speechTimer) }
         speechTimer = nil
@@ -185,7 +188,7 @@ final class Speaker {
         let generation = lineGeneration
         let rate = voice.synthesizer.sampleRate
         loop.expectAnswer()
-        voice.speak(untrusted: text, maxCharacters: Self.composedLimit) { result in
+        voice.speak(line, maxCharacters: Self.composedLimit) { result in
             var audio = (try? result.get()) ?? PCMBuffer(sampleRate: rate)
             if let recording, recording.channels == audio.channels {
                 audio.samples += [Int16](repeating: 0, count: audio.sampleRate * audio.channels * 4 / 10)

@@ -10,15 +10,18 @@ import Glibc
 public struct VoiceConfiguration: Sendable {
     /// The directory with the voice files, `lines/` and `arrr.wav`.
     public var voicesDirectory: String
-    /// Line pack name: `en-pirate` or `ja`.
-    public var language: String = "en-pirate"
+    /// Line pack name: `en-family` (the default), `en-pirate` (saltier) or `ja`.
+    public var language: String = VoiceConfiguration.defaultLanguage
     public var parameters = SpeechParameters()
     /// Where rendered lines are kept between runs (nil: render every start).
     public var cacheDirectory: String?
     /// Fewest lines an event may have.
     public var minimumLines = 1
 
-    public init(voicesDirectory: String, language: String = "en-pirate", cacheDirectory: String? = nil) {
+    /// The pack a hunt speaks unless told otherwise: pirate-flavoured, kind, no rum.
+    public static let defaultLanguage = "en-family"
+
+    public init(voicesDirectory: String, language: String = VoiceConfiguration.defaultLanguage, cacheDirectory: String? = nil) {
         self.voicesDirectory = voicesDirectory
         self.language = language
         self.cacheDirectory = cacheDirectory
@@ -82,6 +85,24 @@ public final class PirateVoice: Sendable {
         var random: any RandomNumberGenerator & Sendable
     }
     private let choice: Mutex<Choice>
+    /// The script the pack's lines are written in (Latin when it cannot tell).
+    public let script: Script
+    /// Who speaks the trail's words, by the script they are written in: the pack's voice for
+    /// its own script, `foreignVoices`' for the others (when eSpeak NG has them), each at the
+    /// child's pace (`SpeechPace`).
+    public let trailVoices: [Script: TrailVoice]
+
+    /// A voice and its parameters at the child's pace.
+    public struct TrailVoice: Sendable, Equatable {
+        public let voice: VoiceChoice
+        public let parameters: SpeechParameters
+    }
+
+    /// eSpeak NG's voices for words written in another script than the pack's.
+    public static let foreignVoices: [Script: VoiceChoice] = [.latin: .name("en"), .japanese: .name("ja")]
+
+    /// Calibrated rates, per voice, script and parameters: measured once per process.
+    private static let calibrations = Mutex<[String: Int]>([:])
 
     /// Loads the pack and the voice and renders every line; throws naming the file, voice or
     /// event at fault. `random` picks lines (inject a seeded one in tests).
@@ -156,15 +177,59 @@ public final class PirateVoice: Sendable {
             report.warnings.append(
                 "line cache: \(report.cacheWriteFailures) of \(report.synthesized) new lines not stored (first: \(storeProblem)); they are kept in memory")
         }
+        let script = Script.dominant(in: pack.allLines.map(\.text).joined(separator: " ")) ?? .latin
+        var trailVoices: [Script: TrailVoice] = [:]
+        trailVoices[script] = TrailVoice(
+            voice: pack.voice,
+            parameters: try paced(
+                pack.voice, identity: identity, script: script, parameters: parameters, synthesizer: synthesizer,
+                cache: cacheReadable ? cache : nil, writable: cacheUsable))
+        for (other, voice) in foreignVoices where other != script {
+            // A voice eSpeak NG lacks (no Japanese data installed): the pack's voice says it.
+            if let paced = try? paced(
+                voice, identity: "name:\(voice)", script: other, parameters: parameters, synthesizer: synthesizer,
+                cache: cacheReadable ? cache : nil, writable: cacheUsable) {
+                trailVoices[other] = TrailVoice(voice: voice, parameters: paced)
+            }
+        }
         return PirateVoice(
             pack: pack, parameters: parameters, synthesizer: synthesizer, report: report,
-            rendered: rendered, cache: cacheReadable ? cache : nil, random: random)
+            rendered: rendered, cache: cacheReadable ? cache : nil, random: random,
+            script: script, trailVoices: trailVoices)
+    }
+
+    /// `parameters` at the child's pace for `voice` speaking `script`: measured once per
+    /// process, and kept in the line cache when there is one (measuring takes ~0.3 s a voice
+    /// here, far longer than reading every line from the cache).
+    private static func paced(
+        _ voice: VoiceChoice, identity: String, script: Script, parameters: SpeechParameters, synthesizer: EspeakSynthesizer,
+        cache: LineCache?, writable: Bool
+    ) throws(VoiceError) -> SpeechParameters {
+        // The key names what the measure depends on: target, reference sentences, voice,
+        // parameters, engine.
+        let what = "\u{2}pace \(script.rawValue) \(SpeechPace.target(for: script)) " + SpeechPace.reference(for: script).joined(separator: " ")
+        let key = RenderKey(text: what, voice: identity, parameters: parameters, engineVersion: synthesizer.version)
+        var paced = parameters
+        let stored = cache?.loadRate(key)
+        if let known = stored ?? calibrations.withLock({ $0[key.canonical] }) {
+            paced.rate = known
+        } else {
+            paced.rate = try SpeechPace.calibratedRate(voice, script: script, parameters: parameters, synthesizer: synthesizer)
+        }
+        // An unwritable cache costs the measure at each start, as it costs the lines.
+        if let cache, writable, stored == nil { try? cache.storeRate(paced.rate, for: key) }
+        let rate = paced.rate
+        calibrations.withLock { $0[key.canonical] = rate }
+        return paced
     }
 
     private init(
         pack: LinePack, parameters: SpeechParameters, synthesizer: EspeakSynthesizer, report: RenderReport,
-        rendered: [LineEvent: [RenderedLine]], cache: LineCache?, random: any RandomNumberGenerator & Sendable
+        rendered: [LineEvent: [RenderedLine]], cache: LineCache?, random: any RandomNumberGenerator & Sendable,
+        script: Script, trailVoices: [Script: TrailVoice]
     ) {
+        self.script = script
+        self.trailVoices = trailVoices
         self.cache = cache
         self.pack = pack
         self.parameters = parameters
@@ -216,14 +281,77 @@ public final class PirateVoice: Sendable {
         return SpokenLine(event: event, index: i, text: text, audio: audio)
     }
 
-    /// Speaks text that did not come from our files: sanitized, length-limited, plain text.
-    /// `rateFactor` below 1 speaks slower than the voice's lines (a reward code read out to
-    /// a child), never below 80 words per minute.
+    /// Who says `text` of the trail: the voice for the script it is written in (the pack's
+    /// own for its script, digits and anything without letters), at the child's pace.
+    public func trailVoice(for text: String) -> TrailVoice {
+        let own = trailVoices[script] ?? TrailVoice(voice: pack.voice, parameters: parameters)
+        guard let written = Script.dominant(in: text), written != script else { return own }
+        return trailVoices[written] ?? own
+    }
+
+    /// What a composed line is made of: each part sanitized and cut to `maxCharacters`, with
+    /// its voice and parameters. The pack's part in the pack's voice at the child's pace; the
+    /// parent's in the voice for its script, at the child's pace times `rateFactor`.
+    func plan(_ line: ComposedLine, maxCharacters: Int, rateFactor: Double) -> [(text: String, voice: TrailVoice)] {
+        var parts: [(text: String, voice: TrailVoice)] = []
+        if let pack = line.pack.map({ SpeechText.sanitize($0, maxCharacters: maxCharacters) }), !pack.isEmpty {
+            parts.append((pack, trailVoices[script] ?? TrailVoice(voice: self.pack.voice, parameters: parameters)))
+        }
+        if let parent = line.parent.map({ SpeechText.sanitize($0, maxCharacters: maxCharacters) }), !parent.isEmpty {
+            let voice = trailVoice(for: parent)
+            parts.append((parent, TrailVoice(voice: voice.voice, parameters: Self.slowed(voice.parameters, rateFactor))))
+        }
+        return parts
+    }
+
+    /// The pause between the pack's lead-in and the parent's words (s).
+    public static let partPause = 0.35
+
+    /// Speaks a trail line: the pack's part, a breath, the parent's part (`plan`).
+    /// This synthesizes now (a few milliseconds a second of speech): call it off the event loop.
+    public func speak(_ line: ComposedLine, maxCharacters: Int = SpeechText.defaultLimit, rateFactor: Double = 1) throws(VoiceError) -> PCMBuffer {
+        var audio = PCMBuffer(sampleRate: synthesizer.sampleRate)
+        for (i, part) in plan(line, maxCharacters: maxCharacters, rateFactor: rateFactor).enumerated() {
+            let spoken = try synthesizer.synthesize(part.text, voice: part.voice.voice, parameters: part.voice.parameters)
+            Self.append(spoken, to: &audio, pause: i > 0)
+        }
+        return audio
+    }
+
+    /// As `speak(_:)`, without blocking the caller: `completion` runs on the engine's thread
+    /// (the event loop passes it on through a mailbox). A part that fails ends the line with
+    /// that error.
+    public func speak(
+        _ line: ComposedLine, maxCharacters: Int = SpeechText.defaultLimit, rateFactor: Double = 1,
+        completion: @escaping @Sendable (Result<PCMBuffer, VoiceError>) -> Void
+    ) {
+        let parts = plan(line, maxCharacters: maxCharacters, rateFactor: rateFactor)
+        let synthesizer = self.synthesizer
+        // Each part queues the next from the engine's thread (never waiting there for it).
+        @Sendable func next(_ index: Int, _ audio: PCMBuffer) {
+            guard index < parts.count else { return completion(.success(audio)) }
+            let part = parts[index]
+            synthesizer.synthesize(part.text, voice: part.voice.voice, parameters: part.voice.parameters) { result in
+                switch result {
+                case .failure(let error):
+                    completion(.failure(error))
+                case .success(let spoken):
+                    var audio = audio
+                    Self.append(spoken, to: &audio, pause: index > 0)
+                    next(index + 1, audio)
+                }
+            }
+        }
+        next(0, PCMBuffer(sampleRate: synthesizer.sampleRate))
+    }
+
+    /// Speaks text that did not come from our files (a reward, a parent's words): sanitized,
+    /// length-limited, plain text, with the voice for its script at the child's pace.
+    /// `rateFactor` below 1 speaks slower still (a reward read out to a child), never below
+    /// 80 words per minute.
     /// This synthesizes now (a few milliseconds a second of speech): call it off the event loop.
     public func speak(untrusted text: String, maxCharacters: Int = SpeechText.defaultLimit, rateFactor: Double = 1) throws(VoiceError) -> PCMBuffer {
-        let clean = SpeechText.sanitize(text, maxCharacters: maxCharacters)
-        guard !clean.isEmpty else { return PCMBuffer(sampleRate: synthesizer.sampleRate) }
-        return try synthesizer.synthesize(clean, voice: pack.voice, parameters: slowed(rateFactor))
+        try speak(ComposedLine(parent: text), maxCharacters: maxCharacters, rateFactor: rateFactor)
     }
 
     /// As `speak(untrusted:)`, without blocking the caller: `completion` runs on the engine's
@@ -232,19 +360,23 @@ public final class PirateVoice: Sendable {
         untrusted text: String, maxCharacters: Int = SpeechText.defaultLimit, rateFactor: Double = 1,
         completion: @escaping @Sendable (Result<PCMBuffer, VoiceError>) -> Void
     ) {
-        let clean = SpeechText.sanitize(text, maxCharacters: maxCharacters)
-        guard !clean.isEmpty else {
-            completion(.success(PCMBuffer(sampleRate: synthesizer.sampleRate)))
-            return
-        }
-        synthesizer.synthesize(clean, voice: pack.voice, parameters: slowed(rateFactor), completion: completion)
+        speak(ComposedLine(parent: text), maxCharacters: maxCharacters, rateFactor: rateFactor, completion: completion)
     }
 
-    /// The voice's parameters at `rateFactor` of its rate (never faster, never below 80 wpm).
-    private func slowed(_ rateFactor: Double) -> SpeechParameters {
+    /// `parameters` at `rateFactor` of their rate (never faster, never below 80 wpm).
+    static func slowed(_ parameters: SpeechParameters, _ rateFactor: Double) -> SpeechParameters {
         var p = parameters
         p.rate = max(80, min(p.rate, Int((Double(p.rate) * rateFactor).rounded())))
         return p
+    }
+
+    /// `spoken` after `audio`, with a breath between them when `pause`.
+    static func append(_ spoken: PCMBuffer, to audio: inout PCMBuffer, pause: Bool) {
+        guard spoken.channels == audio.channels, !spoken.samples.isEmpty else { return }
+        if pause, !audio.samples.isEmpty {
+            audio.samples += [Int16](repeating: 0, count: Int(Double(audio.sampleRate) * partPause) * audio.channels)
+        }
+        audio.samples += spoken.samples
     }
 
     /// `arrr.wav` of a voices directory, as the mixer wants it.

@@ -96,3 +96,33 @@ import Testing
         #expect(RewardReading.text(for: "X") == "X", "one character needs no spelling")
     }
 }
+
+@Suite struct RewardWordsOrCodeTests {
+    /// Issue #23: "Look under the bed" was spelled letter by letter for 24 s.
+    @Test func wordsAreSaidAsASentenceTwice() {
+        #expect(RewardReading.text(for: "Look under the bed") == "Look under the bed. Look under the bed.")
+        #expect(RewardReading.text(for: "Ice cream!") == "Ice cream! Ice cream!")
+        #expect(RewardReading.text(for: "  Look\tunder  the bed ") == "Look under the bed. Look under the bed.")
+        #expect(RewardReading.text(for: "Chocolate") == "Chocolate. Chocolate.")
+    }
+
+    @Test(arguments: ["Look under the bed", "LOOK UNDER THE BED", "Look in drawer 3", "Chocolate", "たからもの",
+                      "Ice cream!", "The captain's blue-green hat", "Go to the gym", "ARRR GOLD", "Mr Smith's shed"])
+    func words(_ reward: String) {
+        #expect(!RewardReading.isCode(reward), "\(reward)")
+    }
+
+    @Test(arguments: ["ARRR-GOLD-2026", "X7K2", "gold26", "gold_coin", "XKCD", "GOLD", "2026", "ARRR GOLD 2026",
+                      "Open box X7K2", "a.b", "Q", "PZL rocks", "--", "ARRR-GOLD"])
+    func codes(_ reward: String) {
+        #expect(RewardReading.isCode(reward), "\(reward)")
+    }
+
+    @Test func codesAreStillSpelled() {
+        #expect(RewardReading.text(for: "X7K2") == "X7K2. X, 7, K, 2. X7K2.")
+        #expect(RewardReading.text(for: "ARRR-GOLD-2026")
+            == "ARRR-GOLD-2026. A, R, R, R, dash, G, O, L, D, dash, 2, 0, 2, 6. ARRR-GOLD-2026.")
+        #expect(RewardReading.text(for: "") == "")
+        #expect(RewardReading.text(for: "   ") == "   ")
+    }
+}

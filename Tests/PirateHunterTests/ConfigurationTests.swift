@@ -43,7 +43,7 @@ private func load(_ arguments: [String], for command: CommandSpec = Commands.hun
         #expect(configuration.regions() == [Region(name: "treasure", uuid: HunterConfiguration.defaultUUID)])
         #expect(HunterConfiguration.defaultUUID.uuidString == "50495241-5445-2D48-554E-544552000000")
         #expect(configuration.rangingConfiguration() == RangingConfiguration.default)
-        #expect(configuration.voice.language == "en-pirate")
+        #expect(configuration.voice.language == "en-family")
         #expect(configuration.voice.parameters == SpeechParameters(rate: 175, pitch: 50, range: 50, volume: 100))
         #expect(configuration.audio.device == "auto")
         #expect(configuration.audio.volumeDB == 0)
@@ -312,7 +312,7 @@ private func load(_ arguments: [String], for command: CommandSpec = Commands.hun
         (#"{"voice": {"pitch": "high"}}"#, "hunter.json: voice.pitch: must be an integer; allowed: an integer, 0 to 100"),
         (#"{"voice": {"volume": 1.5}}"#, "hunter.json: voice.volume: must be an integer; allowed: an integer, 0 to 200"),
         (#"{"voice": {"language": "en pirate"}}"#,
-         "hunter.json: voice.language: 'en pirate' is not a line pack name; allowed: a line pack name: en-pirate, ja (a file <voices_directory>/lines/NAME.json)"),
+         "hunter.json: voice.language: 'en pirate' is not a line pack name; allowed: a line pack name: en-family, en-pirate, ja (a file <voices_directory>/lines/NAME.json)"),
         (#"{"voice": 3}"#,
          "hunter.json: voice: must be a JSON object; allowed: an object with keys language, voices_directory, cache_directory, rate, pitch, range, volume"),
         (#"{"audio": {"volume_db": 20}}"#, "hunter.json: audio.volume_db: 20 is out of range; allowed: a number, -60 to 12 dB"),
@@ -482,14 +482,14 @@ private func load(_ arguments: [String], for command: CommandSpec = Commands.hun
             Issue.record("loaded")
         } catch {
             #expect(error.code == .config)
-            #expect(error.message == "\(file): voice.language: no line pack 'fr' in \(voices)/lines; allowed: en-pirate, ja")
+            #expect(error.message == "\(file): voice.language: no line pack 'fr' in \(voices)/lines; allowed: en-family, en-pirate, ja")
         }
         do {
             _ = try load(["--config", file, "--lang", "klingon"])
             Issue.record("loaded")
         } catch {
             #expect(error.code == .usage)
-            #expect(error.message == "--lang: no line pack 'klingon' in \(voices)/lines; allowed: en-pirate, ja")
+            #expect(error.message == "--lang: no line pack 'klingon' in \(voices)/lines; allowed: en-family, en-pirate, ja")
         }
         let fixed = try load(["--config", file, "--lang", "ja"])
         #expect(fixed.voiceConfiguration().language == "ja")

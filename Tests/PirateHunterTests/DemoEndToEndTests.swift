@@ -49,11 +49,11 @@ import TestSupport
         let said = run.events.filter { $0["event"] as? String == "say" }.compactMap { $0["event_name"] as? String }
         // The trail, without the approach lines: the first clue; chest 1 found, its reward,
         // the second clue; chest 3 reached first (out of order), then the second clue again;
-        // hunter 2 finds chest 2 first; stuck, a hint (its clue again is left out: the child is
-        // on the way by then); chest 2 found, the third clue; chest 3 found; the finale.
+        // hunter 2 finds chest 2 first (said after that clue); stuck, a hint and a compass
+        // spin (chest 2 is heard); chest 2 found, the third clue; chest 3 found; the finale.
         let approach: Set = ["warmer", "colder", "region-entered", "region-left", "proximity-far", "proximity-near", "proximity-immediate"]
         #expect(said.filter { !approach.contains($0) } == [
-            "startup", "clue", "treasure-found", "reward", "clue", "out-of-order", "clue", "rival-found", "hint",
+            "startup", "clue", "treasure-found", "reward", "clue", "out-of-order", "clue", "rival-found", "hint", "spin",
             "treasure-found", "clue", "treasure-found", "finale",
         ])
         // Approach lines lead to each find.

@@ -129,7 +129,7 @@ let sampleLines = [
     let scratch: Scratch
     init() throws { scratch = try Scratch("voice-packs") }
 
-    @Test(arguments: ["en-pirate", "ja"])
+    @Test(arguments: ["en-family", "en-pirate", "ja"])
     func shippedPacksHaveEveryEvent(language: String) throws {
         let pack = try LinePack.load(language: language, voicesDirectory: Repository.voicesDirectory)
         #expect(pack.language == language)
@@ -154,7 +154,7 @@ let sampleLines = [
 
     @Test func everyShippedLineSpeaks() throws {
         let engine = try EspeakSynthesizer.shared()
-        for language in ["en-pirate", "ja"] {
+        for language in ["en-family", "en-pirate", "ja"] {
             let pack = try LinePack.load(language: language, voicesDirectory: Repository.voicesDirectory)
             for line in pack.allLines where line.index == 0 {
                 let pcm = try engine.synthesize(line.text, voice: pack.voice)
@@ -303,13 +303,14 @@ let sampleLines = [
         #expect(reward.durationSeconds > 0.3)
     }
 
-    /// The reward read out: slower than the lines, as long whether the caller waits or gets
-    /// it back on the engine's thread.
+    /// The reward read out: slower than a child's pace, as long whether the caller waits or
+    /// gets it back on the engine's thread. (The pirate voice speaks at 76 % of the rate and
+    /// eSpeak NG goes no slower than 80, so 0.7 of the child's pace is only ~12 % slower.)
     @Test func aRewardIsReadSlowlyAndTheSameWithoutWaiting() throws {
         let voice = try PirateVoice.load(VoiceConfiguration(voicesDirectory: Repository.voicesDirectory))
         let normal = try voice.speak(untrusted: "ARRR GOLD twenty twenty six")
         let slow = try voice.speak(untrusted: "ARRR GOLD twenty twenty six", rateFactor: 0.7)
-        #expect(slow.durationSeconds > normal.durationSeconds * 1.2, "\(slow.durationSeconds) s vs \(normal.durationSeconds) s")
+        #expect(slow.durationSeconds > normal.durationSeconds * 1.08, "\(slow.durationSeconds) s vs \(normal.durationSeconds) s")
         let got = Mutex<Result<PCMBuffer, VoiceError>?>(nil)
         let done = WakeSignal()
         voice.speak(untrusted: "ARRR GOLD twenty twenty six", rateFactor: 0.7) { result in

@@ -52,7 +52,7 @@ struct CheckFacts: Sendable {
         /// nil: eSpeak NG started; else why not.
         var engine: String?
         var engineVersion: String?
-        var language = "en-pirate"
+        var language = "en-family"
         /// nil: the line pack loaded; else why not.
         var linePack: String?
         /// The voice file the pack names, and whether it is there (nil: an eSpeak voice by name).

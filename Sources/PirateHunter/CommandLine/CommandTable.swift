@@ -90,7 +90,7 @@ enum Flags {
         }
         flags.set { $0.audio.volumeDB = volume }
     }
-    static let language = Flag("--lang", value: "LANG", help: "line pack: en-pirate or ja") { flag, text, flags throws(CLIError) in
+    static let language = Flag("--lang", value: "LANG", help: "line pack: en-family (default), en-pirate or ja") { flag, text, flags throws(CLIError) in
         let language = try ConfigurationFlags.nonEmpty(flag, text)
         flags.set { $0.voice.language = language }
     }

@@ -34,7 +34,7 @@ enum Commands {
 
     static let demo = CommandSpec(
         name: "demo", operands: "",
-        summary: "a simulated trail of three chests through the real pipeline (the first with its reward and the box's greeting, one reached out of order, a hint, hunter 2 first at one, the finale), heard through the default ALSA device or written to demo.wav; about 115 s",
+        summary: "a simulated trail of three chests through the real pipeline (the first with its reward and the box's greeting, one reached out of order, a hint and a compass spin, hunter 2 first at one, the finale), heard through the default ALSA device or written to demo.wav; about 135 s",
         flags: [Flags.config, Flags.json, Flags.record, Flags.duration] + Flags.voice + [Flags.reward, Flags.hunterID, Flags.rewardSVG, Flags.quiet, Flags.noDetector, Flags.virtualTime],
         run: HuntCommand.demo)
 

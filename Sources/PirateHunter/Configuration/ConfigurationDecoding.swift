@@ -76,7 +76,7 @@ extension HunterConfiguration: ConfigurationSection {
 extension HunterConfiguration.Voice: ConfigurationSection {
     static var initial: Self { Self() }
     static var settings: [Setting<Self>] {
-        let languageAllowed = "a line pack name: en-pirate, ja (a file <voices_directory>/lines/NAME.json)"
+        let languageAllowed = "a line pack name: en-family, en-pirate, ja (a file <voices_directory>/lines/NAME.json)"
         return [
             .text("language", \.language, allowed: languageAllowed) { name in
                 name.unicodeScalars.allSatisfy { ("a"..."z").contains($0) || ("0"..."9").contains($0) || $0 == "-" || $0 == "_" }

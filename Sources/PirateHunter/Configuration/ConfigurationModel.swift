@@ -26,7 +26,7 @@ struct HunterConfiguration: Sendable, Equatable {
     /// `voicesDirectory` is not optional, and "" here means "no cache").
     struct Voice: Sendable, Equatable {
         /// Line pack name (`<voices>/lines/<language>.json`).
-        var language = "en-pirate"
+        var language = VoiceConfiguration.defaultLanguage
         /// nil: `<executable>/../share/pirate-hunter/voices`, then `VoiceLocations.resolve()`.
         var voicesDirectory: String?
         /// nil: `$CACHE_DIRECTORY` (systemd), `$XDG_CACHE_HOME/pirate-hunter`,
