@@ -67,7 +67,7 @@ let package = Package(
         .testTarget(name: "RadioTests", dependencies: ["Radio", "POSIX", "Bluetooth"], swiftSettings: strict),
         .testTarget(name: "RangingTests", dependencies: ["Ranging", "Simulation"], swiftSettings: strict),
         .testTarget(
-            name: "PirateHunterTests", dependencies: ["PirateHunter", "Bluetooth", "Radio", "QRCode", "Audio"], swiftSettings: strict),
+            name: "PirateHunterTests", dependencies: ["PirateHunter", "Bluetooth", "Radio", "QRCode", "Audio", "GPIO"], swiftSettings: strict),
         .testTarget(name: "HuntTests", dependencies: ["Hunt", "Ranging"], swiftSettings: strict),
         .testTarget(name: "GameTests", dependencies: ["Game", "Hunt", "Ranging", "Bluetooth", "Kiosk"], swiftSettings: strict),
         .testTarget(name: "KioskTests", dependencies: ["Kiosk", "Ranging"], swiftSettings: strict),
