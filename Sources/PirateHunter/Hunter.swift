@@ -185,6 +185,7 @@ extension Hunter {
         }
         Log.info("button: line \(button.line) of \(button.chipPath), \(wanted.activeLow ? "active low" : "active high"), bias \(button.biasApplied ? bias.rawValue : "as-is") (\(GPIOButton.library)): a press says the clue again")
         var debouncer = ButtonDebouncer()
+        var edgesSeen = 0
         var watch = 0
         // The closure keeps the button (and its line) for as long as it is watched.
         watch = loop.watch(button.fd) { [unowned self] in
@@ -197,8 +198,12 @@ extension Hunter {
                 loop.unwatch(watch)
                 return
             }
-            for edge in edges where debouncer.edge(active: edge.active, at: edge.time) == .press {
-                Log.info("button: pressed: the clue again")
+            for edge in edges {
+                edgesSeen += 1
+                guard debouncer.edge(active: edge.active, at: edge.time) == .press else { continue }
+                // How late the loop is to the kernel's timestamp (both monotonic).
+                let late = loop.isVirtual ? "" : ", \(Int(((loop.now - edge.time) * 1000).rounded())) ms after it"
+                Log.info("button: pressed: the clue again (edge \(edgesSeen) of the line\(late))")
                 run(.clueAsked)
             }
         }
