@@ -15,6 +15,10 @@ let package = Package(
         .systemLibrary(name: "CEspeakNG", path: "Sources/CEspeakNG", pkgConfig: "espeak-ng"),
         .systemLibrary(name: "CLinux", path: "Sources/CLinux"),
         .systemLibrary(name: "CQREncode", path: "Sources/CQREncode", pkgConfig: "libqrencode"),
+        .systemLibrary(name: "CGPIOD", path: "Sources/CGPIOD", pkgConfig: "libgpiod"),
+        // libgpiod's v1 API (Debian 12) or v2 API (Debian 13, Raspberry Pi OS) behind one tiny
+        // C API, picked when compiled.
+        .target(name: "CGPIOButton", dependencies: ["CGPIOD"], cSettings: [.unsafeFlags(["-Wall", "-Wextra", "-Werror"])]),
 
         // Pure core: no I/O, no clock, no C.
         .target(name: "Bluetooth", swiftSettings: strict),
@@ -37,10 +41,12 @@ let package = Package(
         .target(name: "Voice", dependencies: ["CEspeakNG", "POSIX", "Audio", "Hunt"], swiftSettings: strict),
         // The treasure box reward as a QR code: libqrencode, rendered as half blocks, ASCII, SVG.
         .target(name: "QRCode", dependencies: ["CQREncode"], swiftSettings: strict),
+        // A push button on a GPIO line (libgpiod) and its debouncer (pure, fed timestamps).
+        .target(name: "GPIO", dependencies: ["CGPIOButton", "POSIX"], swiftSettings: strict),
 
         .executableTarget(
             name: "PirateHunter",
-            dependencies: ["Bluetooth", "POSIX", "Radio", "Ranging", "Hunt", "Game", "Simulation", "Voice", "Audio", "Kiosk", "QRCode"],
+            dependencies: ["Bluetooth", "POSIX", "Radio", "Ranging", "Hunt", "Game", "Simulation", "Voice", "Audio", "Kiosk", "QRCode", "GPIO"],
             swiftSettings: strict
         ),
 
@@ -65,7 +71,7 @@ let package = Package(
         .testTarget(name: "RadioTests", dependencies: ["TestSupport", "Radio", "POSIX", "Bluetooth"], swiftSettings: strict),
         .testTarget(name: "RangingTests", dependencies: ["Ranging", "Simulation"], swiftSettings: strict),
         .testTarget(
-            name: "PirateHunterTests", dependencies: ["TestSupport", "PirateHunter", "Bluetooth", "Radio", "QRCode", "Audio"], swiftSettings: strict),
+            name: "PirateHunterTests", dependencies: ["TestSupport", "PirateHunter", "Bluetooth", "Radio", "QRCode", "Audio", "GPIO"], swiftSettings: strict),
         .testTarget(name: "HuntTests", dependencies: ["Hunt", "Ranging", "Simulation"], swiftSettings: strict),
         .testTarget(name: "GameTests", dependencies: ["Game", "Hunt", "Ranging", "Bluetooth", "Kiosk"], swiftSettings: strict),
         // Fixtures/frames: the pinned kiosk frames (PIN_FRAMES=1 re-pins, docs/kiosk.md).
@@ -75,5 +81,6 @@ let package = Package(
         .testTarget(name: "AudioTests", dependencies: ["TestSupport", "Audio"], swiftSettings: strict),
         .testTarget(name: "VoiceTests", dependencies: ["TestSupport", "Voice", "Audio", "Hunt", "Simulation"], swiftSettings: strict),
         .testTarget(name: "QRCodeTests", dependencies: ["TestSupport", "QRCode"], swiftSettings: strict),
+        .testTarget(name: "GPIOTests", dependencies: ["GPIO"], swiftSettings: strict),
     ]
 )

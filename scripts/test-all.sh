@@ -7,7 +7,7 @@
 #    time, at normal priority: two guests at a time (or swift test beside one) starved the
 #    hunter's guest into playback underruns, its arrr distorted in 2 of 4 CI runs;
 #  - beside those, the guests whose checks survive a slow guest (bluez-extended, check,
-#    treasure: generous waits, nothing timed to the millisecond) at the lowest priority
+#    treasure, button: generous waits, nothing timed to the millisecond) at the lowest priority
 #    (nice 19), one at a time: they take the CPU the timed guest leaves idle.
 # swift test's output is shown when it ends (the guests' consoles stream live); the status
 # is the first failure's.
@@ -17,7 +17,7 @@ cd "$(dirname "$0")/.."
 swift=${SWIFT:-swift}
 "$swift" build --build-tests
 if [ "${SKIP_VM:-0}" = 1 ]; then exec "$swift" test --skip-build; fi
-background="bluez-extended check treasure"
+background="bluez-extended check treasure button"
 timed=$(cd scripts/vm/tests && for t in *.sh; do n=${t%.sh}; case " $background " in *" $n "*) ;; *) printf '%s ' "$n" ;; esac; done)
 log=$(mktemp -d)/swift-test.log
 trap 'rm -rf "$(dirname "$log")"' EXIT

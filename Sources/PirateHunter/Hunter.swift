@@ -1,6 +1,7 @@
 import Audio
 import Bluetooth
 import Game
+import GPIO
 import Hunt
 import Radio
 import Voice
@@ -54,6 +55,7 @@ final class Hunter {
         // A last line (the radio that cannot be used) is let finish.
         runtime.onStop { [unowned self] in speaker.shutdown(waiting: lastWords ? .seconds(10) : .milliseconds(500)) }
         schedulePeriodic()
+        startButton()
     }
 
     private func controller(_ event: ControllerSession.Event, retry: Double) {
@@ -153,6 +155,7 @@ final class Hunter {
         }
         if next.playback?.device != setup.playback?.device { waiting.append("audio.device (the sound card is opened at start)") }
         if next.transport != setup.transport { waiting.append("transport (the controller is opened at start)") }
+        if next.button != setup.button { waiting.append("button (the GPIO line is requested at start)") }
         let (game, effects) = core.reconfigure(next.game, at: now)
         setup = next
         speaker.json = next.json
@@ -160,5 +163,51 @@ final class Hunter {
         let what = applied + game
         let rest = waiting.isEmpty ? "" : "; not until a restart: " + waiting.joined(separator: ", ")
         Log.info("configuration reloaded: \(what.isEmpty ? "nothing changed" : what.joined(separator: ", "))\(rest)")
+    }
+}
+
+// MARK: - The button (issue #23): a press says the current clue again
+
+extension Hunter {
+    /// Requests the configured GPIO line and watches it on the loop: each press the
+    /// debouncer lets through is `clueAsked`. A button that cannot be had (no chip, a line
+    /// in use, no permission) is a warning: the hunt goes on without it.
+    fileprivate func startButton() {
+        guard let wanted = setup.button else { return }
+        let bias = wanted.resolvedBias
+        let button: GPIOButton
+        do {
+            button = try GPIOButton(chip: wanted.chip, line: wanted.line, activeLow: wanted.activeLow, bias: bias)
+        } catch {
+            Log.warning("button: \(error); the hunt goes on without the button")
+            return
+        }
+        if !button.biasApplied {
+            Log.warning("button: \(button.chipPath) cannot set \(bias.rawValue) on line \(button.line); the line is used as it is")
+        }
+        Log.info("button: line \(button.line) of \(button.chipPath), \(wanted.activeLow ? "active low" : "active high"), bias \(button.biasApplied ? bias.rawValue : "as-is") (\(GPIOButton.library)): a press says the clue again")
+        var debouncer = ButtonDebouncer()
+        var edgesSeen = 0
+        var watch = 0
+        // The closure keeps the button (and its line) for as long as it is watched.
+        watch = loop.watch(button.fd) { [unowned self] in
+            let edges: [GPIOButton.Edge]
+            do {
+                edges = try button.readEdges()
+            } catch {
+                // A chip gone (ENODEV) would keep the fd readable: stop watching it.
+                Log.warning("button: \(error); the hunt goes on without the button")
+                loop.unwatch(watch)
+                return
+            }
+            for edge in edges {
+                edgesSeen += 1
+                guard debouncer.edge(active: edge.active, at: edge.time) == .press else { continue }
+                // How late the loop is to the kernel's timestamp (both monotonic).
+                let late = loop.isVirtual ? "" : ", \(Int(((loop.now - edge.time) * 1000).rounded())) ms after it"
+                Log.info("button: pressed: the clue again (edge \(edgesSeen) of the line\(late))")
+                run(.clueAsked)
+            }
+        }
     }
 }

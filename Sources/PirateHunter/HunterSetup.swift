@@ -14,6 +14,8 @@ struct HunterSetup {
     var playback: PlaybackConfiguration?
     var json = false
     var record: String?
+    /// A press says the current clue again (nil: no button).
+    var button: HunterConfiguration.Button?
     /// Stop by itself after this many seconds (the demo); nil runs until a signal.
     var duration: Double?
     /// Stop this long after the treasure is found (the demo).

@@ -361,7 +361,7 @@ private func load(_ arguments: [String], for command: CommandSpec = Commands.hun
     }
 
     @Test(arguments: [
-        (#"{"transprot": "hci0"}"#, "hunter.json: transprot: unknown key; allowed: transport, regions, voice, audio, ranging, hunt, record, json, treasure, announce"),
+        (#"{"transprot": "hci0"}"#, "hunter.json: transprot: unknown key; allowed: transport, regions, voice, audio, ranging, hunt, record, json, treasure, announce, button"),
         (#"{"voice": {"rat": 150}}"#, "hunter.json: voice.rat: unknown key; allowed: language, voices_directory, cache_directory, rate, pitch, range, volume"),
         (#"{"regions": [{"uuid": "E2C56DB5-DFFB-48D2-B060-D0F5A71096E0", "majr": 1}]}"#,
          "hunter.json: regions[0].majr: unknown key; allowed: name, uuid, major, minor"),

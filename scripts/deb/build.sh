@@ -94,7 +94,7 @@ Architecture: any
 EOF
 shlibs=$(cd "$stage" && dpkg-shlibdeps -O "root/usr/bin/pirate-hunter" 2>/dev/null | sed -n 's/^shlibs:Depends=//p')
 [ -n "$shlibs" ] || { echo "deb: dpkg-shlibdeps found no dependencies" >&2; exit 70; }
-for lib in libespeak-ng1 libasound2 libqrencode4; do
+for lib in libespeak-ng1 libasound2 libqrencode4 libgpiod; do
     [[ "$shlibs" == *"$lib"* ]] || { echo "deb: $lib missing from the computed Depends ($shlibs)" >&2; exit 70; }
 done
 size=$(du -k -s --exclude=DEBIAN "$root" | cut -f1)

@@ -65,6 +65,11 @@ if [ -z "$kdir" ]; then
 fi
 kver=$(basename "$kdir")
 
+# gpio-sim (the button test's simulated GPIO chip): the kernel's own module when it has
+# one, else built out of tree from Debian's source of this kernel (scripts/vm/gpio-sim.sh;
+# best effort: without it only the button test fails, and says why).
+gpiosim=$("$here/gpio-sim.sh" "$kver" "$kdir" "$cache" || true)
+
 # --- 3. initramfs (rebuilt when its inputs change) --------------------------
 # Modules preloaded at boot, in this order; their dependencies come along.
 # drbg (+ ctr, sha512 for its self-tests): the default RNG; without it ecdh_generic's self-test fails
@@ -72,9 +77,10 @@ kver=$(basename "$kdir")
 # initialise under TCG (drbg goes on without it), so it is only shipped, not preloaded.
 preload=(virtio_pci 9pnet_virtio 9p overlay ctr sha512_generic drbg rfkill bluetooth hci_vhci snd-aloop)
 # Also present, for request_module() and for tests that modprobe them.
-extra=(jitterentropy_rng ecb cmac ecdh_generic af_alg algif_hash algif_skcipher snd-dummy)
+# configfs: gpio-sim's chips are made through it (the button test modprobes gpio-sim).
+extra=(jitterentropy_rng ecb cmac ecdh_generic af_alg algif_hash algif_skcipher snd-dummy configfs)
 inputs=$( { cat "$here/init" "$here/build.sh"; echo "$kver ${preload[*]} ${extra[*]}";
-            sha256sum /usr/bin/busybox; } | sha256sum | cut -c1-16)
+            sha256sum /usr/bin/busybox; [ -z "$gpiosim" ] || sha256sum "$gpiosim"; } | sha256sum | cut -c1-16)
 initrd=$cache/initramfs-$kver-$inputs.cpio.gz
 if [ ! -f "$initrd" ]; then
     log "building initramfs for $kver"
@@ -94,6 +100,10 @@ if [ ! -f "$initrd" ]; then
         mkdir -p "$stage/lib/modules/$kver/$(dirname "$rel")"
         cp "$f" "$stage/lib/modules/$kver/$rel"
     done
+    if [ -n "$gpiosim" ]; then
+        mkdir -p "$stage/lib/modules/$kver/extra"
+        cp "$gpiosim" "$stage/lib/modules/$kver/extra/"
+    fi
     cp "$kdir/root/lib/modules/$kver"/modules.{order,builtin,builtin.modinfo} "$stage/lib/modules/$kver/"
     depmod -b "$stage" "$kver"
     printf '%s\n' "${preload[@]}" > "$stage/etc/vm-preload"

@@ -4,6 +4,7 @@ import Glibc
 import Audio
 import Bluetooth
 import FoundationEssentials
+import GPIO
 import Radio
 import Voice
 
@@ -26,6 +27,7 @@ enum CheckCommand {
             configuration.resolveDirectories(environment: ProcessInfo.processInfo.environment, executablePath: VoiceLocations.currentExecutablePath())
         }
         facts.units = CheckProbe.units()
+        facts.button = configuration.button.map(CheckProbe.button)
         facts.bluetooth = CheckProbe.bluetooth(transport: configuration.transport, units: facts.units)
         facts.voice = CheckProbe.voice(configuration)
         facts.audio = CheckProbe.audio(configuration, play: !arguments.has(Flags.silent) && facts.voice.engine == nil && facts.voice.linePack == nil)
@@ -52,6 +54,21 @@ enum CheckProbe {
 
     static func lines(_ path: String) -> [Substring] {
         (text(path) ?? "").split(separator: "\n")
+    }
+
+    // MARK: Button
+
+    /// The chip and the line, read without requesting it.
+    static func button(_ button: HunterConfiguration.Button) -> CheckFacts.Button {
+        let path = GPIOButton.devicePath(button.chip)
+        let status: Result<CheckFacts.GPIOLineStatus, CheckFacts.GPIOProblem>
+        do {
+            let line = try GPIOButton.status(chip: button.chip, line: button.line)
+            status = .success(CheckFacts.GPIOLineStatus(label: line.label, lines: line.lines, consumer: line.consumer))
+        } catch {
+            status = .failure(CheckFacts.GPIOProblem(missingChip: error.errno == ENOENT, message: "\(error)"))
+        }
+        return CheckFacts.Button(chip: path, line: button.line, status: status)
     }
 
     // MARK: Bluetooth

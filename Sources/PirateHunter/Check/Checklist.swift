@@ -85,7 +85,29 @@ struct CheckFacts: Sendable {
     var audio = Audio()
     var voice = Voice()
     var configuration = Configuration()
+    /// The configured button (nil: none configured).
+    var button: Button?
     var units: [Unit] = []
+
+    struct Button: Sendable, Equatable {
+        /// The chip's device path and the line.
+        var chip: String
+        var line: UInt32
+        /// The chip's label and line count, and who holds the line; or why not read.
+        var status: Result<GPIOLineStatus, GPIOProblem>
+    }
+
+    struct GPIOLineStatus: Sendable, Equatable {
+        var label: String
+        var lines: UInt32
+        /// nil: free.
+        var consumer: String?
+    }
+
+    struct GPIOProblem: Error, Sendable, Equatable {
+        var missingChip: Bool
+        var message: String
+    }
 }
 
 /// One line of the checklist. A failure always carries its fix and its exit code.
@@ -129,7 +151,8 @@ struct Checklist: Sendable {
 
     init(_ facts: CheckFacts) {
         lines = Self.bluetooth(facts.bluetooth, units: facts.units) + Self.audio(facts.audio)
-            + Self.voice(facts.voice) + Self.configuration(facts.configuration) + Self.service(facts.units)
+            + Self.voice(facts.voice) + Self.configuration(facts.configuration) + Self.button(facts.button)
+            + Self.service(facts.units)
     }
 
     // MARK: Bluetooth
@@ -366,6 +389,31 @@ struct Checklist: Sendable {
         }
         if let file = facts.file { return [.ok(.configuration, "file", "\(file) is valid")] }
         return [.ok(.configuration, "file", "no \(facts.path): the defaults")]
+    }
+
+    /// The button is a warning at worst: without it the hunt goes on.
+    static func button(_ facts: CheckFacts.Button?) -> [CheckLine] {
+        guard let facts else { return [] }
+        let name = "button"
+        switch facts.status {
+        case let .failure(problem) where problem.missingChip:
+            return [.warn(.configuration, name, "no GPIO chip \(facts.chip): the hunt goes on without the button",
+                          fix: "gpioinfo lists the chips; set button.chip to one of them (docs/configuration.md)")]
+        case let .failure(problem):
+            return [.warn(.configuration, name, problem.message,
+                          fix: "check button.chip and button.line against gpioinfo (docs/configuration.md)")]
+        case let .success(status):
+            let chip = "line \(facts.line) of \(facts.chip) (\(status.label.isEmpty ? "no label" : status.label), \(status.lines) lines)"
+            switch status.consumer {
+            case nil:
+                return [.ok(.configuration, name, chip + ": free")]
+            case "pirate-hunter"?:
+                return [.ok(.configuration, name, chip + ": in use by pirate-hunter (the hunter running)")]
+            case let other?:
+                return [.warn(.configuration, name, chip + ": in use by \(other): the hunter cannot have it",
+                              fix: "free the line (gpioinfo names who holds it: a device-tree overlay, another program) or wire the button to another line")]
+            }
+        }
     }
 
     // MARK: Service

@@ -1,5 +1,6 @@
 import Audio
 import FoundationEssentials
+import GPIO
 import Hunt
 import Ranging
 import Voice
@@ -69,8 +70,47 @@ extension HunterConfiguration: ConfigurationSection {
             .flag("json", \.json),
             .section("treasure", \.treasure),
             .section("announce", \.announce),
+            Setting("button") { reader, value in
+                if let section = try reader.nested(DecodedSection<Button>.self, "button") { value.button = section.value }
+            },
         ]
     }
+}
+
+extension HunterConfiguration.Button: ConfigurationSection {
+    static let chipAllowed = "a GPIO chip: gpiochipN (as /dev/gpiochipN; gpioinfo lists them) or its /dev path"
+    static var initial: Self { Self() }
+    static var settings: [Setting<Self>] {
+        [
+            .text("chip", \.chip, allowed: chipAllowed) { chip in
+                if chip.hasPrefix("/") { return chip.hasPrefix("/dev/") ? nil : "'\(chip)' is not under /dev" }
+                let number = chip.dropFirst("gpiochip".count)
+                return chip.hasPrefix("gpiochip") && !number.isEmpty && number.allSatisfy(\.isASCIIDigit)
+                    ? nil : "'\(chip)' is not a GPIO chip's name"
+            },
+            .integer("line", \.line, lines),
+            .flag("active_low", \.activeLow),
+            Setting("bias") { reader, value in
+                let allowed = GPIOButton.Bias.allCases.map(\.rawValue).joined(separator: ", ")
+                    + " (default: pull-up when active_low, else pull-down)"
+                guard let text = try reader.string("bias", allowed: allowed) else { return }
+                guard let bias = GPIOButton.Bias(rawValue: text) else { throw reader.fail("bias", "'\(text)' is not one of them", allowed: allowed) }
+                value.bias = bias
+            },
+        ]
+    }
+
+    /// A button needs its chip and its line.
+    static func check(_ value: Self, _ reader: ObjectReader) throws {
+        if !reader.has("chip") { throw reader.fail("chip", "is missing", allowed: chipAllowed) }
+        if !reader.has("line") {
+            throw reader.fail("line", "is missing", allowed: "an integer, \(Limits.text(lines)) (the line's offset on the chip)")
+        }
+    }
+}
+
+extension Character {
+    fileprivate var isASCIIDigit: Bool { ("0"..."9").contains(self) }
 }
 
 extension HunterConfiguration.Voice: ConfigurationSection {

@@ -2,6 +2,7 @@ import Audio
 import Bluetooth
 import FoundationEssentials
 import Game
+import GPIO
 import Hunt
 import Ranging
 import Voice
@@ -73,7 +74,24 @@ struct HunterConfiguration: Sendable, Equatable {
         static let secondsRange = 0.0...3600
     }
 
+    /// A push button on a GPIO line: each press says the current clue again.
+    struct Button: Sendable, Equatable {
+        /// `gpiochipN` (under /dev) or a device path.
+        var chip = ""
+        /// The line's offset on the chip (a Pi's GPIO17 is line 17 of gpiochip0).
+        var line: UInt32 = 0
+        /// Pressed reads low: a button to ground (with a pull-up).
+        var activeLow = true
+        /// nil: pull-up when active low, else pull-down.
+        var bias: GPIOButton.Bias?
+
+        static let lines = 0...1023
+        var resolvedBias: GPIOButton.Bias { bias ?? (activeLow ? .pullUp : .pullDown) }
+    }
+
     var transport: TransportSpec = .kernel(adapter: nil)
+    /// nil: no button.
+    var button: Button?
     /// The treasure region(s) to hunt; the first is the one the voice hunts.
     var huntedRegions: [Region] = [Region(name: "treasure", uuid: HunterConfiguration.defaultUUID)]
     var voice = Voice()
@@ -139,6 +157,7 @@ struct HunterConfiguration: Sendable, Equatable {
         setup.json = json
         setup.record = record
         if !quiet {
+            setup.button = button
             setup.announce = announce
             setup.hunt = huntConfiguration()
             setup.voice = voiceConfiguration()
