@@ -161,8 +161,6 @@ public struct HunterCore: Sendable {
 
     /// The reward read for the last find (said after the pack's reward line).
     public var reward: String? { handoff?.reward }
-    /// Whether the hunt director is running a trail.
-    public var hasTrail: Bool { director?.progress != nil }
     /// The hunt is over (the trail done, or the chest found).
     public var huntOver: Bool { director?.huntOver ?? false }
     /// Listening for the found treasure's reward now.
@@ -229,7 +227,8 @@ public struct HunterCore: Sendable {
         if case let .iBeacon(beacon) = sighting.beacon {
             let key = BeaconKey(uuid: beacon.uuid, major: beacon.major, minor: beacon.minor)
             if configuration.regions.contains(where: { $0.contains(key) }) {
-                let keep = keptBeacons
+                // Which beacons an eviction passes over is worked out only when one is needed.
+                let keep = heard[key] == nil && heard.count >= heard.capacity ? keptBeacons : []
                 heard.set(key, HeardBeacon(address: sighting.address, beacon: beacon), at: time) { keep.contains($0) }
                 lastHeard = key
                 if let step = configuration.hunt?.trail.firstIndex(where: { $0.region.contains(key) }) {

@@ -31,7 +31,7 @@ struct HunterSetup {
     var game: HunterCore.Configuration {
         HunterCore.Configuration(
             regions: regions, ranging: ranging, hunt: hunt,
-            announce: announce.map { HunterCore.Announcement(hunterID: $0.hunterID, seconds: $0.seconds, rewardTimeout: $0.rewardTimeout) },
+            announce: announce,
             stopAfterFinish: stopAfterFound)
     }
 }

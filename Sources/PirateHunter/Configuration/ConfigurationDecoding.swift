@@ -270,7 +270,7 @@ extension HunterConfiguration.Announce: ConfigurationSection {
     static var settings: [Setting<Self>] {
         [
             .integer("hunter_id", \.hunterID, Limits.identifier),
-            .number("seconds", \.seconds, Self.secondsRange, " s"),
+            .number("seconds", \.seconds, 0...3600, " s"),
             .number("reward_timeout", \.rewardTimeout, 1...120, " s"),
         ]
     }

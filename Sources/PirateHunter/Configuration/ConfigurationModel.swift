@@ -63,16 +63,8 @@ struct HunterConfiguration: Sendable, Equatable {
         var intervalUnits: UInt16 { UInt16(clamping: (intervalMilliseconds * 8 + 2) / 5) }
     }
 
-    /// What a hunter does once it has found the treasure.
-    struct Announce: Sendable, Equatable {
-        /// This hunter's id (the major of the beacon it announces itself with).
-        var hunterID: UInt16 = 1
-        /// How long it announces itself to the treasure box after finding it; 0: never.
-        var seconds = 60.0
-        /// How long it scans actively for the treasure's reward before giving up.
-        var rewardTimeout = 10.0
-        static let secondsRange = 0.0...3600
-    }
+    /// What a hunter does once it has found the treasure: the game's own type.
+    typealias Announce = HunterCore.Announcement
 
     /// A push button on a GPIO line: each press says the current clue again.
     struct Button: Sendable, Equatable {
