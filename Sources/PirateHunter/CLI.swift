@@ -23,6 +23,9 @@ enum ExitCode: Int32 {
 struct CLIError: Error {
     let code: ExitCode
     let message: String
+    /// More problems found with the first (a configuration's validation reports them all),
+    /// each its own line after `message`.
+    var further: [String] = []
     init(_ code: ExitCode, _ message: String) {
         self.code = code
         self.message = message

@@ -17,7 +17,7 @@ enum HuntCommand {
         let quiet = arguments.has(Flags.quiet)
         let duration = flags.duration
         let load = { () throws(CLIError) -> HunterSetup in
-            try HunterConfiguration.load(flags: flags).hunterSetup(quiet: quiet)
+            try HunterConfiguration.load(flags: flags, validate: true).hunterSetup(quiet: quiet)
         }
         var setup = try load()
         setup.rewardSVG = flags.rewardSVG

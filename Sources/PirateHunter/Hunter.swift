@@ -145,6 +145,7 @@ final class Hunter {
             try speaker.reload(next)
         } catch {
             Log.error("reload refused, keeping the running configuration: \(error.message)")
+            for further in error.further { Log.error("reload refused: \(further)") }
             return
         }
         var applied = next.voice != nil ? ["voice"] : []

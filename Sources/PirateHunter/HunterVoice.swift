@@ -46,20 +46,15 @@ struct HunterVoice {
         return loaded
     }
 
-    /// The trail's recorded clues, as the mixer wants them; a file that cannot be read or is
-    /// not a WAV is a configuration error naming the step.
+    /// The trail's recorded clues, as the mixer wants them; the first problem
+    /// `ConfigurationValidator` finds (the hunt's start has already refused any) is a
+    /// configuration error naming the step.
     static func loadRecordings(_ hunt: HuntDirector.Configuration?, sampleRate: Int) throws(VoiceError) -> [String: PCMBuffer] {
-        var loaded: [String: PCMBuffer] = [:]
-        for (i, step) in (hunt?.trail ?? []).enumerated() {
-            guard case let .recording(path)? = step.clue, loaded[path] == nil else { continue }
-            do {
-                loaded[path] = try WAVFile.readForMixer(path: path, rate: sampleRate)
-            } catch {
-                let missing = error.message.contains(": cannot read")
-                throw VoiceError("hunt.trail[\(i)].clue_wav: \(error.message)", kind: missing ? .missingFile : .badData)
-            }
+        let (recordings, problems) = ConfigurationValidator.clueRecordings(hunt?.trail ?? [], sampleRate: sampleRate)
+        if let problem = problems.first {
+            throw VoiceError(problem.message, kind: problem.code == .noInput ? .missingFile : .badData)
         }
-        return loaded
+        return recordings
     }
 
     /// The hunter's ALSA playback for `configuration` at the voice's rate: on virtual time

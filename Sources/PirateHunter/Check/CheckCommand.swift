@@ -20,8 +20,10 @@ enum CheckCommand {
         do {
             configuration = try HunterConfiguration.load(flags: flags)
             facts.configuration.file = configuration.file
+            // What `hunt` would refuse at start, every problem.
+            facts.configuration.problems = ConfigurationValidator.problems(configuration)
         } catch {
-            facts.configuration.error = error.message
+            facts.configuration.problems = [error] + error.further.map { CLIError(error.code, $0) }
             // The rest is checked with the defaults and the flags.
             configuration.apply(flags)
             configuration.resolveDirectories(environment: ProcessInfo.processInfo.environment, executablePath: VoiceLocations.currentExecutablePath())

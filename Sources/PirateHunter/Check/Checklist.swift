@@ -66,8 +66,14 @@ struct CheckFacts: Sendable {
         /// The file read (nil: none, defaults).
         var file: String?
         var path = "/etc/pirate-hunter/hunter.json"
-        /// The loader's one-line error.
-        var error: String?
+        /// Why the file cannot be hunted: the loader's one error, or every problem
+        /// `ConfigurationValidator` finds in what it names; empty when it can.
+        var problems: [CLIError] = []
+        /// The loader's one-line error (tests and older callers).
+        var error: String? {
+            get { problems.first?.message }
+            set { problems = newValue.map { [CLIError(.config, $0)] } ?? [] }
+        }
     }
 
     struct Unit: Sendable, Equatable {
@@ -383,9 +389,12 @@ struct Checklist: Sendable {
     // MARK: Configuration
 
     static func configuration(_ facts: CheckFacts.Configuration) -> [CheckLine] {
-        if let error = facts.error {
-            return [.fail(.configuration, "file", error,
-                fix: "fix what the line names (docs/configuration.md lists every key), then: pirate-hunter check", code: .config)]
+        if !facts.problems.isEmpty {
+            // The lines `hunt` would refuse to start with, one each, with its exit code.
+            return facts.problems.map { problem in
+                .fail(.configuration, "file", problem.message,
+                      fix: "fix what the line names (docs/configuration.md lists every key), then: pirate-hunter check", code: problem.code)
+            }
         }
         if let file = facts.file { return [.ok(.configuration, "file", "\(file) is valid")] }
         return [.ok(.configuration, "file", "no \(facts.path): the defaults")]

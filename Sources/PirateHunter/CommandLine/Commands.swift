@@ -190,7 +190,9 @@ enum Commands {
             }
         } catch {
             // One prefix: "pirate-hunter: COMMAND: what is wrong".
-            throw CLIError(error.code, "\(command.name): \(error.message)")
+            var prefixed = CLIError(error.code, "\(command.name): \(error.message)")
+            prefixed.further = error.further.map { "\(command.name): \($0)" }
+            throw prefixed
         }
     }
 }

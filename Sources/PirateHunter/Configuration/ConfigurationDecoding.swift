@@ -10,7 +10,11 @@ import Voice
 
 extension HunterConfiguration {
     /// Decodes one configuration file's bytes; `file` names it in errors (exit 78).
-    static func decode(_ bytes: [UInt8], file: String) throws(CLIError) -> HunterConfiguration {
+    static func decode(_ original: [UInt8], file: String) throws(CLIError) -> HunterConfiguration {
+        let bytes = ConfigurationText.withoutByteOrderMark(original)
+        if let encoding = ConfigurationText.encodingProblem(bytes) {
+            throw CLIError(.config, "\(file): line \(encoding.line), column \(encoding.column): \(encoding.problem)")
+        }
         // JSONDecoder says only "The given data was not valid JSON." (no line, no column),
         // and takes trailing commas and the last of two equal keys silently: syntax first.
         if let syntax = JSONSyntax.firstError(in: bytes) {
@@ -19,6 +23,7 @@ extension HunterConfiguration {
         do {
             var configuration = try JSONDecoder().decode(DecodedSection<HunterConfiguration>.self, from: Data(bytes)).value
             configuration.file = file
+            configuration.resolveRelativePaths(from: file)
             return configuration
         } catch let error as ConfigFieldError {
             throw CLIError(.config, "\(file): \(error.path): \(error.problem); allowed: \(error.allowed)")
@@ -74,6 +79,16 @@ extension HunterConfiguration: ConfigurationSection {
                 if let section = try reader.nested(DecodedSection<Button>.self, "button") { value.button = section.value }
             },
         ]
+    }
+
+    /// Several regions are all hunted (a trail in any order, `huntConfiguration`) unless a
+    /// trail is given too: then the trail is what is hunted, and the regions would be
+    /// ignored without a word.
+    static func check(_ value: Self, _ reader: ObjectReader) throws {
+        if value.huntedRegions.count > 1, !value.hunt.trail.isEmpty {
+            throw reader.fail("regions", "has \(value.huntedRegions.count) regions and hunt.trail is given too: only the trail would be hunted",
+                              allowed: "one region with a trail, or several regions without one (hunted in any order); put every treasure in hunt.trail")
+        }
     }
 }
 

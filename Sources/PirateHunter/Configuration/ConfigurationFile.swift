@@ -12,10 +12,12 @@ extension HunterConfiguration {
     /// The whole chain for a command: reads `flags.configPath` (or the default path, where a
     /// missing file means defaults), applies the flags, resolves the default voice and cache
     /// directories. Errors: 66 no such file (explicit --config), 77 unreadable, 78 invalid
-    /// content, 64 a `--lang` without its line pack.
+    /// content, 64 a `--lang` without its line pack. `validate` (the hunt's start and its
+    /// reload) also opens every file the configuration names (`ConfigurationValidator`).
     static func load(
         flags: ConfigurationFlags, environment: [String: String] = ProcessInfo.processInfo.environment,
-        executablePath: String? = VoiceLocations.currentExecutablePath(), defaultPath: String = HunterConfiguration.defaultPath
+        executablePath: String? = VoiceLocations.currentExecutablePath(), defaultPath: String = HunterConfiguration.defaultPath,
+        validate: Bool = false
     ) throws(CLIError) -> HunterConfiguration {
         let path = flags.configPath ?? defaultPath
         var configuration: HunterConfiguration
@@ -27,6 +29,7 @@ extension HunterConfiguration {
         configuration.apply(flags)
         configuration.resolveDirectories(environment: environment, executablePath: executablePath)
         try configuration.checkLanguagePack(fromFlag: flags.has(Flags.language))
+        if validate { try ConfigurationValidator.validate(configuration) }
         return configuration
     }
 
@@ -42,6 +45,37 @@ extension HunterConfiguration {
         let problem = "no line pack '\(voice.language)' in \(lines); allowed: \(packs.joined(separator: ", "))"
         if fromFlag { throw CLIError(.usage, Flags.language.name + ": " + problem) }
         throw CLIError(.config, "\(file ?? "configuration"): voice.language: " + problem)
+    }
+
+    /// The paths the file names (clue recordings, the capture, the voice and cache
+    /// directories) made absolute from the file's own directory, as a parent expects: under
+    /// systemd the working directory is `/`. A file read from a pipe (`--config <(...)`) has
+    /// no directory of its own; its paths stay relative to the working directory.
+    mutating func resolveRelativePaths(from file: String) {
+        guard let directory = Self.directory(of: file) else { return }
+        func absolute(_ path: String) -> String {
+            path.isEmpty || path.hasPrefix("/") ? path : (directory.hasSuffix("/") ? directory : directory + "/") + path
+        }
+        for i in hunt.trail.indices {
+            if case let .recording(path)? = hunt.trail[i].clue { hunt.trail[i].clue = .recording(absolute(path)) }
+        }
+        record = record.map(absolute)
+        voice.voicesDirectory = voice.voicesDirectory.map(absolute)
+        voice.cacheDirectory = voice.cacheDirectory.map(absolute)
+    }
+
+    /// The directory holding `file`, absolute; nil for a pipe's name (/dev/fd/N,
+    /// /proc/self/fd/N).
+    static func directory(of file: String) -> String? {
+        if file.hasPrefix("/dev/fd/") || file.hasPrefix("/proc/") { return nil }
+        var path = file
+        if !path.hasPrefix("/") {
+            guard let cwd = FileManager.default.currentDirectoryPath.nonEmpty else { return nil }
+            path = cwd + "/" + path
+        }
+        guard let slash = path.lastIndex(of: "/") else { return nil }
+        let directory = String(path[..<slash])
+        return directory.isEmpty ? "/" : directory
     }
 
     /// Fills in the voice and cache directories left to their defaults.
@@ -65,6 +99,10 @@ extension HunterConfiguration {
 /// explicit one is an error; a directory, an unreadable file and anything over
 /// `maximumBytes` are refused with their own exit codes. Pipes are read like files
 /// (`--config <(...)`).
+extension String {
+    fileprivate var nonEmpty: String? { isEmpty ? nil : self }
+}
+
 enum ConfigurationFile {
     static let maximumBytes = 1 << 20
     /// How long a pipe or FIFO may take to deliver its first (and each further) bytes.

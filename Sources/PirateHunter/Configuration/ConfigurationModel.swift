@@ -84,7 +84,8 @@ struct HunterConfiguration: Sendable, Equatable {
     var transport: TransportSpec = .kernel(adapter: nil)
     /// nil: no button.
     var button: Button?
-    /// The treasure region(s) to hunt; the first is the one the voice hunts.
+    /// The treasure region(s) to hunt: one chest, or several hunted in any order (with a
+    /// trail, only one: the trail's steps are hunted).
     var huntedRegions: [Region] = [Region(name: "treasure", uuid: HunterConfiguration.defaultUUID)]
     var voice = Voice()
     var audio = Audio()
@@ -124,11 +125,16 @@ struct HunterConfiguration: Sendable, Equatable {
         return configuration
     }
 
-    /// For the first region (the one the voice hunts), or the trail's first step. A race
-    /// without a trail is a one-step trail of the first region.
+    /// For the region, or the trail's first step. Several regions without a trail are a
+    /// trail in any order; a race without a trail is a one-step trail of the region.
     func huntConfiguration() -> HuntDirector.Configuration {
         var configuration = hunt
-        if configuration.trail.isEmpty, configuration.trailRules.mode == .race, let first = huntedRegions.first {
+        if configuration.trail.isEmpty, huntedRegions.count > 1 {
+            // Several regions without a trail: every one is a treasure, found in any order
+            // (never the first hunted and the rest silently ignored).
+            configuration.trail = huntedRegions.map { TrailStep(region: $0) }
+            configuration.trailRules.order = .anyOrder
+        } else if configuration.trail.isEmpty, configuration.trailRules.mode == .race, let first = huntedRegions.first {
             configuration.trail = [TrailStep(region: first)]
         }
         configuration.region = configuration.trail.first?.region.name ?? huntedRegions.first?.name ?? "treasure"

@@ -30,6 +30,12 @@ struct JSONSyntax {
     private init(bytes: [UInt8]) { self.bytes = bytes }
 
     private func failure(_ problem: String) -> Failure {
+        let (line, column) = Self.location(of: index, in: bytes)
+        return Failure(line: line, column: column, problem: problem)
+    }
+
+    /// The line and column (in characters, from 1) of the byte at `index`.
+    static func location(of index: Int, in bytes: [UInt8]) -> (line: Int, column: Int) {
         var line = 1
         var column = 1
         for byte in bytes[0..<min(index, bytes.count)] {
@@ -40,7 +46,7 @@ struct JSONSyntax {
                 column += 1
             }
         }
-        return Failure(line: line, column: column, problem: problem)
+        return (line, column)
     }
 
     private var current: UInt8? { index < bytes.count ? bytes[index] : nil }
@@ -49,9 +55,14 @@ struct JSONSyntax {
         while let byte = current, byte == 0x20 || byte == 0x09 || byte == 0x0A || byte == 0x0D { index += 1 }
     }
 
+    /// What is at the current position, for a message; `byte` is `current`. A character an
+    /// editor or a phone puts in for a JSON one is named with what to type instead.
     private func describe(_ byte: UInt8?) -> String {
         guard let byte else { return "the end of the file" }
         if byte >= 0x21 && byte < 0x7F { return "'\(Character(Unicode.Scalar(byte)))'" }
+        if byte >= 0x80, let scalar = ConfigurationText.scalar(at: index, in: bytes) {
+            return ConfigurationText.describe(scalar)
+        }
         return "byte 0x" + String(byte, radix: 16)
     }
 
