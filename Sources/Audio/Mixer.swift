@@ -14,6 +14,20 @@ func linearGain(dB: Double) -> Float {
     dB <= -96 ? 0 : Float(pow(10, dB / 20))
 }
 
+extension PCMBuffer {
+    /// The samples at `dB` of software volume, rounded and clipped as the mixer's master
+    /// volume does (a WAV written instead of played sounds as it would have).
+    public func atVolume(dB: Double) -> PCMBuffer {
+        let gain = linearGain(dB: dB)
+        guard gain != 1 else { return self }
+        let scaled = samples.map { sample -> Int16 in
+            let v = (Float(sample) * gain).rounded()
+            return v >= 32767 ? 32767 : (v <= -32768 ? -32768 : Int16(v))
+        }
+        return PCMBuffer(sampleRate: sampleRate, channels: channels, samples: scaled)
+    }
+}
+
 /// The in-process mixer: one speech voice and one effect voice, each replaceable with a short
 /// cross-fade, software volume in dB, mixed into mono S16. Pure: it is driven frame by frame
 /// by whoever owns the PCM (the playback thread, or a test, or an offline render).

@@ -31,12 +31,28 @@ public final class PCMDevice {
     public let periodFrames: Int
     private var handle: OpaquePointer?
 
+    /// ALSA's `file:` plugin writes raw samples unless told `FORMAT=wav`, so `file:x.wav`
+    /// would be raw PCM under a WAV's name: a `file:` device whose file ends in `.wav` and
+    /// that names no format is given `FORMAT=wav`. Every other name is returned as it is.
+    public static func normalizedName(_ name: String) -> String {
+        guard name.hasPrefix("file:"), !name.contains("'"), !name.contains("\""), !name.contains("{") else { return name }
+        let arguments = name.dropFirst("file:".count).split(separator: ",", omittingEmptySubsequences: false)
+        guard let first = arguments.first, !first.isEmpty else { return name }
+        let named = first.contains("=")
+        // A second argument by position is the format; a named one may be anywhere.
+        if arguments.contains(where: { $0.hasPrefix("FORMAT=") }) || (!named && arguments.count > 1) { return name }
+        let file = named ? arguments.first { $0.hasPrefix("FILE=") }.map { $0.dropFirst("FILE=".count) } : first
+        guard let file, file.lowercased().hasSuffix(".wav") else { return name }
+        return named ? name + ",FORMAT=wav" : "file:FILE=\(file),FORMAT=wav" + arguments.dropFirst().map { "," + $0 }.joined()
+    }
+
     /// Opens `name` (e.g. `default`, `plughw:1,0`, `null`, `file:FILE=/abs/out.wav,FORMAT=wav`)
     /// with about `latencyMicroseconds` of buffer; alsa-lib resamples if the card needs it.
     public init(
         name: String, sampleRate: Int = 22050, channels: Int = 1, latencyMicroseconds: Int = 40_000
     ) throws(AudioError) {
         pirate_hunter_alsa_silence_errors()
+        let name = Self.normalizedName(name)
         var pcm: OpaquePointer?
         var err = snd_pcm_open(&pcm, name, SND_PCM_STREAM_PLAYBACK, 0)
         guard err >= 0, let pcm else {

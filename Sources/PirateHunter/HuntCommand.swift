@@ -21,11 +21,31 @@ enum HuntCommand {
         }
         var setup = try load()
         setup.rewardSVG = flags.rewardSVG
-        // SIGHUP re-reads the file; the flags still win.
-        setup.reload = load
         var options = RuntimeOptions(record: setup.record, duration: duration)
         options.clock = try arguments.clock(simulated: setup.transport == .simulator)
         if options.clock != .monotonic, !arguments.has(Flags.device) { setup.playback?.device = "null" }
+        // --out: what would be heard, written to a WAV (a temporary of ours that ALSA's file
+        // plugin fills, put in place when the hunt ends; never through a planted link).
+        var staged: SafeFile.Staged?
+        if let out = flags.out, setup.playback != nil {
+            if arguments.has(Flags.device) { throw CLIError(.usage, "give --device or --out, not both") }
+            guard !out.contains(",") else { throw CLIError(.usage, "--out '\(CLIError.printable(out))': a file name without commas") }
+            staged = try ApplianceRuntime.stagedOutput(out)
+            setup.playback?.device = "file:FILE=\(staged?.temporary ?? out),FORMAT=wav"
+        }
+        // SIGHUP re-reads the file; the flags (and the device chosen here) still win.
+        let device = setup.playback?.device
+        setup.reload = { () throws(CLIError) -> HunterSetup in
+            var next = try load()
+            if let device { next.playback?.device = device }
+            return next
+        }
+        return try ApplianceRuntime.writing(staged) { () throws(CLIError) -> ExitCode in
+            try run(setup, options: options)
+        }
+    }
+
+    private static func run(_ setup: HunterSetup, options: RuntimeOptions) throws(CLIError) -> ExitCode {
         let runtime = try ApplianceRuntime(options)
         let hunter = try Hunter(setup: setup, runtime: runtime)
         if setup.transport == .simulator {

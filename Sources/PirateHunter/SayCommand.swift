@@ -5,8 +5,8 @@ import Audio
 import Hunt
 import Voice
 
-/// `pirate-hunter say TEXT [--line EVENT] [--device NAME] [--out FILE.wav] [--sound]
-///  [--voice-dir DIR] [--lang en-family|en-pirate|ja]`
+/// `pirate-hunter say TEXT [--line EVENT] [--config FILE] [--device NAME] [--volume DB]
+///  [--out FILE.wav] [--sound] [--voice-dir DIR] [--lang en-family|en-pirate|ja]`
 ///
 /// Speaks TEXT (or a random line of EVENT) with the pack's voice, then the "arrr" with
 /// `--sound`; `--out` writes a WAV instead of playing.
@@ -14,10 +14,11 @@ enum SayCommand {
     static func run(_ arguments: ParsedArguments) throws(CLIError) -> ExitCode {
         let text = arguments.operand
         let event = arguments.flags.line
-        // --device, --voice-dir and --lang mean what they mean to the configuration.
-        var settings = HunterConfiguration()
-        settings.apply(arguments.flags)
+        // The configuration's voice and audio (the default file when there is one, or
+        // --config), the flags over it, as the hunt would speak and play.
+        let settings = try HunterConfiguration.load(flags: arguments.flags)
         let device = settings.audio.device
+        let volume = settings.audio.volumeDB
         let output = arguments.flags.out
         let sound = arguments.has(Flags.sound)
         let voiceDirectory = settings.voice.voicesDirectory
@@ -42,6 +43,7 @@ enum SayCommand {
         if output == nil {
             var configuration = PlaybackConfiguration(device: device)
             configuration.sampleRate = engine.sampleRate
+            configuration.volumeDB = volume
             do {
                 playback = try ALSAPlayback.open(configuration: configuration)
             } catch {
@@ -73,8 +75,9 @@ enum SayCommand {
             var samples = speech.samples
             if let arrr { samples += arrr.samples }
             do {
+                // At the volume the mixer would play it at.
                 try WAVFile.write(
-                    PCMBuffer(sampleRate: speech.sampleRate, channels: 1, samples: samples), to: output ?? "")
+                    PCMBuffer(sampleRate: speech.sampleRate, channels: 1, samples: samples).atVolume(dB: volume), to: output ?? "")
             } catch {
                 throw CLIError(error.errno.map { ApplianceRuntime.outputFileExitCode(errno: $0) } ?? .ioError, error.message)
             }

@@ -50,6 +50,24 @@ func index(of needle: [Int16], in haystack: [Int16]) -> Int? {
 }
 
 @Suite struct WAVTests {
+    /// `--device file:x.wav` is what a user types; ALSA alone would write raw samples there.
+    @Test func aFileDeviceNamedWAVWritesAWAV() throws {
+        #expect(PCMDevice.normalizedName("file:x.wav") == "file:FILE=x.wav,FORMAT=wav")
+        #expect(PCMDevice.normalizedName("file:FILE=/tmp/a.WAV") == "file:FILE=/tmp/a.WAV,FORMAT=wav")
+        #expect(PCMDevice.normalizedName("file:FILE=/tmp/a.wav,FORMAT=raw") == "file:FILE=/tmp/a.wav,FORMAT=raw")
+        #expect(PCMDevice.normalizedName("file:/tmp/a.wav,raw") == "file:/tmp/a.wav,raw")
+        #expect(PCMDevice.normalizedName("file:/tmp/a.pcm") == "file:/tmp/a.pcm")
+        #expect(PCMDevice.normalizedName("plughw:1,0") == "plughw:1,0")
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("typed-\(UUID().uuidString).wav").path
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        let device = try PCMDevice(name: "file:" + path)
+        let samples = constant(1000, frames: 2205).samples
+        _ = try samples.withUnsafeBufferPointer { (buffer) throws(AudioError) in try device.write(buffer) }
+        device.close()
+        let written = try WAVFile.read(path: path)
+        #expect(written.sampleRate == 22050 && written.frameCount >= 2205)
+    }
+
     @Test func roundTrip16BitMono() throws {
         let buffer = PCMBuffer(sampleRate: 22050, channels: 1, samples: [0, 1, -1, 32767, -32768, 1234])
         let decoded = try WAVFile.decode(WAVFile.encode(buffer), name: "x.wav")

@@ -11,7 +11,7 @@ enum Commands {
     static let hunt = CommandSpec(
         name: "hunt", operands: "",
         summary: "the appliance: ranges the treasure's iBeacons, speaks the hunt, reads out the reward after the find (settings: /etc/pirate-hunter/hunter.json, docs/configuration.md)",
-        flags: Flags.controller + [Flags.region] + Flags.voice + [Flags.hunterID, Flags.rewardSVG, Flags.quiet, Flags.noDetector, Flags.virtualTime],
+        flags: Flags.controller + [Flags.region] + Flags.voice + [Flags.out, Flags.hunterID, Flags.rewardSVG, Flags.quiet, Flags.noDetector, Flags.virtualTime],
         run: HuntCommand.run)
 
     static let treasure = CommandSpec(
@@ -47,7 +47,7 @@ enum Commands {
     static let say = CommandSpec(
         name: "say", operands: "[TEXT]",
         summary: "the pirate voice, for a speaker test: TEXT, or a line of a hunt event",
-        flags: [Flags.line, Flags.sound, Flags.device, Flags.out, Flags.voiceDirectory, Flags.language],
+        flags: [Flags.line, Flags.sound, Flags.config, Flags.device, Flags.volume, Flags.out, Flags.voiceDirectory, Flags.language],
         run: SayCommand.run)
 
     static let help = CommandSpec(
