@@ -59,10 +59,10 @@ public struct HunterCore: Sendable {
         case report(AdvertisingReport)
         /// The controller is scanning; `afterOutage` when it came back from an outage.
         case radioReady(afterOutage: Bool)
-        /// The controller went away (the start of an outage).
-        case radioLost
+        /// The controller went away (the start of an outage), and why when it is known.
+        case radioLost(RadioProblem? = nil)
         /// The radio cannot be used at all (no Bluetooth, no permission); the hunt ends.
-        case radioUnusable
+        case radioUnusable(RadioProblem? = nil)
         /// The capture being replayed is over: its end is no silence of the beacons.
         case radioEnded
         /// The periodic tick (silence-based decisions, timers): every 0.25 s.
@@ -73,6 +73,8 @@ public struct HunterCore: Sendable {
         case rewardReady
         /// The child pressed the button: the current clue again.
         case clueAsked
+        /// The speaker missing at start has appeared.
+        case speakerFound
     }
 
     public enum Level: Sendable, Equatable { case info, warning, error }
@@ -134,6 +136,8 @@ public struct HunterCore: Sendable {
     /// The region the detector follows (the hunted step's), to start it over on a new step.
     private var detectedRegion: RegionID?
     private var startupSaid = false
+    /// Why the radio was last lost, when the transport said (a set-up problem before start).
+    private var radioProblem: RadioProblem?
     private var rangingStopped = false
 
     struct HeardBeacon: Sendable, Equatable {
@@ -185,10 +189,16 @@ public struct HunterCore: Sendable {
                 startupSaid = true
                 say(.started, at: time, into: &effects)
             }
-        case .radioLost:
+        case let .radioLost(problem):
             outage.lost(at: time)
-        case .radioUnusable:
-            say(.adapterMissing, at: time, into: &effects)
+            radioProblem = problem
+        case let .radioUnusable(problem):
+            // Before the hunt ever began, the grown-up is told what to fix in plain words.
+            if !startupSaid, let problem {
+                say(.notice(problem.notice), at: time, into: &effects)
+            } else {
+                say(.adapterMissing, at: time, into: &effects)
+            }
         case .radioEnded:
             rangingStopped = true
         case .tick:
@@ -199,6 +209,8 @@ public struct HunterCore: Sendable {
             say(.rewardHeard, at: time, into: &effects)
         case .clueAsked:
             say(.clueAsked, at: time, into: &effects)
+        case .speakerFound:
+            say(.speakerFound, at: time, into: &effects)
         }
         return effects
     }
@@ -206,7 +218,15 @@ public struct HunterCore: Sendable {
     private mutating func tick(at t: Double, into effects: inout [Effect]) {
         // Silence-based decisions (exit, unknown, initial state) and the found timer.
         if !rangingStopped { ranging(engine.advance(to: t), at: t, into: &effects) }
-        if outage.tick(at: t) == .missing { say(.adapterMissing, at: t, into: &effects) }
+        if outage.tick(at: t) == .missing {
+            // An outage from the start (the hunt never began) is a set-up problem: its
+            // cause, in plain words, once; later ones are the child's line.
+            if !startupSaid, let problem = radioProblem {
+                say(.notice(problem.notice), at: t, into: &effects)
+            } else {
+                say(.adapterMissing, at: t, into: &effects)
+            }
+        }
         if let actions = director?.tick(at: t) { perform(actions, at: t, into: &effects) }
         let finds = pendingFinds
         pendingFinds = []

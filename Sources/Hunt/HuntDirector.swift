@@ -33,6 +33,21 @@ public enum LineEvent: String, CaseIterable, Sendable, Codable {
     case spin
     /// ... and told to stop when the signal is strongest (facing the treasure).
     case spinStop = "spin-stop"
+    // What a grown-up must fix, said at start in plain words (not pirate), once.
+    /// Bluetooth is switched off (rfkill, or the adapter is down and cannot be brought up).
+    case noticeBluetoothOff = "notice-bluetooth-off"
+    /// No Bluetooth adapter at all.
+    case noticeNoAdapter = "notice-no-adapter"
+    /// Not allowed to use Bluetooth (a capability missing).
+    case noticeNoPermission = "notice-no-permission"
+    /// This kernel has no Bluetooth.
+    case noticeNoBluetooth = "notice-no-bluetooth"
+    /// The settings file has a mistake (`pirate-hunter check` names it).
+    case noticeSettings = "notice-settings"
+    /// ... in step `{treasure}` of the trail.
+    case noticeSettingsStep = "notice-settings-step"
+    /// The speaker was missing at start and is there now (the clue follows).
+    case noticeSpeakerFound = "notice-speaker-found"
 
     public static func proximity(_ p: Proximity) -> LineEvent {
         switch p {
@@ -50,6 +65,8 @@ public enum LineEvent: String, CaseIterable, Sendable, Codable {
     public var precedence: Int {
         switch self {
         case .clue, .finale: return 6
+        case .noticeBluetoothOff, .noticeNoAdapter, .noticeNoPermission, .noticeNoBluetooth, .noticeSettings, .noticeSettingsStep,
+             .noticeSpeakerFound: return 6
         case .treasureFound, .reward, .outOfOrder, .spinStop: return 5
         case .rivalFound: return 4
         case .regionEntered, .regionLeft, .adapterMissing, .adapterBack: return 4
@@ -59,11 +76,14 @@ public enum LineEvent: String, CaseIterable, Sendable, Codable {
         }
     }
 
+    /// What a grown-up must fix (or has fixed), in plain words: one sentence in a pack.
+    public var isNotice: Bool { rawValue.hasPrefix("notice-") }
+
     /// Lines made when they are said (their `{placeholders}` filled in, a parent's words
     /// added), not rendered at start-up.
     public var isComposed: Bool {
         switch self {
-        case .clue, .hint, .outOfOrder, .rivalFound, .finale: true
+        case .clue, .hint, .outOfOrder, .rivalFound, .finale, .noticeSettingsStep: true
         default: false
         }
     }
@@ -106,6 +126,11 @@ public enum HuntInput: Equatable, Sendable {
     case rivalFound(hunter: UInt16, step: Int)
     /// The child asked to hear the clue again (the hunter's button).
     case clueAsked
+    /// A problem a grown-up must fix, said now in plain words (`notice-…` events).
+    case notice(LineEvent)
+    /// The speaker missing at start is there now: said, then the current clue again (what
+    /// was said before went nowhere).
+    case speakerFound
     /// The spinning child faces the treasure (the level peaked): say stop.
     case spinPeaked
 }
@@ -256,6 +281,18 @@ public struct HuntDirector: Sendable {
             return ranging(event, at: time)
         case .spinPeaked:
             return say(.spinStop, at: time)
+        case let .notice(event):
+            return say(event, at: time)
+        case .speakerFound:
+            let said = say(.noticeSpeakerFound, at: time)
+            if let step = progress?.current {
+                followUps.removeAll { $0.event == .clue }
+                followUps.insert(clue(step), at: 0)
+            } else if !foundAnnounced {
+                // No trail: the start-up line the child missed, after it.
+                pending = (.startup, nil, time)
+            }
+            return said
         case .clueAsked:
             // The current step's clue, now, unless a line as important is being said (then
             // after it); nothing when there is no trail or it is done.

@@ -19,7 +19,14 @@ enum HuntCommand {
         let load = { () throws(CLIError) -> HunterSetup in
             try HunterConfiguration.load(flags: flags, validate: true).hunterSetup(quiet: quiet)
         }
-        var setup = try load()
+        var setup: HunterSetup
+        do {
+            setup = try load()
+        } catch {
+            // The service: a mistake in the file is said aloud, and the fix waited for.
+            guard arguments.has(Flags.waitForFix), SettingsNotice.canWaitFor(error) else { throw error }
+            setup = SettingsNotice.wait(after: error, flags: flags, json: arguments.has(Flags.json), load: load)
+        }
         setup.rewardSVG = flags.rewardSVG
         var options = RuntimeOptions(record: setup.record, duration: duration)
         options.clock = try arguments.clock(simulated: setup.transport == .simulator)
@@ -33,8 +40,8 @@ enum HuntCommand {
             staged = try ApplianceRuntime.stagedOutput(out)
             setup.playback?.device = "file:FILE=\(staged?.temporary ?? out),FORMAT=wav"
         }
-        // SIGHUP re-reads the file; the flags (and the device chosen here) still win.
-        let device = setup.playback?.device
+        // SIGHUP re-reads the file; the flags (and --out's file) still win.
+        let device = staged == nil ? nil : setup.playback?.device
         setup.reload = { () throws(CLIError) -> HunterSetup in
             var next = try load()
             if let device { next.playback?.device = device }

@@ -44,7 +44,9 @@ final class Hunter {
 
     /// Joins the runtime: the controller session on `source`, the hunt's timers, reload.
     func start(on source: ControllerSource) {
-        speaker.start(lineFinished: { [unowned self] in run(.speechFinished) }, rewardReady: { [unowned self] in run(.rewardReady) })
+        speaker.start(
+            lineFinished: { [unowned self] in run(.speechFinished) }, rewardReady: { [unowned self] in run(.rewardReady) },
+            speakerFound: { [unowned self] in run(.speakerFound) })
         var options = ControllerSession.Options()
         options.advertises = (setup.announce?.seconds ?? 0) > 0
         session = runtime.session(
@@ -74,16 +76,28 @@ final class Hunter {
             if case .ready = state {
                 run(.radioReady(afterOutage: change == .ready(afterOutage: true)))
             } else if case .lost = change {
-                run(.radioLost)
+                run(.radioLost(session?.connectFailure.flatMap(Self.problem)))
             }
         case let .fatal(error):
             // A radio that cannot be used at all (no Bluetooth, no permission) ends the hunt,
             // and systemd starts it again: the child hears it once per cause and boot.
             guard BootMemory.firstTime("\(error)") else { return }
             lastWords = true
-            run(.radioUnusable)
+            run(.radioUnusable(Self.problem(error)))
         case .applied, .notice:
             break
+        }
+    }
+
+    /// What a grown-up must fix, from the transport's failure (nil: nothing they can fix,
+    /// or not known).
+    static func problem(_ error: TransportError) -> RadioProblem? {
+        switch error {
+        case .blocked, .adapterDown: .bluetoothOff
+        case .notFound: .noAdapter
+        case .permission: .noPermission
+        case .unsupported: .noBluetooth
+        case .adapterGone, .system: nil
         }
     }
 

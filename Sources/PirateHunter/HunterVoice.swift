@@ -60,10 +60,14 @@ struct HunterVoice {
     /// The hunter's ALSA playback for `configuration` at the voice's rate: on virtual time
     /// the loop says how far the clock moved and the PCM writes that much; devices without a
     /// clock of their own (a file, null) are paced as a card would be.
-    static func playback(_ configuration: PlaybackConfiguration, sampleRate: Int?, on runtime: ApplianceRuntime) -> ALSAPlayback {
+    static func playback(
+        _ configuration: PlaybackConfiguration, sampleRate: Int?, on runtime: ApplianceRuntime,
+        observer: (@Sendable (PlaybackEvent) -> Void)? = nil
+    ) -> ALSAPlayback {
         var configuration = configuration
         configuration.sampleRate = sampleRate ?? configuration.sampleRate
         configuration.log = { Log.warning("audio: " + $0) }
+        configuration.observer = observer
         if runtime.loop.isVirtual {
             configuration.pacedByCaller = true
         } else if configuration.device.hasPrefix("file:") || configuration.device == "null" {

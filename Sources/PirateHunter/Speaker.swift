@@ -25,6 +25,11 @@ final class Speaker {
     /// The reward read out slowly, synthesized on the engine's thread and passed back here.
     private let rewardSpeechMailbox: Mailbox<PCMBuffer>
     private var rewardSpeech: PCMBuffer?
+    /// The device's comings and goings, from the PCM's thread: true opened, false not there.
+    private let deviceMailbox: Mailbox<Bool>
+    /// nil until the device is first tried; true while it has been missing since the start.
+    private var speakerMissingSinceStart: Bool?
+    private var speakerFound: () -> Void = {}
     private var speechTimer: Int?
     private var lineFinished: () -> Void = {}
     /// The treasure detector: its clicks a second, the next click's timer, and until when a
@@ -43,21 +48,35 @@ final class Speaker {
         do {
             rewardSpeechMailbox = try Mailbox()
             composedMailbox = try Mailbox()
+            deviceMailbox = try Mailbox()
         } catch {
             throw CLIError(.software, "event loop: \(error)")
         }
         speech = try HunterVoice.load(setup, virtual: runtime.loop.isVirtual, warned: &cacheWarnings)
         let rate = speech?.voice.synthesizer.sampleRate
-        audio = setup.playback.map { HunterVoice.playback($0, sampleRate: rate, on: runtime) }
+        let devices = deviceMailbox
+        audio = setup.playback.map {
+            HunterVoice.playback($0, sampleRate: rate, on: runtime) { event in
+                switch event {
+                case .deviceOpened: devices.post(true)
+                case .deviceUnavailable: devices.post(false)
+                default: break
+                }
+            }
+        }
     }
 
     /// Nothing is being said and nothing waits to be.
     var isQuiet: Bool { speechTimer == nil && !loop.isAwaitingAnswer }
 
     /// Joins the loop: `lineFinished` when a line is over, `rewardReady` when the reward's
-    /// slow reading is back.
-    func start(lineFinished: @escaping () -> Void, rewardReady: @escaping () -> Void) {
+    /// slow reading is back, `speakerFound` when a speaker missing since the start appears.
+    func start(lineFinished: @escaping () -> Void, rewardReady: @escaping () -> Void, speakerFound: @escaping () -> Void = {}) {
         self.lineFinished = lineFinished
+        self.speakerFound = speakerFound
+        loop.watch(deviceMailbox.fd) { [unowned self] in
+            for opened in deviceMailbox.drain() { device(opened: opened) }
+        }
         loop.watch(rewardSpeechMailbox.fd) { [unowned self] in
             for audio in rewardSpeechMailbox.drain() {
                 loop.expectationMet()
@@ -72,6 +91,24 @@ final class Speaker {
                 guard speech.generation == lineGeneration else { continue }
                 play(speech.audio)
             }
+        }
+    }
+
+    /// A speaker plugged in late (after the first lines went nowhere) is said to be found,
+    /// once; one lost later is the playback's own business (it reopens it).
+    private func device(opened: Bool) {
+        switch (speakerMissingSinceStart, opened) {
+        case (nil, false):
+            speakerMissingSinceStart = true
+            Log.warning("audio: no speaker yet; the first clue waits for one")
+        case (nil, true):
+            speakerMissingSinceStart = false
+        case (true?, true):
+            speakerMissingSinceStart = false
+            Log.info("audio: speaker found")
+            speakerFound()
+        default:
+            break
         }
     }
 

@@ -55,6 +55,9 @@ public final class ControllerSession {
     private var backoff: Double
     private var lastReport = 0.0
     public private(set) var family: CommandFamily?
+    /// Why the last attempt to open the transport failed (nil once one opened): what the
+    /// owner tells a grown-up when the radio never came up.
+    public private(set) var connectFailure: TransportError?
     private var support: SupportedCommands?
 
     /// What the session tells its owner.
@@ -123,9 +126,11 @@ public final class ControllerSession {
                 onEvent(.fatal(error))
                 return
             }
+            connectFailure = error
             fail(error.description)
             return
         }
+        connectFailure = nil
         transport = t
         applied = nil
         watchID = loop.watch(t.fileDescriptor) { [weak self] in self?.readable() }

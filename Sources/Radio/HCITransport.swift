@@ -4,6 +4,8 @@ import Bluetooth
 public enum TransportError: Error, Equatable, Sendable, CustomStringConvertible {
     /// The adapter exists but is down (ENETDOWN), or no adapter is up.
     case adapterDown(String)
+    /// The adapter is switched off by rfkill (ERFKILL).
+    case blocked(String)
     /// The adapter went away (EPIPE, ENODEV: unplugged, btvirt killed, UART closed).
     case adapterGone(String)
     /// No such adapter or path.
@@ -17,6 +19,7 @@ public enum TransportError: Error, Equatable, Sendable, CustomStringConvertible 
     public var description: String {
         switch self {
         case let .adapterDown(s): return "adapter down: \(s)"
+        case let .blocked(s): return "adapter blocked: \(s)"
         case let .adapterGone(s): return "adapter lost: \(s)"
         case let .notFound(s): return "not found: \(s)"
         case let .permission(s, fix): return "permission denied: \(s); \(fix)"
@@ -28,7 +31,7 @@ public enum TransportError: Error, Equatable, Sendable, CustomStringConvertible 
     /// Worth retrying later (the adapter may come back), as opposed to a setup mistake.
     public var isTransient: Bool {
         switch self {
-        case .adapterDown, .adapterGone, .notFound: return true
+        case .adapterDown, .blocked, .adapterGone, .notFound: return true
         case .system: return true
         case .permission, .unsupported: return false
         }

@@ -98,7 +98,7 @@ public final class KernelHCISocket: HCITransport {
             case EALREADY: return
             case EPERM, EACCES: throw .permission("bringing hci\(id) up", fix: setcapFix)
             case ENODEV: throw .notFound("hci\(id)")
-            case ERFKILL: throw .adapterDown("hci\(id) is blocked by rfkill (rfkill unblock bluetooth)")
+            case ERFKILL: throw .blocked("hci\(id) is blocked by rfkill (rfkill unblock bluetooth)")
             default: throw .system(error)
             }
         }

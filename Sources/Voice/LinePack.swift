@@ -77,8 +77,10 @@ public struct LinePack: Sendable, Equatable {
             guard let texts = lines[event] else {
                 throw VoiceError("\(path): event '\(event.rawValue)' is missing")
             }
-            if texts.count < minimumLines {
-                throw VoiceError("\(path): event '\(event.rawValue)' has \(texts.count) line(s), needs at least \(minimumLines)")
+            // A grown-up's notice is one plain sentence; the child's lines vary.
+            let needed = event.isNotice ? 1 : minimumLines
+            if texts.count < needed {
+                throw VoiceError("\(path): event '\(event.rawValue)' has \(texts.count) line(s), needs at least \(needed)")
             }
         }
         let voice: VoiceChoice

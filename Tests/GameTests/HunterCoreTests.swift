@@ -76,7 +76,7 @@ struct CoreDriver {
         var d = CoreDriver(Self.oneChest())
         d.feed(.radioReady(afterOutage: false), at: 0)
         d.feed(.speechFinished, at: 2)
-        d.feed(.radioLost, at: 10)
+        d.feed(.radioLost(.noAdapter), at: 10)
         var said: [LineEvent] = []
         for k in 1...80 { said += d.feed(.tick, at: 10 + Double(k) * 0.25).lines }
         #expect(said == [.adapterMissing])

@@ -24,7 +24,7 @@ import TestSupport
         // a loaded machine with a cold line cache took most of 7 s over once).
         let missing = try await PirateHunterBinary.run(["hunt", "--hci", "unix:" + directory.appendingPathComponent("none.sock").path, "--duration", "15"] + cache, timeout: 60)
         #expect(missing.status == 0, "\(missing.stderr)")
-        #expect(try said(missing) == ["adapter-missing"], "\(missing.stdout)")
+        #expect(try said(missing) == ["notice-no-adapter"], "\(missing.stdout)")
         // A radio: the start-up line comes after scanning started.
         let working = try await PirateHunterBinary.run(["hunt", "--hci", "simulator", "--virtual-time", "--duration", "5"] + cache, timeout: 60)
         #expect(try said(working).first == "startup")
@@ -44,13 +44,13 @@ import TestSupport
         let first = try await PirateHunterBinary.run(arguments, environment: environment, timeout: 60)
         let second = try await PirateHunterBinary.run(arguments, environment: environment, timeout: 60)
         #expect(first.status == 69 && second.status == 69)
-        #expect(try said(first) == ["adapter-missing"])
+        #expect(try said(first) == ["notice-no-bluetooth"])
         #expect(try said(second).isEmpty, "said again on a restart: \(second.stdout)")
         // Another boot (an empty runtime directory): said again.
         let marks = try FileManager.default.contentsOfDirectory(atPath: directory.path).filter { $0.hasPrefix("said-") }
         #expect(marks.count == 1)
         for mark in marks { try FileManager.default.removeItem(at: directory.appendingPathComponent(mark)) }
-        #expect(try said(try await PirateHunterBinary.run(arguments, environment: environment, timeout: 60)) == ["adapter-missing"])
+        #expect(try said(try await PirateHunterBinary.run(arguments, environment: environment, timeout: 60)) == ["notice-no-bluetooth"])
     }
 
     /// A controller socket closed every 2 s: not a word to the child, and one log line, not

@@ -140,6 +140,7 @@ enum Flags {
         flags.rewardSVG = text
     }
     static let quiet = Flag("--quiet", help: "range and print, say nothing")
+    static let waitForFix = Flag("--wait-for-fix", help: "a mistake in the settings is said aloud once, in plain words, and the hunt starts when the file is fixed (the service's way; without it: exit 66/78)")
     static let noDetector = Flag("--no-detector", help: "no treasure detector clicks between lines (hunt.detector.enabled false)") { _, _, flags throws(CLIError) in
         flags.set { $0.hunt.detector.enabled = false }
     }

@@ -11,7 +11,7 @@ enum Commands {
     static let hunt = CommandSpec(
         name: "hunt", operands: "",
         summary: "the appliance: ranges the treasure's iBeacons, speaks the hunt, reads out the reward after the find (settings: /etc/pirate-hunter/hunter.json, docs/configuration.md)",
-        flags: Flags.controller + [Flags.region] + Flags.voice + [Flags.out, Flags.hunterID, Flags.rewardSVG, Flags.quiet, Flags.noDetector, Flags.virtualTime],
+        flags: Flags.controller + [Flags.region] + Flags.voice + [Flags.out, Flags.hunterID, Flags.rewardSVG, Flags.quiet, Flags.noDetector, Flags.waitForFix, Flags.virtualTime],
         run: HuntCommand.run)
 
     static let treasure = CommandSpec(

@@ -223,7 +223,7 @@ final class ApplianceRuntime {
     static func exitCode(for error: TransportError) -> ExitCode {
         switch error {
         case .permission: return .noPermission
-        case .unsupported, .adapterDown, .adapterGone, .notFound, .system: return .unavailable
+        case .unsupported, .adapterDown, .blocked, .adapterGone, .notFound, .system: return .unavailable
         }
     }
 

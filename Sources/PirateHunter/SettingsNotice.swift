@@ -1,0 +1,115 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import Audio
+import FoundationEssentials
+import Game
+import Hunt
+import Voice
+
+/// `hunt --wait-for-fix` (what the service runs): a configuration the hunt refuses is not an
+/// exit a parent with no screen would never hear of. Its lines go to the journal; the
+/// grown-up hears, once per mistake and boot (`BootMemory`), in plain words and the pack's
+/// language, that the settings have a mistake and to run `pirate-hunter check`; then the
+/// file is read again every `pollInterval` seconds and the hunt starts as soon as it can be
+/// hunted (a new mistake is said once too). SIGTERM ends the wait; SIGHUP restarts it.
+enum SettingsNotice {
+    static let pollInterval = 2.0
+
+    /// Whether editing the file can mend `error` (a usage error cannot).
+    static func canWaitFor(_ error: CLIError) -> Bool {
+        [.config, .noInput, .noPermission].contains(error.code)
+    }
+
+    /// Waits until `load` succeeds, saying each new problem once; returns what it loaded.
+    static func wait(
+        after error: CLIError, flags: ConfigurationFlags, json: Bool,
+        load: () throws(CLIError) -> HunterSetup
+    ) -> HunterSetup {
+        var problem = error
+        var told = Set<String>()
+        let path = flags.configPath ?? HunterConfiguration.defaultPath
+        var stamp = fileStamp(path)
+        tell(problem, flags: flags, json: json, told: &told)
+        while true {
+            var pause = timespec(tv_sec: Int(pollInterval), tv_nsec: 0)
+            var left = timespec()
+            while nanosleep(&pause, &left) != 0 && errno == EINTR { pause = left }
+            let now = fileStamp(path)
+            guard now != stamp else { continue }
+            stamp = now
+            do {
+                let setup = try load()
+                Log.info("the settings can be hunted now: starting")
+                return setup
+            } catch {
+                problem = error
+                tell(problem, flags: flags, json: json, told: &told)
+            }
+        }
+    }
+
+    /// The lines of `problem` in the log, and said once (per boot, per first line).
+    private static func tell(_ problem: CLIError, flags: ConfigurationFlags, json: Bool, told: inout Set<String>) {
+        for line in [problem.message] + problem.further { Log.error(CLIError.printable(line, limit: 400)) }
+        guard !told.contains(problem.message) else { return }
+        told.insert(problem.message)
+        guard BootMemory.firstTime("settings: " + problem.message) else {
+            Log.info("waiting for the settings to be fixed (already said since boot); run pirate-hunter check")
+            return
+        }
+        Log.info("waiting for the settings to be fixed; run pirate-hunter check")
+        say(problem, flags: flags, json: json)
+    }
+
+    /// Step N of the trail when the first problem is in one (`hunt.trail[N-1]`).
+    static func step(of problem: CLIError) -> Int? {
+        let marker = "hunt.trail["
+        var rest = Substring(problem.message)
+        while !rest.isEmpty, !rest.hasPrefix(marker) { rest = rest.dropFirst() }
+        guard !rest.isEmpty else { return nil }
+        let digits = rest.dropFirst(marker.count).prefix { $0.isASCII && $0.isNumber }
+        return Int(digits).map { $0 + 1 }
+    }
+
+    /// Says the notice with the voice and device the flags (not the broken file) give.
+    private static func say(_ problem: CLIError, flags: ConfigurationFlags, json: Bool) {
+        var settings = HunterConfiguration()
+        settings.apply(flags)
+        settings.resolveDirectories(environment: ProcessInfo.processInfo.environment, executablePath: VoiceLocations.currentExecutablePath())
+        let step = step(of: problem)
+        let event: LineEvent = step == nil ? .noticeSettings : .noticeSettingsStep
+        let text: String
+        let speech: PCMBuffer
+        do {
+            let pack = try LinePack.load(language: settings.voice.language, voicesDirectory: settings.voiceConfiguration().voicesDirectory)
+            let engine = try EspeakSynthesizer.shared()
+            let line = pack.lines(for: event).first ?? event.rawValue
+            text = LineDetail(treasure: step ?? 0).fill(line)
+            speech = try engine.synthesize(text, voice: pack.voice)
+        } catch {
+            return Log.warning("cannot say that the settings have a mistake: \(error.message)")
+        }
+        if json, let line = OutputEvent.say(time: 0, event: event, text: text).jsonLine {
+            let out = StandardOutput()
+            out.line(line)
+            out.flush()
+        }
+        Log.info("say [\(event.rawValue)] \(text)")
+        var configuration = settings.playbackConfiguration()
+        configuration.sampleRate = speech.sampleRate
+        configuration.log = { Log.warning("audio: " + $0) }
+        if configuration.device.hasPrefix("file:") || configuration.device == "null" { configuration.emulateClock = true }
+        let audio = ALSAPlayback(configuration: configuration)
+        audio.play(speech, slot: .speech)
+        _ = audio.waitUntilIdle(timeout: .seconds(Int64(speech.durationSeconds) + 30))
+        audio.shutdown()
+    }
+
+    /// What tells a changed file: its inode, size and modification time (nil: not there).
+    private static func fileStamp(_ path: String) -> [Int]? {
+        var info = stat()
+        guard stat(path, &info) == 0 else { return nil }
+        return [Int(info.st_ino), Int(info.st_size), Int(info.st_mtim.tv_sec), Int(info.st_mtim.tv_nsec)]
+    }
+}

@@ -1,0 +1,117 @@
+import Audio
+import Foundation
+import Testing
+import TestSupport
+
+/// What a grown-up must fix, heard through ALSA's `file:` device as a speaker would play
+/// it: the settings' mistake said once (never looped, even across restarts of the unit) and
+/// the hunt started once the file is fixed; a speaker that appears late is said to be found,
+/// then the line it missed. Real time (a real-time smoke test of the waiting paths).
+@Suite(.serialized) struct PlainWordsTests {
+    static func scratch() throws -> String {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("plain-\(UUID().uuidString)").path
+        try FileManager.default.createDirectory(atPath: directory + "/run", withIntermediateDirectories: true)
+        return directory
+    }
+
+    /// Seconds of the WAV louder than speech's floor (10 ms windows).
+    static func loudSeconds(_ path: String) throws -> Double {
+        let heard = try WAVFile.read(path: path)
+        let window = heard.sampleRate / 100
+        var loud = 0
+        var i = 0
+        while i + window <= heard.samples.count {
+            let energy = heard.samples[i..<(i + window)].reduce(0.0) { $0 + Double($1) * Double($1) } / Double(window)
+            if energy.squareRoot() > 500 { loud += 1 }
+            i += window
+        }
+        return Double(loud) / 100
+    }
+
+    func hunt(_ arguments: [String], directory: String, environment: [String: String] = [:], whileRunning: () throws -> Void) throws -> (status: Int32, stdout: String, stderr: String) {
+        let process = Process()
+        process.executableURL = PirateHunterBinary.url
+        process.arguments = arguments
+        var env = ProcessInfo.processInfo.environment
+        env["RUNTIME_DIRECTORY"] = directory + "/run"
+        for (k, v) in environment { env[k] = v }
+        process.environment = env
+        let out = directory + "/out-\(UUID().uuidString)", err = directory + "/err-\(UUID().uuidString)"
+        _ = FileManager.default.createFile(atPath: out, contents: nil)
+        _ = FileManager.default.createFile(atPath: err, contents: nil)
+        process.standardOutput = try FileHandle(forWritingTo: URL(fileURLWithPath: out))
+        process.standardError = try FileHandle(forWritingTo: URL(fileURLWithPath: err))
+        try process.run()
+        try whileRunning()
+        let deadline = Date().addingTimeInterval(60)
+        while process.isRunning, Date() < deadline { usleep(50_000) }
+        if process.isRunning { process.terminate() }
+        process.waitUntilExit()
+        return (process.terminationStatus, (try? String(contentsOfFile: out, encoding: .utf8)) ?? "", (try? String(contentsOfFile: err, encoding: .utf8)) ?? "")
+    }
+
+    @Test func aMistakeInTheSettingsIsSaidOnceAndTheHuntStartsWhenItIsFixed() throws {
+        let directory = try Self.scratch()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let config = directory + "/hunter.json"
+        let broken = #"{"transport": "simulator", "hunt": {"trail": [{"region": "50495241-5445-2D48-554E-544552000000:1:1"}, {"region": "50495241-5445-2D48-554E-544552000000:1:2", "clue_wav": "two.wav"}]}}"#
+        try Data(broken.utf8).write(to: URL(fileURLWithPath: config))
+        let heard = directory + "/notice.wav"
+        let arguments = ["hunt", "--config", config, "--wait-for-fix", "--json", "--duration", "3", "--device", "file:FILE=\(heard),FORMAT=wav",
+                         "--cache-dir", PirateHunterBinary.lineCache]
+        let first = try hunt(arguments, directory: directory) {
+            // The notice is said (about 6 s at the child's pace), then the fix is made.
+            Thread.sleep(forTimeInterval: 9)
+            #expect(try Self.loudSeconds(heard) > 2.5, "the notice was not heard")
+            try Data(#"{"transport": "simulator"}"#.utf8).write(to: URL(fileURLWithPath: config))
+        }
+        #expect(first.status == 0, "\(first.stderr)")
+        let said = first.stdout.split(separator: "\n").filter { $0.contains(#""event": "say""#) }
+        #expect(said.first?.contains(#""event_name": "notice-settings-step""#) == true, "\(first.stdout)")
+        #expect(said.first?.contains("step 2 of the treasure trail has a mistake. Run pirate hunter check") == true)
+        #expect(said.contains { $0.contains(#""event_name": "startup""#) }, "the hunt did not start after the fix")
+        #expect(first.stderr.contains("hunt.trail[1].clue_wav: \(directory)/two.wav: cannot read"))
+        #expect(first.stderr.components(separatedBy: "say [notice-settings-step]").count == 2)
+
+        // The unit restarted with the same mistake since boot: logged, not said again.
+        try Data(broken.utf8).write(to: URL(fileURLWithPath: config))
+        let again = try hunt(arguments, directory: directory) {
+            Thread.sleep(forTimeInterval: 3)
+            try Data(#"{"transport": "simulator"}"#.utf8).write(to: URL(fileURLWithPath: config))
+        }
+        #expect(again.status == 0, "\(again.stderr)")
+        #expect(!again.stdout.contains("notice-settings"), "\(again.stdout)")
+        #expect(again.stderr.contains("already said since boot"))
+        // Without --wait-for-fix (a person at a terminal): the exit code, as before.
+        try Data(broken.utf8).write(to: URL(fileURLWithPath: config))
+        let plain = try PirateHunterBinary.run(Array(arguments.filter { $0 != "--wait-for-fix" }))
+        #expect(plain.status == 66)
+    }
+
+    @Test func aSpeakerFoundLateIsSaidAndTheMissedLineFollows() throws {
+        let directory = try Self.scratch()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        // An ALSA configuration of our own: the device "late" is defined only after the start.
+        let alsa = directory + "/alsa.conf"
+        try FileManager.default.copyItem(atPath: "/usr/share/alsa/alsa.conf", toPath: alsa)
+        let heard = directory + "/late.wav"
+        let result = try hunt(
+            ["hunt", "--hci", "simulator", "--device", "late", "--json", "--duration", "16", "--cache-dir", PirateHunterBinary.lineCache],
+            directory: directory, environment: ["ALSA_CONFIG_PATH": alsa]
+        ) {
+            Thread.sleep(forTimeInterval: 4)
+            let handle = try FileHandle(forWritingTo: URL(fileURLWithPath: alsa))
+            handle.seekToEndOfFile()
+            handle.write(Data("\npcm.late { type file slave.pcm null file \"\(heard)\" format wav }\n".utf8))
+            try handle.close()
+        }
+        #expect(result.status == 0, "\(result.stderr)")
+        let events = result.stdout.split(separator: "\n").filter { $0.contains(#""event": "say""#) }.compactMap { line -> String? in
+            guard let range = line.range(of: #""event_name": ""#) else { return nil }
+            return String(line[range.upperBound...].prefix { $0 != "\"" })
+        }
+        #expect(events.prefix(3) == ["startup", "notice-speaker-found", "startup"], "\(events)")
+        #expect(result.stderr.contains("audio: speaker found"))
+        #expect(try Self.loudSeconds(heard) > 2, "nothing heard after the speaker appeared")
+    }
+}
