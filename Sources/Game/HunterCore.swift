@@ -353,6 +353,13 @@ public struct HunterCore: Sendable {
         if let id = configuration.announce?.hunterID, standings.record(hunter: id, treasure: (step ?? 0) + 1, at: t) {
             effects.append(.output(.standings(time: t, standings.finishers)))
         }
+        // A step with its own reward needs no box: it is read and shown now, and nothing is
+        // listened for (a box's reward heard over the air would not be believed over it).
+        if let step, trail.indices.contains(step), let reward = trail[step].reward {
+            effects.append(.log(.info, "treasure \(step + 1) found: its reward is the trail's own"))
+            effects.append(.reward(reward, address: nil))
+            return
+        }
         guard var h = handoff else {
             say(.rewardAbsent, at: t, into: &effects)
             return

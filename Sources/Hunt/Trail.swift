@@ -16,12 +16,16 @@ public struct TrailStep: Sendable, Equatable {
     public var hint: String?
     /// Said instead of the pack's treasure-found line.
     public var found: String?
+    /// The step's own reward, read and shown after its find as a treasure box's is (no box
+    /// needed: nothing is listened for over the air).
+    public var reward: String?
 
-    public init(region: Region, clue: Clue? = nil, hint: String? = nil, found: String? = nil) {
+    public init(region: Region, clue: Clue? = nil, hint: String? = nil, found: String? = nil, reward: String? = nil) {
         self.region = region
         self.clue = clue
         self.hint = hint
         self.found = found
+        self.reward = reward
     }
 }
 

@@ -78,7 +78,7 @@ private let chests = "E2C56DB5-DFFB-48D2-B060-D0F5A71096E0"
         (#"{"hunt": {"trail": [{"region": "\#(chests)", "clue": "\#(String(repeating: "a", count: 401))"}]}}"#,
          "hunter.json: hunt.trail[0].clue: is 401 characters long; allowed: text of 1 to 400 characters, said as written"),
         (#"{"hunt": {"trail": [{"region": "\#(chests)", "riddle": "x"}]}}"#,
-         "hunter.json: hunt.trail[0].riddle: unknown key; allowed: region, clue, clue_wav, hint, found"),
+         "hunter.json: hunt.trail[0].riddle: unknown key; allowed: region, clue, clue_wav, hint, found, reward"),
         (#"{"hunt": {"order": "backwards"}}"#,
          "hunter.json: hunt.order: 'backwards' is not one of them; allowed: in_order, any_order"),
         (#"{"hunt": {"order": 1}}"#, "hunter.json: hunt.order: must be a string; allowed: in_order, any_order"),
@@ -172,9 +172,37 @@ private let chests = "E2C56DB5-DFFB-48D2-B060-D0F5A71096E0"
         #expect(abs(withRecording - leadIn - recording) < 0.8, "lead-in \(leadIn) s, with the recording \(withRecording) s, recording \(recording) s")
     }
 
+    /// A reward on a trail step needs no second Pi: read after the find, shown as a QR code.
+    @Test func aStepsRewardIsReadAndShownWithoutABox() async throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("step-reward-\(UUID().uuidString)").path
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let config = directory + "/hunter.json", svg = directory + "/reward.svg"
+        try Data(#"""
+            {"transport": "simulator", "hunt": {"trail": [{"region": "50495241-5445-2D48-554E-544552000000:1:1", "clue": "Find the chest.", "reward": "Look under the bed"}]}}
+            """#.utf8).write(to: URL(fileURLWithPath: config))
+        let result = try await PirateHunterBinary.run(
+            ["hunt", "--config", config, "--virtual-time", "--json", "--duration", "90", "--device", "null", "--reward-svg", svg,
+             "--cache-dir", PirateHunterBinary.lineCache], timeout: 90)
+        #expect(result.status == 0, "\(result.stderr)")
+        let objects = try jsonObjects(result)
+        let found = try #require(objects.firstIndex { $0["event_name"] as? String == "treasure-found" })
+        let reward = try #require(objects.firstIndex { $0["event"] as? String == "reward" })
+        #expect(objects[reward]["reward"] as? String == "Look under the bed")
+        #expect(reward > found)
+        #expect(objects[reward...].contains { $0["event_name"] as? String == "reward" }, "the reward line was not said")
+        let drawn = try String(contentsOfFile: svg, encoding: .utf8)
+        #expect(drawn.hasPrefix("<?xml") || drawn.contains("<svg"))
+        #expect(!result.stderr.contains("scanning actively"), "a box's reward was listened for")
+        // Too long for a child to hear (and a QR code to hold comfortably): refused by name.
+        #expect(throws: CLIError.self) {
+            try decode(#"{"hunt": {"trail": [{"region": "\#(chests)", "reward": "\#(String(repeating: "gold ", count: 30))"}]}}"#)
+        }
+    }
+
     @Test func theDocumentationNamesEveryTrailKey() throws {
         let docs = try String(contentsOfFile: Repository.path + "/docs/configuration.md", encoding: .utf8)
-        for key in HuntDirector.Configuration.keys + ["region", "clue", "clue_wav", "hint", "found"] {
+        for key in HuntDirector.Configuration.keys + ["region", "clue", "clue_wav", "hint", "found", "reward"] {
             #expect(docs.contains("`\(key)`"), "docs/configuration.md does not document `\(key)`")
         }
     }

@@ -210,7 +210,7 @@ extension TreasureDetector.Configuration: ConfigurationSection {
 
 /// `hunt.trail`: the steps of a trail, in order, each region named once.
 struct TrailList: Decodable {
-    static let allowed = "an array of { \"region\": \"UUID[:MAJOR[:MINOR]]\", \"clue\" or \"clue_wav\", \"hint\", \"found\" }"
+    static let allowed = "an array of { \"region\": \"UUID[:MAJOR[:MINOR]]\", \"clue\" or \"clue_wav\", \"hint\", \"found\", \"reward\" }"
     var steps: [TrailStep] = []
 
     init(from decoder: any Decoder) throws {
@@ -237,7 +237,7 @@ struct TrailStepEntry: Decodable {
     var step: TrailStep
 
     init(from decoder: any Decoder) throws {
-        let reader = try ObjectReader(decoder, known: ["region", "clue", "clue_wav", "hint", "found"])
+        let reader = try ObjectReader(decoder, known: ["region", "clue", "clue_wav", "hint", "found", "reward"])
         let regionAllowed = "UUID[:MAJOR[:MINOR]], major and minor 0-65535 (what `scan` prints for a beacon)"
         guard let text = try reader.string("region", allowed: regionAllowed) else {
             throw reader.fail("region", "is missing", allowed: regionAllowed)
@@ -252,6 +252,16 @@ struct TrailStepEntry: Decodable {
             return text
         }
         step = TrailStep(region: region, hint: try words("hint"), found: try words("found"))
+        let rewardAllowed = "printable text of 1 to \(Self.maximumReward) characters (it is read aloud and shown as a QR code)"
+        if let reward = try reader.string("reward", allowed: rewardAllowed) {
+            if reward.isEmpty || reward.count > Self.maximumReward {
+                throw reader.fail("reward", reward.isEmpty ? "is empty" : "is \(reward.count) characters long", allowed: rewardAllowed)
+            }
+            if reward.unicodeScalars.contains(where: { $0.properties.generalCategory == .control || $0.properties.generalCategory == .format }) {
+                throw reader.fail("reward", "holds a control character", allowed: rewardAllowed)
+            }
+            step.reward = reward
+        }
         let clue = try words("clue")
         let recording = try reader.string("clue_wav", allowed: "the path of a WAV file (PCM, 16-bit)")
         switch (clue, recording) {
@@ -264,6 +274,8 @@ struct TrailStepEntry: Decodable {
 
     /// What a parent writes for one line (eSpeak NG reads it as it is).
     static let maximumText = 400
+    /// A step's reward: read twice at 70 % of a child's pace, and a QR code.
+    static let maximumReward = 120
 }
 
 extension HunterConfiguration.Treasure: ConfigurationSection {
