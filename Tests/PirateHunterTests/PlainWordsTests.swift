@@ -88,15 +88,20 @@ import TestSupport
         #expect(plain.status == 66)
     }
 
-    @Test func aSpeakerFoundLateIsSaidAndTheMissedLineFollows() throws {
+    @Test func aSpeakerFoundLateIsSaidAndTheFirstClueFollows() throws {
         let directory = try Self.scratch()
         defer { try? FileManager.default.removeItem(atPath: directory) }
         // An ALSA configuration of our own: the device "late" is defined only after the start.
         let alsa = directory + "/alsa.conf"
         try FileManager.default.copyItem(atPath: "/usr/share/alsa/alsa.conf", toPath: alsa)
         let heard = directory + "/late.wav"
+        let config = directory + "/hunter.json"
+        try Data(#"""
+            {"transport": "simulator", "audio": {"device": "late"},
+             "hunt": {"trail": [{"region": "50495241-5445-2D48-554E-544552000000:1:9", "clue": "Look under the big tree."}]}}
+            """#.utf8).write(to: URL(fileURLWithPath: config))
         let result = try hunt(
-            ["hunt", "--hci", "simulator", "--device", "late", "--json", "--duration", "16", "--cache-dir", PirateHunterBinary.lineCache],
+            ["hunt", "--config", config, "--json", "--duration", "18", "--cache-dir", PirateHunterBinary.lineCache],
             directory: directory, environment: ["ALSA_CONFIG_PATH": alsa]
         ) {
             Thread.sleep(forTimeInterval: 4)
@@ -110,7 +115,8 @@ import TestSupport
             guard let range = line.range(of: #""event_name": ""#) else { return nil }
             return String(line[range.upperBound...].prefix { $0 != "\"" })
         }
-        #expect(events.prefix(3) == ["startup", "notice-speaker-found", "startup"], "\(events)")
+        // The start-up line and the clue went to no speaker; the clue is said again after it.
+        #expect(events.prefix(4) == ["startup", "clue", "notice-speaker-found", "clue"], "\(events)")
         #expect(result.stderr.contains("audio: speaker found"))
         #expect(try Self.loudSeconds(heard) > 2, "nothing heard after the speaker appeared")
     }
