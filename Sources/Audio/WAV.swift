@@ -1,3 +1,7 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
 /// A WAV file that cannot be used, with one line saying why.
 public struct WAVError: Error, CustomStringConvertible, Equatable {
     public let message: String
@@ -13,23 +17,32 @@ public struct WAVError: Error, CustomStringConvertible, Equatable {
 
 /// RIFF/WAVE reading (8-bit unsigned and 16-bit signed PCM, mono or stereo) and writing.
 public enum WAVFile {
-    /// Reads a WAV file; `name` in errors is the path.
-    public static func read(path: String) throws(WAVError) -> PCMBuffer {
+    /// Reads a WAV file; `name` in errors is the path. With `maximumSeconds`, a longer one
+    /// is refused from its header, before its samples are decoded, and the file may hold at
+    /// most that long at 48 kHz stereo (a 4-hour clue never reaches memory).
+    public static func read(path: String, maximumSeconds: Double? = nil) throws(WAVError) -> PCMBuffer {
         let bytes: [UInt8]
         do {
-            bytes = try SafeFile.read(path)
+            if let maximumSeconds {
+                bytes = try SafeFile.read(path, limit: Int(maximumSeconds * 48_000 * 4) + 65_536)
+            } else {
+                bytes = try SafeFile.read(path)
+            }
         } catch {
+            if error.errno == EFBIG, let maximumSeconds {
+                throw WAVError("\(path): the file is too large for \(Int(maximumSeconds)) s of sound", errno: error.errno)
+            }
             throw WAVError(error.description, errno: error.errno)
         }
-        return try decode(bytes, name: path)
+        return try decode(bytes, name: path, maximumSeconds: maximumSeconds)
     }
 
     /// Reads a WAV file and converts it to mono at `rate` for the mixer.
-    public static func readForMixer(path: String, rate: Int) throws(WAVError) -> PCMBuffer {
-        try read(path: path).forMixer(rate: rate)
+    public static func readForMixer(path: String, rate: Int, maximumSeconds: Double? = nil) throws(WAVError) -> PCMBuffer {
+        try read(path: path, maximumSeconds: maximumSeconds).forMixer(rate: rate)
     }
 
-    public static func decode(_ bytes: [UInt8], name: String) throws(WAVError) -> PCMBuffer {
+    public static func decode(_ bytes: [UInt8], name: String, maximumSeconds: Double? = nil) throws(WAVError) -> PCMBuffer {
         func u16(_ o: Int) -> Int { Int(bytes[o]) | Int(bytes[o + 1]) << 8 }
         func u32(_ o: Int) -> Int { u16(o) | u16(o + 2) << 16 }
         func tag(_ o: Int) -> String { String(decoding: bytes[o..<o + 4], as: UTF8.self) }
@@ -68,6 +81,10 @@ public enum WAVFile {
                 }
                 // A writer killed before closing leaves the size unset: take what is there.
                 let end = min(bytes.count, size == 0 || size == 0xFFFF_FFFF ? bytes.count : body + size)
+                let seconds = Double(max(0, end - body)) / Double(f.channels * (f.bits / 8) * f.rate)
+                if let maximumSeconds, seconds > maximumSeconds {
+                    throw WAVError("\(name): \(Int(seconds.rounded())) s long; allowed: at most \(Int(maximumSeconds)) s")
+                }
                 var samples = [Int16]()
                 if f.bits == 16 {
                     let count = (end - body) / 2

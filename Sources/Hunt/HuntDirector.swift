@@ -27,6 +27,8 @@ public enum LineEvent: String, CaseIterable, Sendable, Codable {
     case outOfOrder = "out-of-order"
     /// Another hunter found a treasure of the trail first (race mode).
     case rivalFound = "rival-found"
+    /// Several other hunters' finds within `HuntDirector.rivalSpacing`, told as one (`{count}`).
+    case rivalsFound = "rivals-found"
     /// The whole trail found, with the time it took.
     case finale
     /// A stuck child inside the treasure's region is asked to turn slowly in a circle...
@@ -68,7 +70,7 @@ public enum LineEvent: String, CaseIterable, Sendable, Codable {
         case .noticeBluetoothOff, .noticeNoAdapter, .noticeNoPermission, .noticeNoBluetooth, .noticeSettings, .noticeSettingsStep,
              .noticeSpeakerFound: return 6
         case .treasureFound, .reward, .outOfOrder, .spinStop: return 5
-        case .rivalFound: return 4
+        case .rivalFound, .rivalsFound: return 4
         case .regionEntered, .regionLeft, .adapterMissing, .adapterBack: return 4
         case .proximityImmediate, .proximityNear, .proximityFar, .proximityUnknown, .hint, .spin: return 3
         case .warmer, .colder: return 2
@@ -83,7 +85,7 @@ public enum LineEvent: String, CaseIterable, Sendable, Codable {
     /// added), not rendered at start-up.
     public var isComposed: Bool {
         switch self {
-        case .clue, .hint, .outOfOrder, .rivalFound, .finale, .noticeSettingsStep: true
+        case .clue, .hint, .outOfOrder, .rivalFound, .rivalsFound, .finale, .noticeSettingsStep: true
         default: false
         }
     }
@@ -170,6 +172,9 @@ public struct HuntDirector: Sendable {
     public let configuration: Configuration
     private var speaking: LineEvent?
     private var pending: (event: LineEvent, detail: LineDetail?, since: Double)?
+    /// Other hunters' finds not told yet (how many, the latest) and the last rival line.
+    private var rivalNews: (count: Int, latest: LineDetail)?
+    private var lastRivalLineAt = -Double.infinity
     /// The region hunted now: the configured one, or the trail's current step's.
     public private(set) var region: RegionID
     /// The trail, when there is one.
@@ -239,15 +244,11 @@ public struct HuntDirector: Sendable {
         case let .rivalFound(hunter, step):
             guard var p = progress, p.rival(hunter, found: step) else { return [] }
             progress = p
+            // Told at most once per `rivalSpacing`; finds meanwhile are counted and told as
+            // one line. Behind a more important line (a clue can be long) the news waits.
             let detail = LineDetail(step: step, treasure: step + 1, hunter: hunter)
-            // Behind a more important line (a clue can be long), news of a rival waits its
-            // turn after it instead of going stale (one waits; the newest).
-            if let current = speaking, current.precedence > LineEvent.rivalFound.precedence {
-                followUps.removeAll { $0.event == .rivalFound }
-                followUps.append(FollowUp(event: .rivalFound, detail: detail))
-                return []
-            }
-            return say(.rivalFound, detail, at: time)
+            rivalNews = (count: (rivalNews?.count ?? 0) + 1, latest: detail)
+            return tellRivals(at: time)
         case .adapterMissing:
             guard !adapterMissing else { return [] }
             adapterMissing = true
@@ -267,12 +268,19 @@ public struct HuntDirector: Sendable {
             // The child turns from the end of the spin request on.
             let spinning: [HuntAction] = speaking == .spin ? [.watchSpin] : []
             speaking = nil
+            // A found line that waited behind a clue comes before the reward it leads to.
+            if let i = followUps.firstIndex(where: { $0.event == .treasureFound }) {
+                let found = followUps.remove(at: i)
+                return spinning + say(found.event, found.detail, at: time)
+            }
             if rewardWaiting {
                 rewardWaiting = false
                 return spinning + say(.reward, at: time)
             }
             let next = nextFollowUp(at: time)
             if !next.isEmpty { return spinning + next }
+            let rivals = tellRivals(at: time)
+            if !rivals.isEmpty { return spinning + rivals }
             guard let waiting = pending else { return spinning }
             pending = nil
             guard time - waiting.since <= configuration.pendingLifetime else { return spinning }
@@ -328,6 +336,7 @@ public struct HuntDirector: Sendable {
             }
         }
         if speaking == nil { actions += nextFollowUp(at: time) }
+        if speaking == nil { actions += tellRivals(at: time) }
         if speaking == nil, followUps.isEmpty, awaitingRewardSince == nil, let step = progress?.current,
             progress?.hintDue(at: time) == true, time - lastLineAt >= configuration.trendQuietAfterLine {
             progress?.hintGiven(at: time)
@@ -360,9 +369,32 @@ public struct HuntDirector: Sendable {
         return FollowUp(event: .clue, detail: detail, unlessProgressSince: since)
     }
 
+    /// Other hunters' finds not told yet: one line per `rivalSpacing` at most (a flood of
+    /// announcements must not make the hunt chatter, nor delay its own lines).
+    public static let rivalSpacing = 10.0
+
+    /// The rivals' news, when it may be said now: one find by name, several as a count.
+    private mutating func tellRivals(at time: Double) -> [HuntAction] {
+        guard let news = rivalNews, time - lastRivalLineAt >= Self.rivalSpacing else { return [] }
+        if let current = speaking, current.precedence > LineEvent.rivalFound.precedence { return [] }
+        // Never ahead of the hunt's own next line (a clue, the finale).
+        if speaking == nil, !followUps.isEmpty, awaitingRewardSince == nil, !rewardWaiting { return [] }
+        rivalNews = nil
+        lastRivalLineAt = time
+        if news.count == 1 { return say(.rivalFound, news.latest, at: time) }
+        return say(.rivalsFound, LineDetail(count: news.count), at: time)
+    }
+
     /// The next follow-up, once the last find's reward is said (or not coming).
     private mutating func nextFollowUp(at time: Double) -> [HuntAction] {
         followUps.removeAll { up in up.unlessProgressSince.map { (progress?.lastProgress ?? -.infinity) > $0 } ?? false }
+        // A clue is only ever for the step hunted now: never one for a chest already found.
+        followUps.removeAll { $0.event == .clue && $0.detail.step != progress?.current }
+        // A found line that waited behind a clue goes first, whatever the reward does.
+        if let i = followUps.firstIndex(where: { $0.event == .treasureFound }) {
+            let found = followUps.remove(at: i)
+            return say(found.event, found.detail, at: time)
+        }
         guard awaitingRewardSince == nil, !rewardWaiting, !followUps.isEmpty else { return [] }
         let next = followUps.removeFirst()
         return say(next.event, next.detail, at: time)
@@ -378,8 +410,17 @@ public struct HuntDirector: Sendable {
         findCount += 1
         lastFoundStep = step
         awaitingRewardSince = time
-        let actions = say(.treasureFound, LineDetail(step: step, treasure: step + 1, text: configuration.trail[step].found), at: time)
-            + [.found(step: step)]
+        let foundDetail = LineDetail(step: step, treasure: step + 1, text: configuration.trail[step].found)
+        var actions: [HuntAction]
+        if let current = speaking, current.precedence > LineEvent.treasureFound.precedence {
+            // Behind a clue (a child at chest 1 while clue 1 is said): after it, never lost.
+            pending = nil
+            followUps.insert(FollowUp(event: .treasureFound, detail: foundDetail), at: 0)
+            actions = [.found(step: step)]
+        } else {
+            actions = say(.treasureFound, foundDetail, at: time) + [.found(step: step)]
+        }
+        followUps.removeAll { $0.event == .clue && $0.detail.step == step }
         switch next {
         case let .step(n):
             followUps.append(clue(n))

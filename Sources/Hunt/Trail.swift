@@ -54,6 +54,8 @@ public struct LineDetail: Sendable, Equatable {
     public var hunter: UInt16?
     /// Time taken, seconds (`{minutes}` and `{seconds}`).
     public var seconds: Double?
+    /// How many (`{count}`): other hunters' finds told in one line.
+    public var count: Int?
     /// The parent's text (a clue, a hint, a found line), said as written.
     public var text: String?
     /// A recording of the parent (a clue), played after the line.
@@ -61,8 +63,9 @@ public struct LineDetail: Sendable, Equatable {
 
     public init(
         step: Int? = nil, treasure: Int? = nil, next: Int? = nil, hunter: UInt16? = nil, seconds: Double? = nil,
-        text: String? = nil, recording: String? = nil
+        text: String? = nil, recording: String? = nil, count: Int? = nil
     ) {
+        self.count = count
         self.step = step
         self.treasure = treasure
         self.next = next
@@ -72,7 +75,7 @@ public struct LineDetail: Sendable, Equatable {
         self.recording = recording
     }
 
-    /// The pack line's placeholders filled in: `{treasure}`, `{next}`, `{hunter}`,
+    /// The pack line's placeholders filled in: `{treasure}`, `{next}`, `{hunter}`, `{count}`,
     /// `{minutes}`, `{seconds}`; a placeholder without a value is left out.
     /// `{NAME:ONE:MANY}` adds the word for the number: `{minutes:minute:minutes}` is
     /// "1 minute", "2 minutes" (for packs whose language counts that way).
@@ -81,6 +84,7 @@ public struct LineDetail: Sendable, Equatable {
         if let treasure { values["treasure"] = String(treasure) }
         if let next { values["next"] = String(next) }
         if let hunter { values["hunter"] = String(hunter) }
+        if let count { values["count"] = String(count) }
         if let seconds {
             let whole = max(0, Int(seconds.rounded()))
             values["minutes"] = String(whole / 60)

@@ -5,6 +5,7 @@ import Audio
 import Game
 import Hunt
 import Radio
+import Synchronization
 import Voice
 
 /// Carries out the hunter's speech and sounds: a pack's pre-rendered line, a composed trail
@@ -20,7 +21,16 @@ final class Speaker {
     private let audio: ALSAPlayback?
     private var cacheWarnings: Set<String> = []
     /// The trail's lines made when said: the latest asked for, and what comes back.
-    private var lineGeneration = 0
+    private var lineGeneration = 0 {
+        didSet { generationNow.value.withLock { $0 = lineGeneration } }
+    }
+    /// `lineGeneration` as the engine's thread sees it: a composed line superseded before
+    /// its turn is not synthesized at all.
+    private let generationNow = SharedGeneration()
+
+    final class SharedGeneration: Sendable {
+        let value = Mutex(0)
+    }
     private let composedMailbox: Mailbox<ComposedSpeech>
     /// The reward read out slowly, synthesized on the engine's thread and passed back here.
     private let rewardSpeechMailbox: Mailbox<PCMBuffer>
@@ -225,7 +235,8 @@ final class Speaker {
         let generation = lineGeneration
         let rate = voice.synthesizer.sampleRate
         loop.expectAnswer()
-        voice.speak(line, maxCharacters: Self.composedLimit) { result in
+        let now = generationNow
+        voice.speak(line, maxCharacters: Self.composedLimit, stale: { now.value.withLock { $0 } != generation }) { result in
             var audio = (try? result.get()) ?? PCMBuffer(sampleRate: rate)
             if let recording, recording.channels == audio.channels {
                 audio.samples += [Int16](repeating: 0, count: audio.sampleRate * audio.channels * 4 / 10)

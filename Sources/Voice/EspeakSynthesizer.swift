@@ -189,16 +189,36 @@ public final class EspeakSynthesizer: Sendable {
         }
     }
 
+    /// At most this many lines wait for the engine: a flood of lines (a radio that makes the
+    /// hunt talk) is refused at the door, not queued for minutes of synthesis.
+    public static let maximumQueuedJobs = 16
+
     /// As `synthesize`, without waiting: the job queues behind any other on the engine's own
     /// thread, and `completion` runs there when it is done (post it to your own thread).
+    /// A line already `stale` when its turn comes is not rendered (an empty buffer comes
+    /// back); one that finds `maximumQueuedJobs` waiting fails at once, on the caller's thread.
     public func synthesize(
         _ text: String, voice: VoiceChoice, parameters: SpeechParameters = SpeechParameters(),
+        stale: @escaping @Sendable () -> Bool = { false },
         completion: @escaping @Sendable (Result<PCMBuffer, VoiceError>) -> Void
     ) {
         let rate = sampleRate
-        jobs.withLock { $0.append { completion(Self.render(text, voice: voice, parameters: parameters, rate: rate)) } }
+        let queued = jobs.withLock { queue -> Bool in
+            guard queue.count < Self.maximumQueuedJobs else { return false }
+            queue.append {
+                if stale() { return completion(.success(PCMBuffer(sampleRate: rate))) }
+                completion(Self.render(text, voice: voice, parameters: parameters, rate: rate))
+            }
+            return true
+        }
+        guard queued else {
+            return completion(.failure(VoiceError("eSpeak NG has \(Self.maximumQueuedJobs) lines waiting: this one is dropped", kind: .engine)))
+        }
         wake.post()
     }
+
+    /// Lines waiting for the engine now (for tests and benchmarks).
+    public var queuedJobs: Int { jobs.withLock { $0.count } }
 
     /// The voice eSpeak NG reports after `voice` is set (identifier, e.g. `gmw/en` or the file path).
     public func currentVoiceIdentifier(after voice: VoiceChoice) throws(VoiceError) -> String {

@@ -323,6 +323,7 @@ public final class PirateVoice: Sendable {
     /// that error.
     public func speak(
         _ line: ComposedLine, maxCharacters: Int = SpeechText.defaultLimit, rateFactor: Double = 1,
+        stale: @escaping @Sendable () -> Bool = { false },
         completion: @escaping @Sendable (Result<PCMBuffer, VoiceError>) -> Void
     ) {
         let parts = plan(line, maxCharacters: maxCharacters, rateFactor: rateFactor)
@@ -331,7 +332,7 @@ public final class PirateVoice: Sendable {
         @Sendable func next(_ index: Int, _ audio: PCMBuffer) {
             guard index < parts.count else { return completion(.success(audio)) }
             let part = parts[index]
-            synthesizer.synthesize(part.text, voice: part.voice.voice, parameters: part.voice.parameters) { result in
+            synthesizer.synthesize(part.text, voice: part.voice.voice, parameters: part.voice.parameters, stale: stale) { result in
                 switch result {
                 case .failure(let error):
                     completion(.failure(error))

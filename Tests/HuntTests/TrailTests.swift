@@ -254,14 +254,64 @@ extension HuntAction {
         #expect(race.handle(.rivalFound(hunter: 2, step: 0), at: 5) == [.tell(.rivalFound, LineDetail(step: 0, treasure: 1, hunter: 2), interrupt: false)])
         _ = race.handle(.speechFinished, at: 7)
         #expect(race.handle(.rivalFound(hunter: 2, step: 0), at: 8) == [], "its announcement repeats: told once")
-        let said9 = race.handle(.rivalFound(hunter: 3, step: 0), at: 9).map(\.event)
-        #expect(said9 == [.rivalFound])
+        // Within 10 s of the last rival line: kept, and told once the 10 s are over.
+        #expect(race.handle(.rivalFound(hunter: 3, step: 0), at: 9) == [])
         #expect(race.handle(.rivalFound(hunter: 3, step: 7), at: 10) == [], "no such treasure")
+        #expect(race.tick(at: 15.25).map(\.event) == [.rivalFound])
 
         var solo = trail()
         _ = solo.handle(.started, at: 0)
         _ = solo.handle(.speechFinished, at: 1)
         #expect(solo.handle(.rivalFound(hunter: 2, step: 0), at: 5) == [])
+    }
+
+    /// 200 announcements in 30 s (a flood, real or not): at most one rival line per 10 s,
+    /// the rest counted into it, and the hunt's own clue not held up.
+    @Test func aFloodOfRivalsIsOneLinePerTenSecondsAndNeverDelaysTheClue() {
+        var race = trail(mode: .race)
+        var said: [(Double, LineEvent?)] = []
+        said += race.handle(.started, at: 0).map { (0, $0.event) }
+        var t = 0.0
+        var speechEnds = 1.0
+        for k in 0..<200 {
+            t = 0.15 * Double(k + 1)
+            if t >= speechEnds {
+                let out = race.handle(.speechFinished, at: speechEnds)
+                said += out.map { (speechEnds, $0.event) }
+                speechEnds = out.contains { $0.event != nil } ? speechEnds + 3 : .infinity
+            }
+            let out = race.handle(.rivalFound(hunter: UInt16(100 + k), step: k % 2), at: t) + race.tick(at: t)
+            said += out.map { (t, $0.event) }
+            if out.contains(where: { $0.event != nil }), speechEnds == .infinity { speechEnds = t + 3 }
+        }
+        let rivals = said.filter { $0.1 == .rivalFound || $0.1 == .rivalsFound }
+        #expect(rivals.count <= 4, "\(rivals)")
+        for (a, b) in zip(rivals, rivals.dropFirst()) { #expect(b.0 - a.0 >= HuntDirector.rivalSpacing) }
+        #expect(rivals.dropFirst().allSatisfy { $0.1 == .rivalsFound }, "several finds told as one line")
+        let clue = said.first { $0.1 == .clue }
+        #expect(clue != nil && clue?.0 ?? 99 <= 1.5, "the first clue at \(clue?.0 ?? -1) s")
+    }
+
+    /// A child standing at chest 1 from the start: the find lands while clue 1 is said. Its
+    /// found line is said after the clue (not dropped as stale), and the next clue is 2's.
+    @Test func aFindDuringAClueIsSaidAfterItAndTheNextClueIsTheNextChests() {
+        var d = trail()
+        _ = d.handle(.started, at: 0)
+        let clue = d.handle(.speechFinished, at: 2)
+        #expect(clue.map(\.event) == [.clue])
+        _ = d.arrive(at: 1, 2.5)
+        var during: [HuntAction] = []
+        for k in 1...36 { during += d.tick(at: 2.5 + Double(k) * 0.25) }  // clue 1 goes on for 9 s
+        #expect(during.contains(.found(step: 0)))
+        let cut = during.contains { $0.isLine }
+        #expect(!cut, "the clue was cut: \(during)")
+        let after = d.handle(.speechFinished, at: 12)
+        #expect(after.map(\.event) == [.treasureFound], "\(after)")
+        _ = d.handle(.rewardAbsent, at: 12.5)
+        let next = d.handle(.speechFinished, at: 14)
+        #expect(next.first?.event == .clue && next.first?.detail?.step == 1, "\(next)")
+        let rest = d.run(from: 14.5, to: 40)
+        #expect(!rest.contains { $0.event == .clue && $0.detail?.step == 0 }, "a clue for the chest already found")
     }
 
     @Test func aRivalsFindOfAChestThisHunterHasIsNotNews() {

@@ -60,6 +60,13 @@ private func wav(code: UInt16 = 1, bits: UInt16 = 16, rate: UInt32 = 8000, secon
         Broken(name: "a clue of three minutes",
                file: Array(trail(#"{"region": "\#(region):1:1", "clue_wav": "DIR/long.wav"}"#).utf8), code: 78,
                lines: ["hunt.trail[0].clue_wav: DIR/long.wav: 180 s long; allowed: at most 120 s"]),
+        Broken(name: "a 4-hour clue (never decoded)",
+               file: Array(trail(#"{"region": "\#(region):1:1", "clue_wav": "DIR/huge.wav"}"#).utf8), code: 78,
+               lines: ["hunt.trail[0].clue_wav: DIR/huge.wav: the file is too large for 120 s of sound"]),
+        Broken(name: "eleven minutes of clues together",
+               file: Array(trail((1...6).map { #"{"region": "\#(region):1:\#($0)", "clue_wav": "DIR/clue\#($0).wav"}"# }.joined(separator: ", ")).utf8),
+               code: 78,
+               lines: ["hunt.trail[5].clue_wav: DIR/clue6.wav: the recorded clues up to this one last 660 s; allowed: at most 600 s together"]),
         Broken(name: "every problem, not the first",
                file: Array(trail(#"""
                    {"region": "\#(region):1:1", "clue_wav": "deep.wav"}, {"region": "\#(region):1:2", "clue_wav": "DIR/nowhere.wav"},
@@ -91,6 +98,17 @@ private func wav(code: UInt16 = 1, bits: UInt16 = 16, rate: UInt32 = 8000, secon
         try wav(code: 3, bits: 32).write(to: URL(fileURLWithPath: directory + "/float.wav"))
         try wav(rate: 4000, seconds: 180).write(to: URL(fileURLWithPath: directory + "/long.wav"))
         let text = String(decoding: broken.file, as: UTF8.self)
+        if text.contains("clue1.wav") {
+            for k in 1...6 { try wav(bits: 8, rate: 4000, seconds: 110).write(to: URL(fileURLWithPath: directory + "/clue\(k).wav")) }
+        }
+        if text.contains("huge.wav") {
+            // 8-bit at 4 kHz, 4 hours: 58 MB of header-true silence.
+            var huge = wav(bits: 8, rate: 4000, seconds: 0)
+            let hugeBytes = 4 * 3600 * 4000
+            huge.replaceSubrange(40..<44, with: withUnsafeBytes(of: UInt32(hugeBytes).littleEndian) { Data($0) })
+            huge.append(Data(count: hugeBytes))
+            try huge.write(to: URL(fileURLWithPath: directory + "/huge.wav"))
+        }
         let file = text.contains("DIR") ? Array(text.replacingOccurrences(of: "DIR", with: directory).utf8) : broken.file
         let config = directory + "/hunter.json"
         try Data(file).write(to: URL(fileURLWithPath: config))

@@ -11,6 +11,8 @@ import Hunt
 enum ConfigurationValidator {
     /// A clue is a few sentences; a minute of recording is already long for a child.
     static let maximumClueSeconds = 120.0
+    /// Every recorded clue of a trail together (what the hunter holds decoded in memory).
+    static let maximumCluesSeconds = 600.0
     /// The rate the check decodes at: only the hunt's mixer resamples, and no problem
     /// depends on the rate.
     static let checkRate = 22_050
@@ -36,14 +38,17 @@ enum ConfigurationValidator {
         var loaded: [String: PCMBuffer] = [:]
         var problems: [CLIError] = []
         var failed: Set<String> = []
+        var total = 0.0
         for (i, step) in trail.enumerated() {
             guard case let .recording(path)? = step.clue, loaded[path] == nil, !failed.contains(path) else { continue }
             let key = "hunt.trail[\(i)].clue_wav"
             do {
-                let buffer = try WAVFile.readForMixer(path: path, rate: sampleRate)
-                if buffer.durationSeconds > maximumClueSeconds {
+                // Too long is refused from the header, before the samples are decoded.
+                let buffer = try WAVFile.readForMixer(path: path, rate: sampleRate, maximumSeconds: maximumClueSeconds)
+                total += buffer.durationSeconds
+                if total > maximumCluesSeconds {
                     failed.insert(path)
-                    problems.append(CLIError(.config, "\(key): \(path): \(Int(buffer.durationSeconds.rounded())) s long; allowed: at most \(Int(maximumClueSeconds)) s"))
+                    problems.append(CLIError(.config, "\(key): \(path): the recorded clues up to this one last \(Int(total.rounded())) s; allowed: at most \(Int(maximumCluesSeconds)) s together"))
                 } else if buffer.frameCount == 0 {
                     failed.insert(path)
                     problems.append(CLIError(.config, "\(key): \(path): holds no sound"))
