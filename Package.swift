@@ -57,7 +57,7 @@ let package = Package(
         // Release-build benchmarks: swift run -c release <Name>Benchmark
         .executableTarget(name: "BluetoothBenchmark", dependencies: ["Bluetooth"], swiftSettings: strict),
         .executableTarget(
-            name: "RangingBenchmark", dependencies: ["Ranging", "Simulation", "Hunt"], swiftSettings: strict),
+            name: "RangingBenchmark", dependencies: ["Ranging", "Simulation", "Hunt", "Bluetooth"], swiftSettings: strict),
         .executableTarget(name: "HuntBenchmark", dependencies: ["Hunt", "Simulation"], swiftSettings: strict),
         .executableTarget(name: "VoiceBenchmark", dependencies: ["Voice", "Audio", "Hunt"], swiftSettings: strict),
 

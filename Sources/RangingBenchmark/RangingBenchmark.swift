@@ -520,6 +520,9 @@ enum RangingBenchmark {
         var only: String?
         var realOnly = false
         var iTagPath = "/work/shared/data/rssi/uci_itag_vestibule/raw_rssi.csv"
+        var walking: Bool?
+        var writeCaptures: String?
+        var replays: String?
         var arguments = CommandLine.arguments.dropFirst()
         while let argument = arguments.popFirst() {
             switch argument {
@@ -554,6 +557,18 @@ enum RangingBenchmark {
             case "--itag":
                 guard let value = arguments.popFirst() else { fail("--itag needs a file", code: 64) }
                 iTagPath = value
+            case "--walking":
+                switch arguments.popFirst() {
+                case "held-out": walking = true
+                case "tuning": walking = false
+                default: fail("--walking needs held-out or tuning", code: 64)
+                }
+            case "--write-captures":
+                guard let value = arguments.popFirst() else { fail("--write-captures needs a directory", code: 64) }
+                writeCaptures = value
+            case "--replays":
+                guard let value = arguments.popFirst() else { fail("--replays needs a directory", code: 64) }
+                replays = value
             case "--probe":
                 probe()
                 return
@@ -563,9 +578,14 @@ enum RangingBenchmark {
                 }
                 seedCount = n
             default:
-                fail("unknown argument \(argument) (usage: RangingBenchmark [--data DIR] [--seeds N] [--fit] [--real [--itag FILE]] [--family held-out|tuning [--shared-loss | --calibrated] [--minutes M] [--only ROW]] [--stress [--minutes M] [--only ROW]] [--heard] (with --family or --stress: what the hunt rules say standing still))", code: 64)
+                fail("unknown argument \(argument) (usage: RangingBenchmark [--data DIR] [--seeds N] [--fit] [--real [--itag FILE]] [--family held-out|tuning [--shared-loss | --calibrated] [--minutes M] [--only ROW]] [--stress [--minutes M] [--only ROW]] [--heard] (with --family or --stress: what the hunt rules say standing still) [--walking held-out|tuning [--write-captures DIR] [--replays DIR]])", code: 64)
             }
         }
+        if let heldOut = walking {
+            runWalking(heldOut: heldOut, count: seedCount, writeCaptures: writeCaptures, replays: replays)
+            return
+        }
+        if writeCaptures != nil || replays != nil { fail("--write-captures and --replays go with --walking", code: 64) }
         if heard, !stress, familyPart == nil { fail("--heard needs --family held-out|tuning or --stress", code: 64) }
         if calibrated, familyPart == nil || heard || sharedLoss {
             fail("--calibrated goes with --family held-out|tuning alone (not --heard or --shared-loss)", code: 64)

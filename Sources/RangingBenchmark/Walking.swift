@@ -1,0 +1,369 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+import Bluetooth
+import FoundationEssentials
+import Hunt
+import Ranging
+import Simulation
+
+// MARK: A child walking to the chest (WalkingWorld), scored line by line
+
+/// What a ranger told the child on one walk: the lines, and the distance intervals it gave.
+struct WalkTold {
+    var lines: [(time: Double, line: LineEvent)] = []
+    /// Range reports with a distance: median metres and the log-normal sigma.
+    var ranges: [(time: Double, meters: Double, logSigma: Double)] = []
+    /// The treasure detector's click rate changes (replay only).
+    var detector: [(time: Double, rate: Double)] = []
+}
+
+/// The walking rules' definitions (docs/ranging.md, "The walking world"):
+/// - a **false line** is: "region-left" or "proximity-unknown" at any time (the beacon never
+///   stops); "region-entered" but the first; "warmer" unless the child is now at least
+///   `trendMeters` closer than at some moment of the last `trendLookBack` s (and "colder"
+///   the other way); "near" farther than 5 m or once the child stands at the chest; "far"
+///   closer than 2 m; "immediate" or "treasure-found" at 1.5 m or more;
+/// - an **approach** is a leg where the true distance falls without a break by >= 3 m over
+///   >= 6 s (`WalkingWorld.approaches`); it is **heard** when a "warmer", "near", "immediate"
+///   or "treasure-found" line starts during it or within `approachGrace` s after its end;
+/// - the **find lag** is the first "treasure-found" less the time the child stopped at the chest.
+enum WalkRules {
+    static let trendMeters = 1.0
+    static let trendLookBack = 10.0
+    static let approachGrace = 3.0
+}
+
+struct WalkScore {
+    var seconds = 0.0
+    var falseLines: [LineEvent: Int] = [:]
+    var approaches = 0
+    var heardApproaches = 0
+    var findLag: Double?
+    var falseFind = false
+    var covered = 0
+    var ranged = 0
+    var longestSilence: Double?
+}
+
+func scoreWalk(_ world: WalkingWorld, _ told: WalkTold) -> WalkScore {
+    var score = WalkScore()
+    score.seconds = world.duration
+    var entered = false
+    for (time, line) in told.lines {
+        let d = world.distance(at: time)
+        var lookBack: [Double] = []
+        var s = max(0, time - WalkRules.trendLookBack)
+        while s <= time {
+            lookBack.append(world.distance(at: s))
+            s += 0.25
+        }
+        let isFalse: Bool
+        switch line {
+        case .regionLeft, .proximityUnknown: isFalse = true
+        case .regionEntered:
+            isFalse = entered
+            entered = true
+        case .warmer: isFalse = (lookBack.max() ?? d) - d < WalkRules.trendMeters
+        case .colder: isFalse = d - (lookBack.min() ?? d) < WalkRules.trendMeters
+        case .proximityNear: isFalse = d > 5 || time >= world.stopAtChest
+        case .proximityFar: isFalse = d < 2
+        case .proximityImmediate: isFalse = d >= 1.5
+        case .treasureFound:
+            isFalse = d >= 1.5
+            if isFalse { score.falseFind = true }
+            if score.findLag == nil, !isFalse { score.findLag = time - world.stopAtChest }
+        default: isFalse = false
+        }
+        if isFalse { score.falseLines[line, default: 0] += 1 }
+    }
+    let warm: Set<LineEvent> = [.warmer, .proximityNear, .proximityImmediate, .treasureFound]
+    for leg in world.approaches() {
+        score.approaches += 1
+        if told.lines.contains(where: { warm.contains($0.line) && $0.time >= leg.start && $0.time <= leg.end + WalkRules.approachGrace }) {
+            score.heardApproaches += 1
+        }
+    }
+    for r in told.ranges where r.time < world.duration {
+        let truth = world.distance(at: r.time)
+        score.ranged += 1
+        if abs(log(truth / r.meters)) <= r.logSigma { score.covered += 1 }
+    }
+    if !told.detector.isEmpty || !told.lines.isEmpty {
+        // Longest span (before the find) with no line starting and the detector silent.
+        let end = score.findLag.map { world.stopAtChest + $0 } ?? world.duration
+        var events: [(time: Double, rate: Double?)] = told.lines.map { ($0.time, nil) } + told.detector.map { ($0.time, $0.rate) }
+        events.sort { $0.time < $1.time }
+        var rate = 0.0
+        var silentSince: Double? = 0
+        var longest = 0.0
+        for e in events where e.time <= end {
+            if let since = silentSince { longest = max(longest, e.time - since) }
+            if let r = e.rate { rate = r }
+            // A line is a sound: the silence restarts after it (lines take ~2 s).
+            silentSince = rate > 0 ? nil : e.time + (e.rate == nil ? 2 : 0)
+        }
+        if let since = silentSince { longest = max(longest, end - since) }
+        if !told.detector.isEmpty { score.longestSilence = longest }
+    }
+    return score
+}
+
+// MARK: Rangers on a walk
+
+/// Our engine and the hunt rules in process (as `heardLines`, plus the range reports).
+func oursOnWalk(_ reports: [SimulatedReading], until end: Double, lineSeconds: Double = 2) -> WalkTold {
+    var engine = RangingEngine(configuration: simulatedConfiguration, regions: [Region(name: "treasure", uuid: OurRanger.uuid)])
+    var director = HuntDirector(configuration: HuntDirector.Configuration(region: "treasure"))
+    var told = WalkTold()
+    var speechEnds: Double?
+    func apply(_ actions: [HuntAction], at time: Double) {
+        for action in actions {
+            switch action {
+            case .sound, .found, .watchSpin: continue
+            case let .say(event, _), let .tell(event, _, _):
+                speechEnds = time + lineSeconds
+                told.lines.append((time, event))
+            }
+        }
+    }
+    func handle(_ events: [RangingEvent], at time: Double) {
+        for event in events {
+            if case let .range(r) = event, let d = r.distance { told.ranges.append((r.time, d.meters, d.logSigma)) }
+            apply(director.handle(.ranging(event), at: time), at: time)
+        }
+    }
+    func finishSpeech(by time: Double) {
+        if let ends = speechEnds, ends <= time {
+            speechEnds = nil
+            apply(director.handle(.speechFinished, at: ends), at: ends)
+        }
+    }
+    apply(director.handle(.started, at: 0), at: 0)
+    replay(reports, until: end, advance: { time in
+        finishSpeech(by: time)
+        handle(engine.advance(to: time), at: time)
+        apply(director.tick(at: time), at: time)
+    }, ingest: { report in
+        let sample = RangingSample(key: OurRanger.key(report.beacon), measuredPower: report.measuredPower, rssi: report.rssi,
+                                   time: report.time)
+        handle(engine.ingest(sample), at: report.time)
+    })
+    return told
+}
+
+/// A baseline's lines: every committed class change said (unknown too), its region's enter
+/// and exit, and "treasure-found" when "immediate" held 3 s (the hunt's rule); no trends.
+func baselineOnWalk(_ which: Which, _ reports: [SimulatedReading], until end: Double) -> WalkTold {
+    var ranger = makeRanger(which)
+    var told = WalkTold()
+    var said = Proximity.unknown
+    var inside = false
+    var everInside = false
+    var immediateSince: Double?
+    var found = false
+    drive(&ranger, reports: reports, until: end) { r, step in
+        let t = step.time
+        if r.inside != inside {
+            inside = r.inside
+            if inside { told.lines.append((t, .regionEntered)); everInside = true } else if everInside { told.lines.append((t, .regionLeft)) }
+        }
+        let now = r.proximity(0)
+        if now != said {
+            said = now
+            told.lines.append((t, LineEvent.proximity(now)))
+            immediateSince = now == .immediate ? t : nil
+        }
+        if !found, let since = immediateSince, t - since >= 3 {
+            found = true
+            told.lines.append((t, .treasureFound))
+        }
+        if !step.isTick, let d = r.distance(0), let interval = d.interval, interval.lowerBound > 0 {
+            told.ranges.append((t, d.meters, log(interval.upperBound / d.meters)))
+        }
+    }
+    return told
+}
+
+/// A line generator that reads the truth: the class of the true distance (edges 0.5 and
+/// 3 m, 0.3 m of hysteresis), "warmer"/"colder" when the child got 1 m closer/farther over
+/// the last 3 s (at most every 6 s, never within 3 s of another line), found 2 s after the
+/// child stopped at the chest: the ceiling the walking measures allow.
+func oracleOnWalk(_ world: WalkingWorld) -> WalkTold {
+    var told = WalkTold()
+    var said = Proximity.unknown
+    var lastLine = -Double.infinity
+    var lastTrend = -Double.infinity
+    var t = 0.0
+    told.lines.append((0, .regionEntered))
+    while t < world.duration {
+        let d = world.distance(at: t)
+        var wanted = said
+        switch said {
+        case .unknown: wanted = d < 3 ? .near : .far
+        case .far: if d < 2.7 { wanted = .near }
+        case .near: if d > 3.3 { wanted = .far }
+        case .immediate: break
+        }
+        if t >= world.stopAtChest + 2 {
+            told.lines.append((t, .treasureFound))
+            break
+        }
+        if wanted != said {
+            said = wanted
+            told.lines.append((t, LineEvent.proximity(wanted)))
+            lastLine = t
+        } else if t - lastTrend >= 6, t - lastLine >= 3, t >= 3 {
+            let before = world.distance(at: t - 3)
+            if before - d >= 1 || d - before >= 1 {
+                told.lines.append((t, before > d ? .warmer : .colder))
+                lastTrend = t
+                lastLine = t
+            }
+        }
+        t += 0.1
+    }
+    return told
+}
+
+// MARK: Captures
+
+/// The walking world's beacon: the example configuration's treasure UUID, major 1, minor 1.
+let walkingUUID: [UInt8] = [0x50, 0x49, 0x52, 0x41, 0x54, 0x45, 0x2D, 0x48, 0x55, 0x4E, 0x54, 0x45, 0x52, 0x00, 0x00, 0x00]
+
+/// One legacy LE Advertising Report event (ADV_NONCONN_IND) carrying the iBeacon.
+func advertisingReportEvent(rssi: Int, measuredPower: Int) -> HCIPacket {
+    var data: [UInt8] = [0x02, 0x01, 0x06, 0x1A, 0xFF, 0x4C, 0x00, 0x02, 0x15]
+    data += walkingUUID
+    data += [0x00, 0x01, 0x00, 0x01, UInt8(bitPattern: Int8(clamping: measuredPower))]
+    var report: [UInt8] = [0x02, 0x01, 0x03, 0x00, 0x11, 0x22, 0x33, 0x44, 0x55, 0x66, UInt8(data.count)]
+    report += data
+    report.append(UInt8(bitPattern: Int8(clamping: rssi)))
+    return HCIPacket(type: .event, bytes: [0x3E, UInt8(report.count)] + report)
+}
+
+func writeFile(_ path: String, _ bytes: [UInt8]) -> Bool {
+    guard let file = fopen(path, "wb") else { return false }
+    defer { fclose(file) }
+    return bytes.withUnsafeBytes { fwrite($0.baseAddress, 1, $0.count, file) } == bytes.count
+}
+
+func readTextLines(_ path: String) -> [String]? {
+    guard let file = fopen(path, "rb") else { return nil }
+    defer { fclose(file) }
+    var bytes: [UInt8] = []
+    var buffer = [UInt8](repeating: 0, count: 65536)
+    while true {
+        let n = buffer.withUnsafeMutableBytes { fread($0.baseAddress, 1, $0.count, file) }
+        if n <= 0 { break }
+        bytes += buffer[0..<n]
+    }
+    return String(decoding: bytes, as: UTF8.self).split(separator: "\n").map(String.init)
+}
+
+/// A walk as a btsnoop capture (H4), starting at a fixed wall-clock time.
+func captureBytes(_ reports: [SimulatedReading]) -> [UInt8] {
+    let encoder = BTSnoopEncoder(datalink: .h4)
+    var out = encoder.header
+    let start: Int64 = 1_780_000_000_000_000
+    for r in reports {
+        out += encoder.record(advertisingReportEvent(rssi: r.rssi, measuredPower: r.measuredPower), received: true,
+                              unixMicroseconds: start + Int64((r.time * 1e6).rounded()))
+    }
+    return out
+}
+
+/// What `replay --hunt --json` printed: its lines, ranges and detector rates.
+func parseReplay(_ path: String) -> WalkTold? {
+    struct Line: Decodable {
+        var t: Double?
+        var event: String?
+        var event_name: String?
+        var distance: Double?
+        var sigma: Double?
+        var rate: Double?
+    }
+    guard let lines = readTextLines(path) else { return nil }
+    var told = WalkTold()
+    let decoder = JSONDecoder()
+    for text in lines {
+        guard let line = try? decoder.decode(Line.self, from: Data(text.utf8)), let t = line.t else { continue }
+        switch line.event {
+        case "say":
+            if let name = line.event_name, let event = LineEvent(rawValue: name) { told.lines.append((t, event)) }
+        case "range":
+            if let m = line.distance, let s = line.sigma, m > 0 { told.ranges.append((t, m, asinh(s / m))) }
+        case "detector":
+            if let r = line.rate { told.detector.append((t, r)) }
+        default: break
+        }
+    }
+    return told
+}
+
+// MARK: The table
+
+func walkingSeeds(heldOut: Bool, count: Int) -> [UInt64] {
+    (1...UInt64(count)).map { heldOut ? 10_000 + $0 : $0 }
+}
+
+func runWalking(heldOut: Bool, count: Int, writeCaptures: String?, replays: String?) {
+    let seeds = walkingSeeds(heldOut: heldOut, count: count)
+    var rows: [String: [(WalkingWorld, WalkScore)]] = [:]
+    let names = (replays == nil ? [] : ["ours (replay --hunt)"]) + ["ours (in process)", "AltBeacon", "iOS-like", "oracle"]
+    for seed in seeds {
+        let world = WalkingWorld(seed: seed)
+        let reports = world.readings()
+        if let directory = writeCaptures {
+            if !writeFile("\(directory)/walk-\(seed).btsnoop", captureBytes(reports)) {
+                RangingBenchmark.fail("cannot write \(directory)/walk-\(seed).btsnoop", code: 73)
+            }
+        }
+        var told: [String: WalkTold] = [
+            "ours (in process)": oursOnWalk(reports, until: world.duration),
+            "AltBeacon": baselineOnWalk(.altBeacon, reports, until: world.duration),
+            "iOS-like": baselineOnWalk(.iOS, reports, until: world.duration),
+            "oracle": oracleOnWalk(world),
+        ]
+        if let directory = replays {
+            guard let replayed = parseReplay("\(directory)/walk-\(seed).jsonl") else {
+                RangingBenchmark.fail("no \(directory)/walk-\(seed).jsonl (scripts/bench/walking-replay.sh writes it)", code: 66)
+            }
+            told["ours (replay --hunt)"] = replayed
+        }
+        for (name, t) in told { rows[name, default: []].append((world, scoreWalk(world, t))) }
+    }
+    if writeCaptures != nil, replays == nil { print("wrote \(seeds.count) captures") }
+    let part = heldOut ? "held-out" : "tuning"
+    print("Walking to the chest (\(part) walks, seeds \(seeds.first ?? 0)...\(seeds.last ?? 0); rates 10/4/2/1 Hz in turn):")
+    print("| ranger | false lines/h | left/entered/unknown | near/far/immediate | warmer/colder | found wrong | approaches heard 10 Hz | 4 Hz | 1-2 Hz | finds | find lag median/p90 s | interval covers | longest silence median s |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|---|")
+    for name in names {
+        guard let row = rows[name] else { continue }
+        let hours = row.reduce(0) { $0 + $1.1.seconds } / 3600
+        var lines: [LineEvent: Int] = [:]
+        for (_, s) in row { lines.merge(s.falseLines, uniquingKeysWith: +) }
+        func h(_ kinds: [LineEvent]) -> String {
+            kinds.map { format(Double(lines[$0] ?? 0) / hours, 1) }.joined(separator: "/")
+        }
+        let total = Double(lines.values.reduce(0, +)) / hours
+        func recall(_ rates: Set<Int>) -> String {
+            let part = row.filter { rates.contains(Int((1 / $0.0.advertisingInterval).rounded())) }
+            let n = part.reduce(0) { $0 + $1.1.approaches }
+            let k = part.reduce(0) { $0 + $1.1.heardApproaches }
+            return n == 0 ? "-" : "\(format(Double(k) / Double(n), 2)) (\(k)/\(n))"
+        }
+        let lags = row.compactMap(\.1.findLag)
+        let covered = row.reduce(0) { $0 + $1.1.covered }, ranged = row.reduce(0) { $0 + $1.1.ranged }
+        let silences = row.compactMap(\.1.longestSilence)
+        print("| \(name) | **\(format(total, 2))** | \(h([.regionLeft, .regionEntered, .proximityUnknown])) | "
+              + "\(h([.proximityNear, .proximityFar, .proximityImmediate])) | \(h([.warmer, .colder])) | \(h([.treasureFound])) | "
+              + "\(recall([10])) | \(recall([4])) | \(recall([1, 2])) | \(lags.count)/\(row.count) | "
+              + "\(lags.isEmpty ? "-" : format(median(lags), 1) + "/" + format(percentile(lags, 0.9), 1)) | "
+              + "\(ranged == 0 ? "-" : format(100 * Double(covered) / Double(ranged), 1) + " %") | "
+              + "\(silences.isEmpty ? "-" : format(median(silences), 1)) |")
+    }
+    print("(\(format(rows[names.last ?? ""]?.reduce(0) { $0 + $1.1.seconds / 3600 } ?? 0, 2)) h of walking; definitions: docs/ranging.md, \"The walking world\")")
+}

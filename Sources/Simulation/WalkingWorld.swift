@@ -1,0 +1,335 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// A child walking a yard to a chest on the floor, and what a hunter held at chest height
+/// hears of the chest's beacon: the walking benchmark's world (docs/ranging.md, "The walking
+/// world"). Everything is drawn from the seed, so a walk is the same on every machine.
+///
+/// The walk: from a start 7-12 m from the chest, straight legs at 0.5-1.5 m/s between
+/// waypoints at least `waypointClearance` m from the chest (and legs that do not pass closer
+/// than that), with a turn at each waypoint (the heading swings within `turnSeconds`) and,
+/// often, a pause of 2-15 s during which the child looks around (more turns, standing
+/// still). After 4-10 minutes the last leg ends over the chest, where the child stands
+/// `atChestSeconds` s, the hunter 0.8-1.2 m above the beacon.
+///
+/// The radio, per packet: log-distance path loss (exponent 2.0-2.4) from the beacon's true
+/// power, which it advertises with an error of ±4 dB; the child's body, graded with the angle
+/// between the heading and the beacon (nothing while the beacon is ahead, `bodyDepth` dB
+/// when it is straight behind); a shadowing field that is a function of position (a sum of
+/// plane waves, wavelengths 3-10 m, sd 3 dB, fading to nothing within 2 m of the chest,
+/// where the beacon is in sight); walls (a wall between the hunter and the chest costs 5-10
+/// dB at once); the three advertising channels' offsets in turn (±3-6 dB: a negative lag-1
+/// autocorrelation) plus Gaussian spread, together 6-8 dB sd; Gilbert-Elliott burst loss
+/// per beacon, and outages shared by everything the receiver hears (Wi-Fi); a receiver
+/// floor at -100 dBm. Beacons advertise at 10, 4, 2 or 1 Hz (plus the spec's 0-10 ms
+/// delay).
+public struct WalkingWorld: Sendable {
+    /// Where the hunter is: metres from the chest (the origin) on the ground, heading radians.
+    public struct Pose: Sendable, Equatable {
+        public var time: Double
+        public var x: Double
+        public var y: Double
+        public var heading: Double
+
+        public init(time: Double, x: Double, y: Double, heading: Double) {
+            self.time = time
+            self.x = x
+            self.y = y
+            self.heading = heading
+        }
+    }
+
+    public struct Wall: Sendable, Equatable {
+        public var from: (x: Double, y: Double)
+        public var to: (x: Double, y: Double)
+        public var loss: Double
+
+        public static func == (a: Wall, b: Wall) -> Bool {
+            a.from == b.from && a.to == b.to && a.loss == b.loss
+        }
+    }
+
+    public let seed: UInt64
+    public let advertisingInterval: Double
+    /// The beacon's true RSSI at 1 m, and what it advertises (true + the power error).
+    public let truePower: Double
+    public let advertisedPower: Int
+    public let exponent: Double
+    public let handHeight: Double
+    public let bodyDepth: Double
+    /// Per-packet Gaussian spread (dB) and the three channels' offsets.
+    public let packetSigma: Double
+    public let channelOffsets: [Double]
+    public let walls: [Wall]
+    /// When the child stops over the chest, and when the walk ends.
+    public let stopAtChest: Double
+    public let duration: Double
+    /// The path, sampled every `poseStep` s from 0 to `duration`.
+    public let poses: [Pose]
+    public static let poseStep = 0.05
+
+    public static let yardHalfWidth = 12.0
+    public static let yardHalfDepth = 9.0
+    public static let waypointClearance = 3.0
+    public static let turnSeconds = 0.3
+    public static let atChestSeconds = 30.0
+    public static let sensitivity = -100.0
+    /// The rates of the walks, in turn by seed.
+    public static let rates: [Double] = [10, 4, 2, 1]
+
+    private let field: [(kx: Double, ky: Double, phase: Double, amplitude: Double)]
+    private let loss: GilbertElliottLoss
+    private let outages: [(start: Double, end: Double)]
+
+    public init(seed: UInt64) {
+        self.seed = seed
+        var random = SplitMix64(seed: seed &* 0x9E37_79B9_7F4A_7C15 &+ 0x5157)
+        func uniform(_ range: ClosedRange<Double>) -> Double {
+            range.lowerBound + (range.upperBound - range.lowerBound) * random.nextUniform()
+        }
+        let rate = Self.rates[Int(seed % UInt64(Self.rates.count))]
+        advertisingInterval = 1 / rate
+        truePower = -59
+        advertisedPower = Int((truePower + uniform(-4 ... 4)).rounded())
+        exponent = uniform(2.0 ... 2.4)
+        handHeight = uniform(0.8 ... 1.2)
+        bodyDepth = uniform(6 ... 15)
+        let offset = uniform(3 ... 6)
+        let total = uniform(6 ... 8)
+        packetSigma = max(1, total * total - offset * offset * 2 / 3).squareRoot()
+        var offsets = [offset, 0, -offset]
+        if random.nextUniform() < 0.5 { offsets.swapAt(0, 2) }
+        channelOffsets = offsets
+        // The shadowing field: 8 plane waves, sd 3 dB in all.
+        var waves: [(kx: Double, ky: Double, phase: Double, amplitude: Double)] = []
+        for _ in 0..<8 {
+            let wavelength = uniform(3 ... 10)
+            let angle = uniform(0 ... 2 * Double.pi)
+            let k = 2 * Double.pi / wavelength
+            waves.append((k * cos(angle), k * sin(angle), uniform(0 ... 2 * Double.pi), 3 * (2.0 / 8).squareRoot()))
+        }
+        field = waves
+        // One or two walls (a shed, a hedge) somewhere in the yard, not over the chest.
+        var walls: [Wall] = []
+        for _ in 0..<(random.nextUniform() < 0.5 ? 1 : 2) {
+            let cx = uniform(-9 ... 9), cy = uniform(-6 ... 6)
+            guard (cx * cx + cy * cy).squareRoot() > 4 else { continue }
+            let angle = uniform(0 ... Double.pi), half = uniform(1.5 ... 3)
+            walls.append(Wall(from: (cx - half * cos(angle), cy - half * sin(angle)),
+                              to: (cx + half * cos(angle), cy + half * sin(angle)), loss: uniform(5 ... 10)))
+        }
+        self.walls = walls
+        // Loss: bursts of 3-8 packets at 10 Hz, 1-2 at 1 Hz; 10-30 % lost.
+        let burst = rate >= 4 ? uniform(3 ... 8) : uniform(1 ... 2)
+        loss = GilbertElliottLoss(lossFraction: uniform(0.1 ... 0.3), meanBurstPackets: burst)
+
+        // The path.
+        let walkTime = uniform(240 ... 570)
+        var poses: [Pose] = []
+        var t = 0.0
+        let startAngle = uniform(0 ... 2 * Double.pi), startDistance = uniform(7 ... 11)
+        var x = startDistance * cos(startAngle)
+        var y = max(-Self.yardHalfDepth, min(Self.yardHalfDepth, startDistance * sin(startAngle)))
+        var heading = uniform(0 ... 2 * Double.pi)
+        func record() { poses.append(Pose(time: t, x: x, y: y, heading: heading)) }
+        /// Turns to `target` within `turnSeconds` (shortest way), standing.
+        func turn(to target: Double) {
+            var delta = (target - heading).truncatingRemainder(dividingBy: 2 * Double.pi)
+            if delta > Double.pi { delta -= 2 * Double.pi }
+            if delta < -Double.pi { delta += 2 * Double.pi }
+            let steps = Int((Self.turnSeconds / Self.poseStep).rounded())
+            let start = heading
+            for i in 1...steps {
+                t += Self.poseStep
+                heading = start + delta * Double(i) / Double(steps)
+                record()
+            }
+        }
+        func stand(_ seconds: Double) {
+            let steps = Int((seconds / Self.poseStep).rounded())
+            for _ in 0..<steps {
+                t += Self.poseStep
+                record()
+            }
+        }
+        func walk(toX tx: Double, y ty: Double, speed: Double) {
+            let dx = tx - x, dy = ty - y
+            let length = (dx * dx + dy * dy).squareRoot()
+            guard length > 0.01 else { return }
+            turn(to: atan2(dy, dx))
+            let steps = max(1, Int((length / speed / Self.poseStep).rounded()))
+            let (x0, y0) = (x, y)
+            for i in 1...steps {
+                t += Self.poseStep
+                x = x0 + dx * Double(i) / Double(steps)
+                y = y0 + dy * Double(i) / Double(steps)
+                record()
+            }
+        }
+        func clearOfChest(_ ax: Double, _ ay: Double, _ bx: Double, _ by: Double) -> Bool {
+            let dx = bx - ax, dy = by - ay
+            let length2 = dx * dx + dy * dy
+            let s = length2 > 0 ? max(0, min(1, -(ax * dx + ay * dy) / length2)) : 0
+            let px = ax + s * dx, py = ay + s * dy
+            return (px * px + py * py).squareRoot() >= Self.waypointClearance
+        }
+        record()
+        while t < walkTime {
+            // Half the waypoints are near the chest (3-6 m: the child homes in, then strays).
+            var tx = 0.0, ty = 0.0
+            var found = false
+            for _ in 0..<50 {
+                if random.nextUniform() < 0.5 {
+                    let a = uniform(0 ... 2 * Double.pi), r = uniform(Self.waypointClearance ... 6)
+                    tx = r * cos(a); ty = r * sin(a)
+                } else {
+                    tx = uniform(-Self.yardHalfWidth ... Self.yardHalfWidth)
+                    ty = uniform(-Self.yardHalfDepth ... Self.yardHalfDepth)
+                }
+                let far = (tx * tx + ty * ty).squareRoot() >= Self.waypointClearance
+                let long = ((tx - x) * (tx - x) + (ty - y) * (ty - y)).squareRoot() >= 2
+                if far && long && clearOfChest(x, y, tx, ty) { found = true; break }
+            }
+            guard found else { stand(1); continue }
+            walk(toX: tx, y: ty, speed: uniform(0.5 ... 1.5))
+            if random.nextUniform() < 0.5 {
+                // A pause: the child looks around.
+                var left = uniform(2 ... 15)
+                while left > 0 {
+                    let hold = min(left, uniform(1 ... 5))
+                    stand(hold)
+                    left -= hold
+                    if left > 0 { turn(to: heading + uniform(-2.5 ... 2.5)) }
+                }
+            }
+        }
+        // The last leg: to the chest, stopping over it (the hunter held out in front).
+        let approach = atan2(-y, -x)
+        let reach = uniform(0.1 ... 0.4)
+        walk(toX: -reach * cos(approach), y: -reach * sin(approach), speed: uniform(0.5 ... 1.2))
+        stopAtChest = t
+        stand(Self.atChestSeconds)
+        duration = t
+        self.poses = poses
+
+        // Shared outages (the receiver busy with Wi-Fi): every ~90 s, 0.5-4 s each.
+        var outages: [(start: Double, end: Double)] = []
+        var o = 0.0
+        while true {
+            o += -90 * log(max(1 - random.nextUniform(), 1e-12))
+            guard o < duration else { break }
+            let length = uniform(0.5 ... 4)
+            outages.append((o, o + length))
+            o += length
+        }
+        self.outages = outages
+    }
+
+    /// The pose at `time` (the nearest sample at or before it).
+    public func pose(at time: Double) -> Pose {
+        guard let first = poses.first else { return Pose(time: time, x: 0, y: 0, heading: 0) }
+        let index = Int((time - first.time) / Self.poseStep)
+        return poses[max(0, min(poses.count - 1, index))]
+    }
+
+    /// True hunter-to-beacon distance (m) at `time`: the beacon on the floor, the hunter at hand height.
+    public func distance(at time: Double) -> Double {
+        let p = pose(at: time)
+        return (p.x * p.x + p.y * p.y + handHeight * handHeight).squareRoot()
+    }
+
+    /// The body's shadow (dB) at a pose: 0 while the beacon is within 90° of the heading,
+    /// growing linearly to `bodyDepth` when it is straight behind.
+    public func bodyShadow(_ p: Pose) -> Double {
+        let toBeacon = atan2(-p.y, -p.x)
+        var angle = abs((toBeacon - p.heading).truncatingRemainder(dividingBy: 2 * Double.pi))
+        if angle > Double.pi { angle = 2 * Double.pi - angle }
+        guard angle > Double.pi / 2 else { return 0 }
+        // Over the chest the beacon is below the hunter, in sight whichever way the child faces.
+        let ground = (p.x * p.x + p.y * p.y).squareRoot()
+        let sight = min(1, max(0, (ground - 0.5) / 1.5))
+        return bodyDepth * (angle - Double.pi / 2) / (Double.pi / 2) * sight
+    }
+
+    /// The shadowing field (dB of extra loss, may be negative) at a ground position.
+    public func shadowing(x: Double, y: Double) -> Double {
+        var s = 0.0
+        for w in field { s += w.amplitude * cos(w.kx * x + w.ky * y + w.phase) }
+        let ground = (x * x + y * y).squareRoot()
+        return s * min(1, max(0, (ground - 1) / 2))
+    }
+
+    /// Loss of the walls between a ground position and the chest.
+    public func wallLoss(x: Double, y: Double) -> Double {
+        var total = 0.0
+        for wall in walls where Self.segmentsCross((x, y), (0, 0), wall.from, wall.to) { total += wall.loss }
+        return total
+    }
+
+    static func segmentsCross(_ a: (Double, Double), _ b: (Double, Double), _ c: (Double, Double), _ d: (Double, Double)) -> Bool {
+        func side(_ p: (Double, Double), _ q: (Double, Double), _ r: (Double, Double)) -> Double {
+            (q.0 - p.0) * (r.1 - p.1) - (q.1 - p.1) * (r.0 - p.0)
+        }
+        return side(a, b, c) * side(a, b, d) < 0 && side(c, d, a) * side(c, d, b) < 0
+    }
+
+    /// Mean RSSI (dBm, before the channel offsets and the per-packet spread) at `time`.
+    public func meanRSSI(at time: Double) -> Double {
+        let p = pose(at: time)
+        let d = (p.x * p.x + p.y * p.y + handHeight * handHeight).squareRoot()
+        return truePower - 10 * exponent * log10(d) - bodyShadow(p) - shadowing(x: p.x, y: p.y) - wallLoss(x: p.x, y: p.y)
+    }
+
+    /// Every report the hunter's scanner delivers, in time order (beacon id 0).
+    public func readings() -> [SimulatedReading] {
+        var noise = GaussianSource(seed: seed ^ 0xA5A5_5A5A_0F0F_F0F0)
+        var loss = self.loss
+        var reports: [SimulatedReading] = []
+        reports.reserveCapacity(Int(duration / advertisingInterval) + 1)
+        var time = noise.nextUniform() * advertisingInterval
+        var channel = 0
+        var outage = 0
+        while time < duration {
+            let lost = loss.nextIsLost(&noise)
+            let value = meanRSSI(at: time) + channelOffsets[channel] + packetSigma * noise.nextGaussian()
+            while outage < outages.count && outages[outage].end <= time { outage += 1 }
+            let busy = outage < outages.count && outages[outage].start <= time
+            if !lost && !busy && value >= Self.sensitivity {
+                reports.append(SimulatedReading(beacon: 0, time: time, rssi: min(max(Int(value.rounded()), -127), 20),
+                                                measuredPower: advertisedPower, channel: 37 + channel,
+                                                distance: distance(at: time)))
+            }
+            channel = (channel + 1) % 3
+            time += advertisingInterval + 0.01 * noise.nextUniform()
+        }
+        return reports
+    }
+
+    /// Legs where the child closes at least `meters` m in at least `seconds` s: maximal runs
+    /// of falling true distance (sampled every 0.25 s; a pause or a turn away ends a run),
+    /// kept when they are that deep and that long. (start, end) times.
+    public func approaches(meters: Double = 3, seconds: Double = 6) -> [(start: Double, end: Double)] {
+        let step = 0.25
+        var legs: [(start: Double, end: Double)] = []
+        var start = 0.0
+        var startDistance = distance(at: 0)
+        var previous = startDistance
+        var t = step
+        while t <= duration {
+            let d = distance(at: t)
+            if d >= previous - 0.01 {
+                // No longer closing (a pause, a turn away): the run ends at the previous sample.
+                if startDistance - previous >= meters && t - step - start >= seconds { legs.append((start, t - step)) }
+                start = t
+                startDistance = d
+            }
+            previous = d
+            t += step
+        }
+        if startDistance - previous >= meters && duration - start >= seconds { legs.append((start, duration)) }
+        return legs
+    }
+}

@@ -1,0 +1,68 @@
+import Testing
+import Simulation
+#if canImport(Glibc)
+import Glibc
+#endif
+
+@Suite struct WalkingWorldTests {
+    @Test func aSeedGivesTheSameWalkEveryTime() {
+        let a = WalkingWorld(seed: 7), b = WalkingWorld(seed: 7), c = WalkingWorld(seed: 8)
+        #expect(a.readings() == b.readings())
+        #expect(a.readings() != c.readings())
+    }
+
+    @Test func walksLastFourToTenMinutesAndEndAtHandHeightOverTheChest() {
+        for seed: UInt64 in 1...12 {
+            let world = WalkingWorld(seed: seed)
+            #expect(world.duration >= 240 && world.duration <= 660)
+            let atChest = world.distance(at: world.stopAtChest + 1)
+            #expect(atChest >= 0.8 && atChest <= 1.3)
+            #expect(abs(Double(world.advertisedPower) - world.truePower) <= 4)
+            // Before the last leg the child stays clear of the chest.
+            #expect(world.poses.filter { $0.time < world.stopAtChest - 30 }.allSatisfy { ($0.x * $0.x + $0.y * $0.y).squareRoot() >= 2.9 })
+        }
+    }
+
+    @Test func theChildWalksAtWalkingSpeedAndTurnsWithinAThirdOfASecond() {
+        let world = WalkingWorld(seed: 3)
+        for (a, b) in zip(world.poses, world.poses.dropFirst()) {
+            let dt = b.time - a.time
+            let speed = ((b.x - a.x) * (b.x - a.x) + (b.y - a.y) * (b.y - a.y)).squareRoot() / dt
+            #expect(speed <= 1.5 + 1e-6)
+        }
+        // A body straight behind costs the full depth, one ahead nothing.
+        let behind = WalkingWorld.Pose(time: 0, x: 5, y: 0, heading: 0)
+        let ahead = WalkingWorld.Pose(time: 0, x: 5, y: 0, heading: Double.pi)
+        #expect(abs(world.bodyShadow(behind) - world.bodyDepth) < 1e-9)
+        #expect(world.bodyShadow(ahead) == 0)
+        #expect(world.bodyDepth >= 6 && world.bodyDepth <= 15)
+    }
+
+    @Test func packetsSpreadLikeARealRoomWithNegativeLagOneCorrelation() {
+        // Standing over the chest (no body, no field): the spread is the channels' and the noise's.
+        var sds: [Double] = []
+        var lagOnes: [Double] = []
+        for seed: UInt64 in [4, 8, 12, 16] {  // 10 Hz walks
+            let world = WalkingWorld(seed: seed)
+            let still = world.readings().filter { $0.time > world.stopAtChest + 1 }.map { Double($0.rssi) }
+            let m = still.reduce(0, +) / Double(still.count)
+            let v = still.map { ($0 - m) * ($0 - m) }.reduce(0, +) / Double(still.count)
+            sds.append(v.squareRoot())
+            // Lag-1 over consecutive packets (losses make some pairs two apart: still negative).
+            let c = zip(still, still.dropFirst()).map { ($0 - m) * ($1 - m) }.reduce(0, +) / Double(still.count - 1)
+            lagOnes.append(c / v)
+        }
+        #expect(sds.allSatisfy { $0 >= 5.5 && $0 <= 8.5 })
+        #expect(lagOnes.allSatisfy { $0 < -0.05 })
+    }
+
+    @Test func approachLegsAreFoundInTheTruth() {
+        let world = WalkingWorld(seed: 5)
+        let legs = world.approaches()
+        #expect(!legs.isEmpty)
+        for leg in legs {
+            #expect(leg.end - leg.start >= 6)
+            #expect(world.distance(at: leg.start) - world.distance(at: leg.end) >= 3 - 0.3)
+        }
+    }
+}
