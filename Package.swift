@@ -58,7 +58,7 @@ let package = Package(
         .executableTarget(name: "BluetoothBenchmark", dependencies: ["Bluetooth"], swiftSettings: strict),
         .executableTarget(
             name: "RangingBenchmark", dependencies: ["Ranging", "Simulation", "Hunt", "Bluetooth"], swiftSettings: strict),
-        .executableTarget(name: "HuntBenchmark", dependencies: ["Hunt", "Simulation"], swiftSettings: strict),
+        .executableTarget(name: "HuntBenchmark", dependencies: ["Hunt", "Simulation", "Game", "Bluetooth", "Ranging"], swiftSettings: strict),
         .executableTarget(name: "VoiceBenchmark", dependencies: ["Voice", "Audio", "Hunt"], swiftSettings: strict),
 
         // What the test targets share: scratch directories, the repository's paths, running a

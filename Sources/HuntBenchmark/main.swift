@@ -112,7 +112,16 @@ let count = arguments.firstIndex(of: "--seeds").flatMap { i in i + 1 < arguments
 let tuning: Range<UInt64> = 0..<200
 let heldOut: Range<UInt64> = 200..<(200 + count)
 
-if arguments.contains("--tune") {
+if let i = arguments.firstIndex(of: "--detector") {
+    let part = i + 1 < arguments.count ? arguments[i + 1] : "held-out"
+    // --steps S --time-constant T --jump J: a tuning run's detector (the defaults otherwise).
+    var detector = TreasureDetector.Configuration()
+    func value(_ flag: String) -> Double? { arguments.firstIndex(of: flag).flatMap { $0 + 1 < arguments.count ? Double(arguments[$0 + 1]) : nil } }
+    if let steps = value("--steps") { detector.steps = Int(steps) }
+    if let tc = value("--time-constant") { detector.timeConstant = tc }
+    if let jump = value("--jump") { detector.jump = jump }
+    runDetectorWalks(heldOut: part != "tuning", count: Int(count == 800 ? 200 : count), detector)
+} else if arguments.contains("--tune") {
     for learn in [12.0, 14.0, 16.0, 18.0] {
         for latency in [0.8, 1.05] {
             for swing in [1.0] {
