@@ -40,12 +40,13 @@ cached_root() {
 
 # The trixie root that builds the project with Debian's own Swift: swiftlang, what
 # scripts/deps.sh installs on Debian 13 (its list and the test tools), make, git, and what
-# make deb needs (scripts/deb/deps.sh). Named by the list's hash.
+# make deb needs (scripts/deb/deps.sh): scripts/deps.sh then finds nothing to install.
+# Named by the list's hash.
 trixie_swift_packages() {
     echo swiftlang make git ca-certificates \
         libespeak-ng-dev espeak-ng-data libbluetooth-dev libasound2-dev libqrencode-dev libgpiod-dev \
         qrencode zbar-tools pkg-config python3 bsdextrautils mount groff-base \
-        dpkg-dev binutils lintian mmdebstrap | tr ' ' ','
+        dpkg-dev binutils lintian | tr ' ' ','
 }
 trixie_swift_root() {
     local cache=$1 include
