@@ -4,6 +4,14 @@ export PATH := /opt/swift/usr/bin:$(PATH)
 
 .PHONY: deps build release test fuzz-smoke bench demo clean vm-test install uninstall units-check
 
+# --static-swift-stdlib when this Swift links the runtime into a binary (swift.org's
+# toolchains), else nothing (Debian 13's swiftlang: the binary then needs libswiftlang).
+# Worked out once, when a release build first needs it (scripts/static-stdlib.sh).
+STATIC_STDLIB = $(eval STATIC_STDLIB := $$(shell PATH='$(PATH)' SWIFT='$(SWIFT)' scripts/static-stdlib.sh))$(STATIC_STDLIB)
+# Read-only relocations after start (RELRO): swift.org's 6.3 links so by itself, Debian's
+# 6.0.3 does not (lintian: hardening-no-relro).
+RELEASE_LDFLAGS := -Xlinker -z -Xlinker relro
+
 deps:
 	@scripts/deps.sh
 
@@ -11,7 +19,7 @@ build: deps
 	$(SWIFT) build
 
 release: deps
-	$(SWIFT) build -c release --static-swift-stdlib --product pirate-hunter
+	$(SWIFT) build -c release $(STATIC_STDLIB) $(RELEASE_LDFLAGS) --product pirate-hunter
 	@touch $(RELEASE_STAMP)
 
 # Every test: swift test (unit, integration, end to end on the simulator) and, beside it,
@@ -22,7 +30,7 @@ test: deps
 # A simulated hunt through the real pipeline, heard through the default ALSA device
 # (or written to demo.wav when there is none).
 demo: deps
-	$(SWIFT) build -c release --static-swift-stdlib --product pirate-hunter
+	$(SWIFT) build -c release $(STATIC_STDLIB) $(RELEASE_LDFLAGS) --product pirate-hunter
 	@touch $(RELEASE_STAMP)
 	.build/release/pirate-hunter demo
 
@@ -45,7 +53,7 @@ clean:
 
 # ---------------------------------------------------------------------------------------
 # make install [PREFIX=/usr/local] [DESTDIR=/stage] [UNITDIR=/etc/systemd/system]
-# Builds the release binary (Swift runtime linked statically) when a source is newer, so
+# Builds the release binary (Swift runtime linked statically where the toolchain can) when a source is newer, so
 # `make release && sudo make install` builds as the user and only copies as root.
 # Never overwrites a configuration file in /etc/pirate-hunter.
 PREFIX ?= /usr/local
@@ -62,12 +70,12 @@ UNITS := pirate-hunter.service pirate-treasure.service
 
 $(RELEASE_STAMP): Package.swift $(SWIFT_SOURCES)
 	@scripts/deps.sh
-	$(SWIFT) build -c release --static-swift-stdlib --product pirate-hunter
+	$(SWIFT) build -c release $(STATIC_STDLIB) $(RELEASE_LDFLAGS) --product pirate-hunter
 	@touch $@
 
 install: $(RELEASE_STAMP)
-	@if ldd $(RELEASE_BIN) 2>/dev/null | grep -q libswiftCore; then \
-		echo "$(RELEASE_BIN) links the Swift runtime dynamically; run 'make release' first" >&2; exit 1; fi
+	@if ldd $(RELEASE_BIN) 2>/dev/null | grep libswiftCore | grep -vq ' /usr/libexec/swift/'; then \
+		echo "$(RELEASE_BIN) links a Swift runtime that is not Debian's libswiftlang; run 'make release' first" >&2; exit 1; fi
 	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(DATADIR) $(DESTDIR)$(DOCDIR) \
 		$(DESTDIR)$(UNITDIR) $(DESTDIR)$(SYSCONFDIR)/pirate-hunter
 	install -m 0755 $(RELEASE_BIN) $(DESTDIR)$(BINDIR)/pirate-hunter
@@ -116,7 +124,8 @@ units-check:
 # ---------------------------------------------------------------------------------------
 # make deb: pirate-hunter_<version>_<arch>.deb (scripts/deb/build.sh, docs/packaging.md),
 # then lintian on it when lintian is installed. make deb-test: built, installed into a
-# fresh Debian root, run as the service user, reinstalled, purged (scripts/deb/test.sh).
+# fresh Debian root, run as the service user, reinstalled, purged (scripts/deb/test.sh);
+# make deb-test-trixie: the same on Debian 13, built there with Debian's swiftlang.
 .PHONY: deb deb-test
 deb: $(RELEASE_STAMP)
 	@scripts/deb/deps.sh
@@ -125,3 +134,9 @@ deb: $(RELEASE_STAMP)
 
 deb-test: deb
 	scripts/deb/test.sh
+
+# The same test for Debian 13: the package built with trixie's own swiftlang in a fresh
+# trixie root (its runtime is libswiftlang), installed into another (scripts/trixie/run.sh).
+.PHONY: deb-test-trixie
+deb-test-trixie:
+	scripts/deb/test.sh --dist trixie

@@ -1,7 +1,9 @@
-// swift-tools-version: 6.2
+// swift-tools-version: 6.0
 import PackageDescription
 
-let strict: [SwiftSetting] = [.treatAllWarnings(as: .error)]
+// Warnings are errors, spelled so that Swift 6.0 (Debian 13's swiftlang) takes it too:
+// `.treatAllWarnings(as: .error)` needs tools version 6.2.
+let strict: [SwiftSetting] = [.unsafeFlags(["-warnings-as-errors"])]
 
 let package = Package(
     name: "PirateHunter",

@@ -1,8 +1,21 @@
 #!/usr/bin/env bash
 # Installs the Debian packages the build and tests need, only when one is missing.
 #   scripts/deps.sh [PACKAGE...]   those packages instead (scripts/deb/deps.sh)
+#   scripts/deps.sh --list         prints the packages it would check, one a line
+# With no Swift on PATH ($SWIFT, else swift) and a system that has Debian's own `swiftlang`
+# (Debian 13 trixie, Raspberry Pi OS), that is installed too: Swift 6.0.3 builds the project.
 set -euo pipefail
 pkgs=(libespeak-ng-dev espeak-ng-data libbluetooth-dev libasound2-dev libqrencode-dev libgpiod-dev qrencode zbar-tools pkg-config python3)
+# Programs the tests run, from the package that has them here: `script` is in bsdutils
+# (essential) on Debian 12 but in bsdextrautils on Debian 13; mount and groff (the man
+# page's test) are not in a minimal Debian 13.
+for tool in script:bsdextrautils mount:mount groff:groff-base; do
+    command -v "${tool%%:*}" >/dev/null || pkgs+=("${tool#*:}")
+done
+if ! command -v "${SWIFT:-swift}" >/dev/null && apt-cache show swiftlang >/dev/null 2>&1; then
+    pkgs+=(swiftlang)
+fi
+if [ "${1:-}" = --list ]; then printf '%s\n' "${pkgs[@]}"; exit 0; fi
 [ $# -eq 0 ] || pkgs=("$@")
 missing=()
 for p in "${pkgs[@]}"; do

@@ -290,9 +290,7 @@ public final class ALSAPlayback: Sendable {
                     }
                 }
                 do {
-                    let recovered = try period.withUnsafeBufferPointer { buffer throws(AudioError) in
-                        try pcm.write(buffer)
-                    }
+                    let recovered = try pcm.write(period)
                     for error in recovered {
                         owner.recoveryCount.add(1, ordering: .releasing)
                         config.log(recoveryLine(error))
@@ -362,7 +360,7 @@ public final class ALSAPlayback: Sendable {
                             _ = mixer.takeStarted()
                             mixer.render(into: &chunk)
                             do {
-                                _ = try chunk.withUnsafeBufferPointer { buffer throws(AudioError) in try pcm.write(buffer) }
+                                try pcm.write(chunk)
                                 owner.written.add(n, ordering: .releasing)
                             } catch {
                                 config.log("\(error.message); nothing more is written")

@@ -115,6 +115,16 @@ public final class PCMDevice {
         return recovered
     }
 
+    /// `write(_:)` over an array's storage. The error stays typed with Swift 6.0 too, whose
+    /// `withUnsafeBufferPointer` rethrows `any Error` (a typed closure does not help there).
+    @discardableResult
+    public func write(_ samples: [Int16]) throws(AudioError) -> [Int32] {
+        let result = samples.withUnsafeBufferPointer { buffer in
+            Result { () throws(AudioError) -> [Int32] in try write(buffer) }
+        }
+        return try result.get()
+    }
+
     /// Stops the stream without waiting (what is queued is dropped: call it after a silent
     /// tail longer than the buffer) and leaves it ready for the next write.
     public func stopStream() {

@@ -104,6 +104,8 @@ private func succeed(extended: Bool) -> (HCICommand) -> HCIEvent? {
         let (sent, outcome) = drive(&p, answer: succeed(extended: false))
         #expect(outcome == .finished)
         #expect(p.family == .legacy)
+        // Outside #expect: Swift 6.0's macro does not take a `try` inside an operand.
+        let scanResponse = try TreasureSignals.scanResponse(reward: "ARRR-GOLD")
         #expect(sent == [
             .readLocalSupportedCommands,
             .leSetScanEnable(false, filterDuplicates: false),
@@ -112,7 +114,7 @@ private func succeed(extended: Bool) -> (HCICommand) -> HCIEvent? {
             .leSetAdvertisingEnable(false),
             .leSetAdvertisingParameters(intervalMin: 0xA0, intervalMax: 0xA0, type: .scannableUndirected, ownAddress: .public),
             .leSetAdvertisingData(treasure.advertisingData),
-            .leSetScanResponseData(try TreasureSignals.scanResponse(reward: "ARRR-GOLD")),
+            .leSetScanResponseData(scanResponse),
             .leSetAdvertisingEnable(true),
         ])
         // The wire bytes of the field guide: 06 20, 100 ms, ADV_SCAN_IND, public, all channels.
@@ -135,12 +137,13 @@ private func succeed(extended: Bool) -> (HCICommand) -> HCIEvent? {
         let (sent, outcome) = drive(&p, answer: succeed(extended: true))
         #expect(outcome == .finished)
         #expect(p.family == .extended)
+        let scanResponse = try TreasureSignals.scanResponse(reward: "ARRR-GOLD")
         #expect(Array(sent.suffix(6)) == [
             .leSetExtendedAdvertisingEnable(false, handle: 0),
             .leRemoveAdvertisingSet(handle: 0),
             .leSetExtendedAdvertisingParameters(handle: 0, type: .scannableUndirected, intervalMin: 0xA0, intervalMax: 0xA0, ownAddress: .public, txPower: nil),
             .leSetExtendedAdvertisingData(handle: 0, treasure.advertisingData),
-            .leSetExtendedScanResponseData(handle: 0, try TreasureSignals.scanResponse(reward: "ARRR-GOLD")),
+            .leSetExtendedScanResponseData(handle: 0, scanResponse),
             .leSetExtendedAdvertisingEnable(true, handle: 0),
         ])
         // Event properties 0x0012: legacy PDU, scannable.

@@ -215,7 +215,7 @@ func virtualLoop() throws -> EventLoop { try EventLoop(clock: .virtual(start: 0)
         #expect(sim.scanning)
         let log = sim.commandLog.count
         // The kernel socket's filter shows us the other program's command going by.
-        try sim.runForeignCommand(try HCICommand.leSetScanEnable(false, filterDuplicates: false))
+        try sim.runForeignCommand(HCICommand.leSetScanEnable(false, filterDuplicates: false))
         try spin(loop, sim, for: 0.5) { sim.scanning }
         #expect(sim.scanning)
         #expect(sim.commandLog.count > log)

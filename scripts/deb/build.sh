@@ -1,8 +1,11 @@
 #!/usr/bin/env bash
-# Builds pirate-hunter_<version>_<arch>.deb in the repository root from the release binary
-# (Swift runtime linked statically), the Debian way with dpkg-deb: the tree laid out as
-# debhelper would (units in /lib/systemd/system, sysusers.d, conffiles, man page, copyright,
-# changelog), Depends computed by dpkg-shlibdeps from the libraries the binary links.
+# Builds pirate-hunter_<version>_<arch>.deb in the repository root from the release binary,
+# the Debian way with dpkg-deb: the tree laid out as debhelper would (units in
+# /lib/systemd/system, /usr/lib/systemd/system from Debian 13 on, sysusers.d, conffiles, man
+# page, copyright, changelog), Depends computed by dpkg-shlibdeps from the libraries the
+# binary links. The Swift runtime is linked statically (swift.org's toolchains), or it is
+# Debian's libswiftlang (Debian 13's swiftlang cannot link it statically): then the package
+# depends on libswiftlang of the compiler's version (Swift has no stable ABI on Linux).
 # Usage: scripts/deb/build.sh [RELEASE_BINARY]   (make deb builds the binary first)
 # The same script on an arm64 machine with a Swift toolchain makes the arm64 package.
 set -euo pipefail
@@ -10,9 +13,17 @@ cd "$(dirname "$0")/../.."
 here=scripts/deb
 bin=${1:-.build/release/pirate-hunter}
 [ -x "$bin" ] || { echo "deb: no $bin (run make release)" >&2; exit 66; }
-if ldd "$bin" 2>/dev/null | grep -q libswiftCore; then
-    echo "deb: $bin links the Swift runtime dynamically; build it with --static-swift-stdlib" >&2
-    exit 65
+swiftlang=""
+if runtime=$(ldd "$bin" 2>/dev/null | awk '$1 ~ /^libswiftCore\.so/ {print $3}') && [ -n "$runtime" ]; then
+    owner=$(dpkg-query -S "$(realpath "$runtime")" 2>/dev/null | cut -d: -f1 || true)
+    if [ "$owner" != libswiftlang ]; then
+        echo "deb: $bin links the Swift runtime $runtime dynamically, from no Debian package (${owner:-none}); build it with --static-swift-stdlib" >&2
+        exit 65
+    fi
+    upstream=$(dpkg-query -W -f='${Version}' libswiftlang | sed -E 's/^[0-9]+://; s/-[^-]*$//')
+    # The next upstream version: 6.0.3 -> 6.0.4 (a dynamic binary runs only on its own).
+    next=$(echo "$upstream" | awk -F. -v OFS=. '{ $NF = $NF + 1; print }')
+    swiftlang="libswiftlang (>= $upstream), libswiftlang (<< $next~)"
 fi
 
 version=$("$bin" --version | awk '{print $2}')
@@ -36,27 +47,36 @@ cp -R voices "$root/usr/share/pirate-hunter/voices"
 chmod -R u=rwX,go=rX "$root/usr/share/pirate-hunter"
 find "$root/usr/share/pirate-hunter" -type f -exec chmod 0644 {} +
 
+# Debian 13 (base-files 13) puts units in /usr/lib/systemd/system (lintian there refuses
+# /lib); Debian 12 keeps /lib/systemd/system. The changelog names the release built on.
+if dpkg --compare-versions "$(dpkg-query -W -f='${Version}' base-files)" ge 13; then
+    unitdir=usr/lib/systemd/system
+else
+    unitdir=lib/systemd/system
+fi
+codename=$(. /etc/os-release && echo "${VERSION_CODENAME:-unstable}")
+
 # The units as make install writes them, with the package's paths and the package's
 # unprivileged user instead of DynamicUser (the same user for check, the VM test and logs).
 for unit in pirate-hunter.service pirate-treasure.service; do
-    mkdir -p "$root/lib/systemd/system"
+    mkdir -p "$root/$unitdir"
     sed -e 's|/usr/local/bin/pirate-hunter|/usr/bin/pirate-hunter|' \
         -e 's|/usr/local/share/doc/pirate-hunter|/usr/share/doc/pirate-hunter|' \
         -e 's|^# Installed by `make install`;|# Installed by the pirate-hunter package;|' \
         -e 's|^# An unprivileged user made up at start;|# The unprivileged user pirate-hunter (sysusers.d);|' \
         -e 's|^DynamicUser=yes$|User=pirate-hunter\nGroup=pirate-hunter|' \
-        "systemd/$unit" > "$root/lib/systemd/system/$unit"
-    grep -q '^AmbientCapabilities=CAP_NET_RAW CAP_NET_ADMIN$' "$root/lib/systemd/system/$unit" \
+        "systemd/$unit" > "$root/$unitdir/$unit"
+    grep -q '^AmbientCapabilities=CAP_NET_RAW CAP_NET_ADMIN$' "$root/$unitdir/$unit" \
         || { echo "deb: $unit lost its AmbientCapabilities" >&2; exit 70; }
-    grep -q '^User=pirate-hunter$' "$root/lib/systemd/system/$unit" || { echo "deb: $unit: no User=" >&2; exit 70; }
+    grep -q '^User=pirate-hunter$' "$root/$unitdir/$unit" || { echo "deb: $unit: no User=" >&2; exit 70; }
 done
-chmod 0644 "$root"/lib/systemd/system/*
+chmod 0644 "$root/$unitdir"/*
 # As make units-check does for the repository's units: any message is a failure.
 if command -v systemd-analyze >/dev/null; then
     check=$stage/units-check
     mkdir -p "$check"
     for unit in pirate-hunter.service pirate-treasure.service; do
-        sed 's|/usr/bin/pirate-hunter|/bin/true|' "$root/lib/systemd/system/$unit" > "$check/$unit"
+        sed 's|/usr/bin/pirate-hunter|/bin/true|' "$root/$unitdir/$unit" > "$check/$unit"
     done
     verify=$(cd "$check" && systemd-analyze verify ./pirate-hunter.service ./pirate-treasure.service 2>&1) || true
     [ -z "$verify" ] || { echo "deb: systemd-analyze verify: $verify" >&2; exit 70; }
@@ -74,10 +94,12 @@ mkdir -p "$root/usr/share/man/man1"
 doc=$root/usr/share/doc/$package
 install -D -m 0644 "$here/copyright" "$doc/copyright"
 install -m 0644 docs/configuration.md docs/raspberry-pi.md "$doc/"
-# The changelog's date is the last commit's: the same tree gives the same package.
-when=$(git log -1 --format=%cD 2>/dev/null || date -R)
-printf '%s (%s) bookworm; urgency=medium\n\n  * Release %s (see the project history).\n\n -- pirate-hunter maintainers <maintainers@users.noreply.a-seed-bc8762dc.example>  %s\n' \
-    "$package" "$version" "$version" "$when" > "$stage/debian/changelog"
+# The changelog's date is the last commit's: the same tree gives the same package (a copy
+# of the tree without its history, as in scripts/trixie/run.sh, is given SOURCE_DATE_EPOCH).
+epoch=${SOURCE_DATE_EPOCH:-$(git log -1 --format=%ct 2>/dev/null || date +%s)}
+when=$(date -R -u -d "@$epoch")
+printf '%s (%s) %s; urgency=medium\n\n  * Release %s (see the project history).\n\n -- pirate-hunter maintainers <maintainers@users.noreply.a-seed-bc8762dc.example>  %s\n' \
+    "$package" "$version" "$codename" "$version" "$when" > "$stage/debian/changelog"
 gzip -9n -c "$stage/debian/changelog" > "$doc/changelog.gz"
 chmod 0644 "$doc/changelog.gz"
 
@@ -92,11 +114,21 @@ Maintainer: pirate-hunter maintainers <maintainers@users.noreply.a-seed-bc8762dc
 Package: $package
 Architecture: any
 EOF
-shlibs=$(cd "$stage" && dpkg-shlibdeps -O "root/usr/bin/pirate-hunter" 2>/dev/null | sed -n 's/^shlibs:Depends=//p')
+# libswiftlang ships no shlibs file: its dependency is the one worked out above.
+shlibs=$(cd "$stage" && dpkg-shlibdeps ${swiftlang:+--ignore-missing-info} -O "root/usr/bin/pirate-hunter" 2>/dev/null | sed -n 's/^shlibs:Depends=//p')
 [ -n "$shlibs" ] || { echo "deb: dpkg-shlibdeps found no dependencies" >&2; exit 70; }
 for lib in libespeak-ng1 libasound2 libqrencode4 libgpiod; do
     [[ "$shlibs" == *"$lib"* ]] || { echo "deb: $lib missing from the computed Depends ($shlibs)" >&2; exit 70; }
 done
+if [ -n "$swiftlang" ]; then
+    shlibs="$shlibs, $swiftlang"
+    # The RUNPATH swiftc writes, where Debian's libswiftlang keeps the runtime (the linker's
+    # path does not have it).
+    install -d "$root/usr/share/lintian/overrides"
+    printf '%s\n' "# The Swift runtime of Debian's libswiftlang lives in /usr/libexec/swift/lib/swift/linux." \
+        "$package: custom-library-search-path *" > "$root/usr/share/lintian/overrides/$package"
+    chmod 0644 "$root/usr/share/lintian/overrides/$package"
+fi
 size=$(du -k -s --exclude=DEBIAN "$root" | cut -f1)
 
 cat > "$root/DEBIAN/control" <<EOF
@@ -121,6 +153,6 @@ EOF
 (cd "$root" && find . -type f ! -path './DEBIAN/*' -printf '%P\0' | sort -z | xargs -0 md5sum) > "$root/DEBIAN/md5sums"
 chmod 0644 "$root/DEBIAN/md5sums" "$root/DEBIAN/control" "$root/DEBIAN/conffiles"
 
-SOURCE_DATE_EPOCH=$(git log -1 --format=%ct 2>/dev/null || date +%s) \
+SOURCE_DATE_EPOCH=$epoch \
     dpkg-deb --root-owner-group -Zxz --build "$root" "$out" >/dev/null
 echo "$out"

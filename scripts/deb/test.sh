@@ -1,14 +1,19 @@
 #!/usr/bin/env bash
-# The Debian package tested for real: installed with apt-get into a fresh Debian bookworm
-# root (mmdebstrap --variant=minbase, chroot), run there as the service user, reinstalled
-# over itself keeping an edited conffile, purged, and the root checked for leftovers.
-# Usage: scripts/deb/test.sh [PACKAGE.deb]   (make deb-test builds it first; needs root)
+# The Debian package tested for real: installed with apt-get into a fresh Debian root
+# (mmdebstrap --variant=minbase, chroot), run there as the service user, reinstalled over
+# itself keeping an edited conffile, purged, and the root checked for leftovers.
+# Usage: scripts/deb/test.sh [--dist bookworm|trixie] [PACKAGE.deb]   (needs root)
+#   bookworm (the default): the package make deb built here (make deb-test builds it first),
+#     with the Swift runtime linked in;
+#   trixie: the package built with Debian 13's own swiftlang in a fresh trixie root (.build/
+#     trixie/, as scripts/trixie/test.sh leaves it; built there first with
+#     scripts/trixie/run.sh 'make deb' when no PACKAGE is given), its runtime libswiftlang
+#     from apt, installed into a second fresh trixie root that has no Swift at all.
 #
-# The bootstrapped root is cached as a tarball (a fresh root is made from it each run):
-# $PH_DEB_CACHE, else /var/cache/pirate-hunter-ci when it can be written (CI runs on a
-# fresh clone, so a cache outside it survives), else .build/deb-test. The same directory
-# keeps the .debs apt downloads into the root (libespeak-ng1, espeak-ng-data, ...).
-# Delete it to start over; it is refreshed by itself after 30 days.
+# The bootstrapped roots are cached as tarballs (a fresh root is made from one each run):
+# scripts/lib/debian-root.sh says where (/var/cache/pirate-hunter-ci when it can be
+# written). The same directory keeps the .debs apt downloads into the root (libespeak-ng1,
+# espeak-ng-data, ...). Delete it to start over; it is refreshed by itself after 30 days.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 started=$(date +%s)
@@ -16,31 +21,31 @@ log() { printf '[deb-test %4ss] %s\n' "$(( $(date +%s) - started ))" "$*"; }
 fail() { echo "deb-test: FAIL: $*" >&2; exit 1; }
 
 [ "$(id -u)" -eq 0 ] || exec sudo -E "$0" "$@"
-scripts/deb/deps.sh
+dist=bookworm
+if [ "${1:-}" = --dist ]; then dist=$2; shift 2; fi
+case "$dist" in bookworm|trixie) ;; *) fail "--dist: '$dist' is not bookworm or trixie" ;; esac
+scripts/deb/deps.sh --mmdebstrap
+# shellcheck source=../lib/debian-root.sh
+. scripts/lib/debian-root.sh
 
-deb=${1:-$(ls -t pirate-hunter_*_"$(dpkg --print-architecture)".deb 2>/dev/null | head -1)}
+arch=$(dpkg --print-architecture)
+if [ "$dist" = trixie ]; then
+    if [ -z "${1:-}" ]; then
+        log "building the package with Debian 13's swiftlang in a fresh trixie root"
+        rm -rf .build/trixie
+        scripts/trixie/run.sh --out .build/trixie 'make deb' || fail "make deb in the trixie root"
+    fi
+    deb=${1:-$(ls -t .build/trixie/pirate-hunter_*_"$arch".deb 2>/dev/null | head -1)}
+else
+    deb=${1:-$(ls -t pirate-hunter_*_"$arch".deb 2>/dev/null | head -1)}
+fi
 [ -f "$deb" ] || fail "no package (run make deb)"
 deb=$(realpath "$deb")
 name=$(basename "$deb")
 
-cache=${PH_DEB_CACHE:-}
-if [ -z "$cache" ]; then
-    if mkdir -p /var/cache/pirate-hunter-ci 2>/dev/null && [ -w /var/cache/pirate-hunter-ci ]; then
-        cache=/var/cache/pirate-hunter-ci
-    else
-        cache=$PWD/.build/deb-test
-    fi
-fi
-mkdir -p "$cache/archives/partial"
-tarball=$cache/bookworm-minbase.tar
-if [ -f "$tarball" ] && [ -z "$(find "$tarball" -mtime +30)" ]; then
-    log "fresh root from the cached $tarball"
-else
-    log "bootstrapping Debian bookworm minbase into $tarball (cached for later runs)"
-    mmdebstrap --quiet --variant=minbase --mode=root --skip=cleanup/apt/lists bookworm "$cache/bookworm-minbase.new.tar" \
-        http://deb.debian.org/debian || fail "mmdebstrap"
-    mv "$cache/bookworm-minbase.new.tar" "$tarball"
-fi
+cache=$(root_cache_dir)
+tarball=$(cached_root "$cache" "$dist-minbase" "$dist" minbase)
+log "testing $name in a fresh $dist root"
 
 work=$(mktemp -d /tmp/ph-deb-test.XXXXXX)
 root=$work/root
@@ -62,7 +67,7 @@ unowned() {
 unowned "$root" > "$work/unowned-before"
 
 export DEBIAN_FRONTEND=noninteractive LC_ALL=C.UTF-8
-export root name work
+export root name work dist
 unshare --mount --propagation private bash -euo pipefail -c '
     fail() { echo "deb-test: FAIL: $*" >&2; exit 1; }
     mount -t proc proc "$root/proc"
@@ -79,8 +84,12 @@ unshare --mount --propagation private bash -euo pipefail -c '
     echo "== the service user, the units, the conffiles"
     in_root getent passwd pirate-hunter || fail "no user pirate-hunter"
     in_root id -nG pirate-hunter | grep -qw audio || fail "pirate-hunter is not in the audio group"
+    # Debian 13 puts units in /usr/lib/systemd/system, 12 in /lib/systemd/system.
+    unitdir=/lib/systemd/system
+    [ "$dist" = bookworm ] || unitdir=/usr/lib/systemd/system
     for unit in pirate-hunter.service pirate-treasure.service; do
-        f=$root/lib/systemd/system/$unit
+        in_root dpkg-query -L pirate-hunter | grep -qx "$unitdir/$unit" || fail "$unit is not in $unitdir"
+        f=$root$unitdir/$unit
         [ -f "$f" ] || fail "$unit not installed"
         grep -q "^AmbientCapabilities=CAP_NET_RAW CAP_NET_ADMIN$" "$f" || fail "$unit: AmbientCapabilities"
         grep -q "^User=pirate-hunter$" "$f" || fail "$unit: User="
@@ -88,7 +97,14 @@ unshare --mount --propagation private bash -euo pipefail -c '
     done
     in_root dpkg-query -W -f="\${Conffiles}\n" pirate-hunter | grep -q "/etc/pirate-hunter/hunter.json" || fail "hunter.json is not a conffile"
     in_root dpkg-query -W -f="\${Conffiles}\n" pirate-hunter | grep -q "/etc/pirate-hunter/treasure.json" || fail "treasure.json is not a conffile"
-    in_root ldd /usr/bin/pirate-hunter | grep -q libswiftCore && fail "the Swift runtime is linked dynamically"
+    # The Swift runtime: linked in (swift.org toolchains, the bookworm package), or the one
+    # of Debian 13 (libswiftlang), then installed by apt from the Depends of the package.
+    if in_root ldd /usr/bin/pirate-hunter | grep -q libswiftCore; then
+        [ "$dist" != bookworm ] || fail "the Swift runtime is linked dynamically"
+        in_root dpkg-query -W -f="\${Depends}\n" pirate-hunter | grep -q "libswiftlang (>= " || fail "no Depends on libswiftlang"
+        in_root ldd /usr/bin/pirate-hunter | grep "not found" && fail "a library is not found"
+        echo "   the Swift runtime: $(in_root ldd /usr/bin/pirate-hunter | awk "/libswiftCore/ {print \$3}") ($(in_root dpkg-query -W -f="\${Package} \${Version}" libswiftlang))"
+    fi
     in_root man -w pirate-hunter >/dev/null 2>&1 || [ -f "$root/usr/share/man/man1/pirate-hunter.1.gz" ] || fail "no man page"
 
     # As systemd would run it: the unit user and groups, its cache directory.
@@ -161,4 +177,4 @@ unowned "$root" > "$work/unowned-after"
 left=$(comm -13 "$work/unowned-before" "$work/unowned-after")
 [ -z "$left" ] || fail "left after purge: $left"
 log "only the user pirate-hunter remains (system users are kept, Debian policy 9.2.2)"
-log "PASS ($name)"
+log "PASS ($name, $dist)"
