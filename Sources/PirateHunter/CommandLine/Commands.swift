@@ -6,7 +6,7 @@ enum Version {
 
 /// Every command of `pirate-hunter`, in the order `help` and the README list them.
 enum Commands {
-    static let all: [CommandSpec] = [hunt, treasure, scan, check, demo, replay, say, help]
+    static let all: [CommandSpec] = [hunt, treasure, scan, check, demo, rehearse, replay, say, help]
 
     static let hunt = CommandSpec(
         name: "hunt", operands: "",
@@ -37,6 +37,12 @@ enum Commands {
         summary: "a simulated trail of three chests through the real pipeline (the first with its reward and the box's greeting, one reached out of order, a hint and a compass spin, hunter 2 first at one, the finale), heard through the default ALSA device or written to demo.wav; about 135 s",
         flags: [Flags.config, Flags.json, Flags.record, Flags.duration] + Flags.voice + [Flags.reward, Flags.hunterID, Flags.rewardSVG, Flags.quiet, Flags.noDetector, Flags.virtualTime],
         run: HuntCommand.demo)
+
+    static let rehearse = CommandSpec(
+        name: "rehearse", operands: "",
+        summary: "the parent's own trail heard before the party: a simulated child walks to each step's chest in turn (chests 15 m apart), through the real pipeline, on the speaker or into --out FILE.wav (fast, on virtual time)",
+        flags: [Flags.config, Flags.json, Flags.out, Flags.duration] + Flags.voice + [Flags.rewardSVG, Flags.noDetector, Flags.virtualTime],
+        run: RehearseCommand.run)
 
     static let replay = CommandSpec(
         name: "replay", operands: "FILE",
