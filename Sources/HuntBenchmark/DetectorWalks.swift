@@ -29,6 +29,8 @@ struct DetectorWalkScore {
     /// The noiseless level itself (distance, body, walls, shadowing): the best any rate of
     /// the level can do.
     var levelHigher = 0.0
+    /// The detector's own level before it is cut into steps (diagnosis: what the steps cost).
+    var smoothedHigher = 0.0
 }
 
 /// One walk through HunterCore; the detector's rate and the lines' times as heard.
@@ -56,6 +58,8 @@ func detectorWalk(_ world: WalkingWorld, _ detector: TreasureDetector.Configurat
     var nextTick = 0.25
     let readings = world.readings()
     var recent: [(time: Double, rssi: Double)] = []
+    var shadow = TreasureDetector(configuration: detector)
+    var smoothed: [(time: Double, level: Double)] = []
     var baseline: [(time: Double, level: Double)] = []
     func advance(to t: Double) {
         while nextTick <= t {
@@ -73,6 +77,8 @@ func detectorWalk(_ world: WalkingWorld, _ detector: TreasureDetector.Configurat
         let sighting = BeaconSighting(
             time: reading.time, address: address, addressType: 0, rssi: Int8(clamping: reading.rssi), beacon: .iBeacon(beacon), report: .legacy)
         carry(core.handle(.sighting(sighting), at: reading.time), at: reading.time)
+        _ = shadow.heard(pathLoss: Double(reading.measuredPower - reading.rssi), at: reading.time)
+        if let level = shadow.level { smoothed.append((reading.time, -level)) }
         recent.append((reading.time, Double(reading.rssi)))
         recent.removeAll { $0.time < reading.time - 2 }
         baseline.append((reading.time, recent.reduce(0) { $0 + $1.rssi } / Double(recent.count)))
@@ -98,8 +104,9 @@ func detectorWalk(_ world: WalkingWorld, _ detector: TreasureDetector.Configurat
 
     var score = DetectorWalkScore(longestSilence: longest)
     // Moments every second, from when the detector could first have heard anything.
-    let moments = stride(from: 5.0, to: world.stopAtChest, by: 1.0).map { t -> (d: Double, rate: Double, level: Double?, truth: Double) in
-        (world.distance(at: t), rate(at: t), baseline.last { $0.time <= t && $0.time > t - 2 }?.level, world.meanRSSI(at: t))
+    let moments = stride(from: 5.0, to: world.stopAtChest, by: 1.0).map { t -> (d: Double, rate: Double, level: Double?, truth: Double, smooth: Double) in
+        (world.distance(at: t), rate(at: t), baseline.last { $0.time <= t && $0.time > t - 2 }?.level, world.meanRSSI(at: t),
+         smoothed.last { $0.time <= t }?.level ?? -200)
     }
     for i in moments.indices {
         for j in moments.indices where j > i && abs(moments[i].d - moments[j].d) >= 4 {
@@ -107,6 +114,7 @@ func detectorWalk(_ world: WalkingWorld, _ detector: TreasureDetector.Configurat
             score.pairs += 1
             score.pairsHigher += near.rate > far.rate ? 1 : (near.rate == far.rate ? 0.5 : 0)
             score.levelHigher += near.truth > far.truth ? 1 : (near.truth == far.truth ? 0.5 : 0)
+            score.smoothedHigher += near.smooth > far.smooth ? 1 : (near.smooth == far.smooth ? 0.5 : 0)
             if let a = near.level, let b = far.level {
                 score.baselineHigher += a > b ? 1 : (a == b ? 0.5 : 0)
             } else if near.level != nil {
@@ -180,6 +188,8 @@ func runDetectorWalks(heldOut: Bool, count: Int, _ configuration: TreasureDetect
         let ours = walks.reduce(0) { $0 + $1.pairsHigher } / max(pairs, 1)
         let base = walks.reduce(0) { $0 + $1.baselineHigher } / max(pairs, 1)
         let oracle = walks.reduce(0) { $0 + $1.levelHigher } / max(pairs, 1)
+        let smooth = walks.reduce(0) { $0 + $1.smoothedHigher } / max(pairs, 1)
+        if arguments.contains("--diagnose") { print("  \(Int(hz)) Hz: the detector's level before its steps orders \(percent(smooth)) of the pairs") }
         let reacts = (0..<50).compactMap { packetsToReact(rate: hz, step: 12, noise: 7, seed: UInt64($0), configuration) }.map(Double.init)
         let clean = packetsToReact(rate: hz, step: 12, noise: 0, seed: 0, configuration).map(String.init) ?? "never"
         let steady = median((0..<10).map { changesPerMinute(rate: hz, distance: 3, noise: 7, seed: UInt64($0), configuration) })
