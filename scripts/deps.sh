@@ -2,7 +2,7 @@
 # Installs the Debian packages the build and tests need, only when one is missing.
 #   scripts/deps.sh [PACKAGE...]   those packages instead (scripts/deb/deps.sh)
 set -euo pipefail
-pkgs=(libespeak-ng-dev espeak-ng-data libbluetooth-dev libasound2-dev libqrencode-dev libgpiod-dev qrencode zbar-tools pkg-config python3)
+pkgs=(libespeak-ng-dev espeak-ng-data libbluetooth-dev libasound2-dev libqrencode-dev libgpiod-dev libsodium-dev qrencode zbar-tools pkg-config python3)
 [ $# -eq 0 ] || pkgs=("$@")
 missing=()
 for p in "${pkgs[@]}"; do

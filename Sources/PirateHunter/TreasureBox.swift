@@ -3,6 +3,7 @@ import Glibc
 #endif
 import Bluetooth
 import Game
+import GameKey
 import Hunt
 import CLinux
 import Kiosk
@@ -35,7 +36,7 @@ final class TreasureBox {
         self.runtime = runtime
         advertisement = try setup.advertisement()
         controllerLog = ControllerLog(doing: nil, prefix: setup.logPrefix)
-        core = TreasureBoxCore(configuration: setup.game)
+        core = TreasureBoxCore(configuration: setup.game, authenticator: setup.key?.authenticator)
         qrLines = Self.qrLines(setup.treasure.reward)
     }
 
@@ -71,7 +72,7 @@ final class TreasureBox {
     private func periodic() {
         loop.schedule(after: TreasureBoxCore.tickInterval) { [unowned self] in
             guard !stopped else { return }
-            core.tick(at: now)
+            carryOut(core.tick(at: now))
             refresh()
             periodic()
         }
@@ -105,8 +106,19 @@ final class TreasureBox {
     private func sighting(_ sighting: BeaconSighting) {
         var s = sighting
         s.time -= runtime.start
-        for effect in core.sighting(s) {
+        carryOut(core.sighting(s))
+        refresh()
+    }
+
+    private func carryOut(_ effects: [TreasureBoxCore.Effect]) {
+        for effect in effects {
             switch effect {
+            case let .scanResponse(response):
+                advertisement.scanResponse = response ?? []
+                if var settings = session?.settings {
+                    settings.advertisement = advertisement
+                    session?.apply(settings)
+                }
             case let .output(event):
                 guard setup.json, let line = event.jsonLine else { continue }
                 runtime.out.line(line)
@@ -121,7 +133,6 @@ final class TreasureBox {
                 for row in qrLines { log(info: row) }
             }
         }
-        refresh()
     }
 
     func kioskState() -> KioskState {
@@ -212,6 +223,11 @@ final class TreasureBox {
             next.reload = reload
             let ad = try next.advertisement()
             setup.treasure = next.treasure
+            setup.roster = next.roster
+            if next.key != setup.key {
+                setup.key = next.key
+                core.authenticator = next.key?.authenticator
+            }
             core.reconfigure(setup.game)
             advertisement = ad
             qrLines = Self.qrLines(next.treasure.reward)
