@@ -52,6 +52,11 @@ final class TreasureBox {
     /// box) out of the hunter's recording.
     func start(on source: ControllerSource, recorded: Bool = true) {
         if setup.kiosk { writeOut(KioskScreen.enterFullScreen) }
+        if let key = setup.key {
+            log(info: "paired: game \(key.fingerprint) (every Pi of the game shows the same in pirate-hunter check)")
+        } else {
+            log(warning: "not paired (no game.key): no reward is sent and no hunter greeted; pair it: pirate-hunter check --new-game, then pirate-hunter pair CODE")
+        }
         var options = ControllerSession.Options()
         options.advertises = true
         // Hunters only announce after a find: long silences are normal, not a stuck scan.
@@ -96,6 +101,9 @@ final class TreasureBox {
     }
 
     private func controller(_ new: ControllerState) {
+        // A new scan response (the reward sealed for another hunter) reconfigures a ready
+        // controller: it goes on advertising, so the kiosk and the log do not say "waiting".
+        if case .configuring = new, case .ready = state { return }
         state = new
         // Logged once per outage (retries must not fill the journal), and not on the kiosk's
         // own terminal, which shows it.
