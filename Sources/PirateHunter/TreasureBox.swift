@@ -153,7 +153,10 @@ final class TreasureBox {
             // One steady state for a whole outage (its first reason), not one per retry.
             status = .waiting(controllerLog.outage.map { "controller unavailable (\($0)), retrying" } ?? "connecting to \(setup.transport.description)")
         }
-        return core.kioskState(advertising: status, qrLines: qrLines, at: now)
+        var state = core.kioskState(advertising: status, qrLines: qrLines, at: now)
+        // The key's fingerprint (never the key: children read this screen), or what to do.
+        state.game = setup.key.map { "game \($0.fingerprint)" } ?? "NOT PAIRED: no reward sent (pirate-hunter check)"
+        return state
     }
 
     /// The screen redrawn (kiosk), and what changed logged (always: the journal gets the
