@@ -192,3 +192,33 @@ import Testing
         #expect(at >= 20 + TreasureBoxCore.greetAfterImmediate)
     }
 }
+
+/// The box's scan response follows the verified hunters' challenges: a new challenge of the
+/// same hunter at once, another hunter at most once a second, nothing for an unverified one.
+@Suite struct ResealTests {
+    @Test func theRewardIsResealedForEachNewChallengeAndRateLimitedBetweenHunters() throws {
+        let tag = GameKeyRulesTests.tag
+        var core = TreasureBoxCore(configuration: GameKeyRulesTests.box, authenticator: FakeAuthenticator.game)
+        func heard(_ id: UInt16, _ challenge: UInt32, at t: Double, by auth: any SignalAuthenticator = FakeAuthenticator.game) -> [[UInt8]] {
+            core.sighting(sighting(GameKeyRulesTests.signed(id, challenge: challenge, by: auth), rssi: -60, at: t, from: GameKeyRulesTests.hunterAddress))
+                .compactMap { if case let .scanResponse(r) = $0 { r } else { nil } }
+        }
+        let first = heard(1, 10, at: 0)
+        #expect(first.count == 1)
+        #expect(heard(1, 10, at: 0.1).isEmpty, "the same challenge: the same response")
+        #expect(heard(2, 5, at: 0.2).isEmpty, "another hunter waits a second")
+        #expect(heard(2, 5, at: 0.3, by: FakeAuthenticator.otherGame).isEmpty)
+        let second = heard(2, 5, at: 1.2)
+        #expect(second.count == 1)
+        let third = heard(2, 6, at: 1.3)
+        #expect(third.count == 1, "the same hunter's new challenge at once")
+        let a = GameSignals.Announcement(hunterID: 2, treasureTag: tag, challenge: 6)
+        #expect(try GameSignals.openReward(inScanResponse: (third.first ?? [])[...], boxTag: tag, for: a, by: FakeAuthenticator.game) == "GOLD")
+        var old = a
+        old.challenge = 5
+        #expect(throws: SignalError.forged) { try GameSignals.openReward(inScanResponse: (third.first ?? [])[...], boxTag: tag, for: old, by: FakeAuthenticator.game) }
+        // Another chest's finder gets nothing sealed here.
+        let elsewhere = GameSignals.announcement(GameSignals.Announcement(hunterID: 3, treasureTag: tag &+ 1, challenge: 1), by: FakeAuthenticator.game)
+        #expect(!core.sighting(sighting(elsewhere, rssi: -60, at: 5, from: GameKeyRulesTests.hunterAddress)).contains { if case .scanResponse = $0 { true } else { false } })
+    }
+}
