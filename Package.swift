@@ -18,6 +18,7 @@ let package = Package(
         .systemLibrary(name: "CLinux", path: "Sources/CLinux"),
         .systemLibrary(name: "CQREncode", path: "Sources/CQREncode", pkgConfig: "libqrencode"),
         .systemLibrary(name: "CGPIOD", path: "Sources/CGPIOD", pkgConfig: "libgpiod"),
+        .systemLibrary(name: "CSodium", path: "Sources/CSodium", pkgConfig: "libsodium"),
         // libgpiod's v1 API (Debian 12) or v2 API (Debian 13, Raspberry Pi OS) behind one tiny
         // C API, picked when compiled.
         .target(name: "CGPIOButton", dependencies: ["CGPIOD"], cSettings: [.unsafeFlags(["-Wall", "-Wextra", "-Werror"])]),
@@ -45,10 +46,13 @@ let package = Package(
         .target(name: "QRCode", dependencies: ["CQREncode"], swiftSettings: strict),
         // A push button on a GPIO line (libgpiod) and its debouncer (pure, fed timestamps).
         .target(name: "GPIO", dependencies: ["CGPIOButton", "POSIX"], swiftSettings: strict),
+        // The game key (issue #25): libsodium's MACs, KDF and stream cipher behind the pure
+        // core's `SignalAuthenticator`; the key's text and fingerprint.
+        .target(name: "GameKey", dependencies: ["Bluetooth", "CSodium"], swiftSettings: strict),
 
         .executableTarget(
             name: "PirateHunter",
-            dependencies: ["Bluetooth", "POSIX", "Radio", "Ranging", "Hunt", "Game", "Simulation", "Voice", "Audio", "Kiosk", "QRCode", "GPIO"],
+            dependencies: ["Bluetooth", "POSIX", "Radio", "Ranging", "Hunt", "Game", "Simulation", "Voice", "Audio", "Kiosk", "QRCode", "GPIO", "GameKey"],
             swiftSettings: strict
         ),
 
@@ -73,7 +77,7 @@ let package = Package(
         .testTarget(name: "RadioTests", dependencies: ["TestSupport", "Radio", "POSIX", "Bluetooth"], swiftSettings: strict),
         .testTarget(name: "RangingTests", dependencies: ["Ranging", "Simulation"], swiftSettings: strict),
         .testTarget(
-            name: "PirateHunterTests", dependencies: ["TestSupport", "PirateHunter", "Bluetooth", "Radio", "QRCode", "Audio", "GPIO"], swiftSettings: strict),
+            name: "PirateHunterTests", dependencies: ["TestSupport", "PirateHunter", "Bluetooth", "Radio", "QRCode", "Audio", "GPIO", "GameKey"], swiftSettings: strict),
         .testTarget(name: "HuntTests", dependencies: ["Hunt", "Ranging", "Simulation"], swiftSettings: strict),
         .testTarget(name: "GameTests", dependencies: ["Game", "Hunt", "Ranging", "Bluetooth", "Kiosk"], swiftSettings: strict),
         // Fixtures/frames: the pinned kiosk frames (PIN_FRAMES=1 re-pins, docs/kiosk.md).
@@ -84,5 +88,6 @@ let package = Package(
         .testTarget(name: "VoiceTests", dependencies: ["TestSupport", "Voice", "Audio", "Hunt", "Simulation"], swiftSettings: strict),
         .testTarget(name: "QRCodeTests", dependencies: ["TestSupport", "QRCode"], swiftSettings: strict),
         .testTarget(name: "GPIOTests", dependencies: ["GPIO"], swiftSettings: strict),
+        .testTarget(name: "GameKeyTests", dependencies: ["GameKey", "Bluetooth"], swiftSettings: strict),
     ]
 )

@@ -113,6 +113,20 @@ func fuzzAdvertisingData(_ data: [UInt8]) {
               "reward printable")
         check(reward.first != " " && reward.last != " ", "reward trimmed")
     }
+    // A sealed reward and an announcement (issue #25): typed errors, never a trap. The
+    // authenticator believes every tag, so what gets past the MAC is checked too.
+    let a = GameSignals.Announcement(hunterID: 1, treasureTag: 2, challenge: 3)
+    if let sealed = try? GameSignals.openReward(inScanResponse: data[...], boxTag: 2, for: a, by: BelieveAll()) {
+        check(!sealed.isEmpty && sealed.utf8.count <= GameSignals.maximumSealedRewardBytes, "sealed reward bounded")
+    }
+    if let beacon = IBeacon(manufacturerData: data[...]) { _ = try? GameSignals.verifiedAnnouncement(beacon, by: BelieveAll()) }
+}
+
+/// An authenticator that believes everything: the fuzzer reaches past the MAC.
+struct BelieveAll: SignalAuthenticator {
+    func tag(_ purpose: SignalPurpose, _ message: [UInt8]) -> [UInt8] { [UInt8](repeating: 0, count: 32) }
+    func verify(_ purpose: SignalPurpose, _ message: [UInt8], tag: [UInt8]) -> Bool { true }
+    func xor(_ data: [UInt8], nonce: [UInt8]) -> [UInt8] { data }
 }
 
 func fuzzBTSnoop(_ data: [UInt8]) {

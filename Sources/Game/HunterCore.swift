@@ -145,8 +145,28 @@ public struct HunterCore: Sendable {
         var beacon: IBeacon
     }
 
-    public init(configuration: Configuration) {
+    /// The game key's MACs and cipher (nil: unpaired, and nothing from the air is believed
+    /// beyond a plain beacon's presence: no box reward, no rival).
+    public var authenticator: (any SignalAuthenticator)?
+    /// The challenge of the announcement being sent (a new one for each treasure found): the
+    /// box seals its reward for it, so a recorded response does not verify.
+    public private(set) var challenge: UInt32
+    /// A find waiting for the box's proof (its sealed reward) before the standings count it;
+    /// without one by the reward's timeout it counts by presence (a plain tag).
+    private var unprovenFind: (step: Int?, at: Double)?
+    private var unpairedSaid = false
+    /// Signals from the air that did not verify since the last summary line, and when it was.
+    private var unverified = 0
+    private var unverifiedLoggedAt = -Double.infinity
+    /// The summary of signals that did not verify: at most one line this often.
+    public static let unverifiedLogInterval = 60.0
+
+    /// `challenge`: where this hunter's announcement challenges start (random at the edge,
+    /// so a hunter restarted does not repeat its challenges).
+    public init(configuration: Configuration, authenticator: (any SignalAuthenticator)? = nil, challenge: UInt32 = 0) {
         self.configuration = configuration
+        self.authenticator = authenticator
+        self.challenge = challenge
         engine = RangingEngine(configuration: configuration.ranging, regions: configuration.regions)
         director = configuration.hunt.map(HuntDirector.init(configuration:))
         handoff = configuration.announce.map(Self.handoff)
@@ -177,16 +197,32 @@ public struct HunterCore: Sendable {
         case let .sighting(sighting):
             self.sighting(sighting, into: &effects)
         case let .report(report):
-            guard var h = handoff, h.listeningSince != nil, report.isScanResponse, report.address == foundTreasure?.address
+            guard var h = handoff, h.listeningSince != nil, report.isScanResponse, report.address == foundTreasure?.address,
+                let auth = authenticator, let id = configuration.announce?.hunterID, let treasure = foundTreasure?.beacon
             else { break }
-            let actions = h.heard(TreasureSignals.reward(inScanResponse: report.data), at: time)
+            // Only a reward sealed for this hunter's current challenge is believed.
+            let mine = GameSignals.Announcement(hunterID: id, treasureTag: TreasureSignals.tag(of: treasure), challenge: challenge)
+            let text: String
+            do throws(SignalError) {
+                text = try GameSignals.openReward(inScanResponse: report.data, boxTag: mine.treasureTag, for: mine, by: auth)
+            } catch .notOurs {
+                break
+            } catch {
+                unverified += 1
+                break
+            }
+            let actions = h.heard(text, at: time)
             handoff = h
+            if !actions.isEmpty { countUnprovenFind(into: &effects) }
             perform(actions, at: time, into: &effects)
         case let .radioReady(afterOutage):
             if afterOutage, outage.back(at: time) == .back { say(.adapterBack, at: time, into: &effects) }
             // "The hunt begins" is true only once scanning.
             if !startupSaid {
                 startupSaid = true
+                if authenticator == nil {
+                    effects.append(.log(.warning, Self.unpairedLine))
+                }
                 say(.started, at: time, into: &effects)
             }
         case let .radioLost(problem):
@@ -215,7 +251,32 @@ public struct HunterCore: Sendable {
         return effects
     }
 
+    /// The log's words for a hunter without a game key.
+    public static let unpairedLine =
+        "not paired with the treasure box (no game.key): box rewards and other hunters' finds are ignored; pair it with pirate-hunter pair CODE (pirate-hunter check explains)"
+
+    /// The first time being unpaired matters (a find a box would reward, a hunter's
+    /// announcement heard): the grown-up is told once, in plain words.
+    private mutating func unpairedMatters(at t: Double, into effects: inout [Effect]) {
+        guard authenticator == nil, !unpairedSaid else { return }
+        unpairedSaid = true
+        say(.notice(.noticeUnpaired), at: t, into: &effects)
+    }
+
+    private mutating func countUnprovenFind(into effects: inout [Effect]) {
+        guard let find = unprovenFind else { return }
+        unprovenFind = nil
+        if let id = configuration.announce?.hunterID, standings.record(hunter: id, treasure: (find.step ?? 0) + 1, at: find.at) {
+            effects.append(.output(.standings(time: find.at, standings.finishers)))
+        }
+    }
+
     private mutating func tick(at t: Double, into effects: inout [Effect]) {
+        if unverified > 0, t - unverifiedLoggedAt >= Self.unverifiedLogInterval {
+            effects.append(.log(.info, "ignored \(unverified) signal\(unverified == 1 ? "" : "s") from the air that did not verify with the game key (made-up hunters or rewards, or another game)"))
+            unverified = 0
+            unverifiedLoggedAt = t
+        }
         // Silence-based decisions (exit, unknown, initial state) and the found timer.
         if !rangingStopped { ranging(engine.advance(to: t), at: t, into: &effects) }
         if outage.tick(at: t) == .missing {
@@ -256,8 +317,15 @@ public struct HunterCore: Sendable {
                     let named = namedTags
                     if named[tag] == nil { stepOfTag.set(tag, step, at: time) { named[$0] != nil } }
                 }
-            } else if let (id, tag) = TreasureSignals.hunter(in: beacon) {
-                rival(id, tag: tag, at: time, into: &effects)
+            } else if GameSignals.looksLikeAnnouncement(beacon) || TreasureSignals.hunter(in: beacon) != nil {
+                // Another hunter's find, believed only when it verifies with the game key.
+                if let auth = authenticator, let a = try? GameSignals.verifiedAnnouncement(beacon, by: auth) {
+                    rival(a.hunterID, tag: a.treasureTag, at: time, into: &effects)
+                } else if authenticator == nil {
+                    unpairedMatters(at: time, into: &effects)
+                } else {
+                    unverified += 1
+                }
             }
         }
         ranging(engine.ingest(sighting), at: time, into: &effects)
@@ -350,17 +418,29 @@ public struct HunterCore: Sendable {
         let previous = foundTreasure?.address
         let last = lastHeard.flatMap { k in region?.contains(k) == true ? k : nil }
         if let key = region.flatMap({ engine.nearest(inRegion: $0.name) }) ?? last { foundTreasure = heard[key] }
-        if let id = configuration.announce?.hunterID, standings.record(hunter: id, treasure: (step ?? 0) + 1, at: t) {
-            effects.append(.output(.standings(time: t, standings.finishers)))
-        }
         // A step with its own reward needs no box: it is read and shown now, and nothing is
         // listened for (a box's reward heard over the air would not be believed over it).
         if let step, trail.indices.contains(step), let reward = trail[step].reward {
+            unprovenFind = (step, t)
+            countUnprovenFind(into: &effects)
             effects.append(.log(.info, "treasure \(step + 1) found: its reward is the trail's own"))
             effects.append(.reward(reward, address: nil))
             return
         }
+        // The standings count it after the box's proof (its sealed reward), or by presence
+        // when no box answers (a plain tag).
+        countUnprovenFind(into: &effects)
+        unprovenFind = (step, t)
         guard var h = handoff else {
+            countUnprovenFind(into: &effects)
+            say(.rewardAbsent, at: t, into: &effects)
+            return
+        }
+        guard authenticator != nil else {
+            // Unpaired: no box reward would be believed, so none is listened for, and no
+            // announcement is sent (no box or hunter would believe it).
+            countUnprovenFind(into: &effects)
+            unpairedMatters(at: t, into: &effects)
             say(.rewardAbsent, at: t, into: &effects)
             return
         }
@@ -383,7 +463,12 @@ public struct HunterCore: Sendable {
                 if on {
                     let uuid = configuration.regions.first?.uuid ?? Self.defaultTreasureUUID
                     let treasure = foundTreasure?.beacon ?? IBeacon(uuid: uuid, major: 0, minor: 0, measuredPower: -59)
-                    let beacon = TreasureSignals.announcement(hunterID: announce.hunterID, treasure: treasure)
+                    // A new challenge for each announcement: the box's sealed reward answers it.
+                    challenge &+= 1
+                    let beacon = authenticator.map {
+                        GameSignals.announcement(
+                            GameSignals.Announcement(hunterID: announce.hunterID, treasureTag: TreasureSignals.tag(of: treasure), challenge: challenge), by: $0)
+                    } ?? TreasureSignals.announcement(hunterID: announce.hunterID, treasure: treasure)
                     effects.append(.advertise(Advertisement(data: beacon.advertisingData)))
                     effects.append(.log(.info, "announcing hunter \(announce.hunterID) to the treasure box for \(fixed(announce.seconds, decimals: 0)) s"))
                 } else {
@@ -393,6 +478,8 @@ public struct HunterCore: Sendable {
             case let .reward(text):
                 effects.append(.reward(text, address: foundTreasure?.address))
             case .noReward:
+                // No box answered: a plain tag's find counts by its presence.
+                countUnprovenFind(into: &effects)
                 effects.append(.log(.warning, "no reward heard from the treasure (it may have none)"))
                 say(.rewardAbsent, at: t, into: &effects)
             }

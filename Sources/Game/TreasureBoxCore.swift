@@ -18,11 +18,14 @@ public struct TreasureBoxCore: Sendable {
         /// other hunters' announcements name (for the standings).
         public var trail: [TrailStep]
         public var ranging: RangingConfiguration
+        /// The hunters of the game (`game.hunters`); nil: any hunter whose announcement verifies.
+        public var roster: Set<UInt16>?
 
         public init(
             beacon: IBeacon, intervalMilliseconds: Int = 100, reward: String? = nil, trail: [TrailStep] = [],
-            ranging: RangingConfiguration = .default
+            ranging: RangingConfiguration = .default, roster: Set<UInt16>? = nil
         ) {
+            self.roster = roster
             self.beacon = beacon
             self.intervalMilliseconds = intervalMilliseconds
             self.reward = reward
@@ -39,6 +42,9 @@ public struct TreasureBoxCore: Sendable {
         /// Log the reward's QR code for this hunter (at most one every `qrLogInterval`: it is
         /// many lines).
         case logQRCode(hunter: UInt16)
+        /// Answer scan requests with this (the reward sealed for the hunter whose announcement
+        /// verified last; nil: no scan response).
+        case scanResponse([UInt8]?)
     }
 
     /// A hunter heard lately.
@@ -54,8 +60,15 @@ public struct TreasureBoxCore: Sendable {
         /// with when it happened.
         var trend: Trend?
         var trendAt = -Double.infinity
+        /// Since when the committed class has been immediate (nil: it is not).
+        var immediateSince: Double?
 
         mutating func classified(_ next: Proximity) {
+            if next == .immediate {
+                if proximity != .immediate || immediateSince == nil { immediateSince = lastSeen }
+            } else {
+                immediateSince = nil
+            }
             if next != proximity, next != .unknown, proximity != .unknown {
                 trend = next < proximity ? .warmer : .colder
                 trendAt = lastSeen
@@ -75,6 +88,13 @@ public struct TreasureBoxCore: Sendable {
     /// A trend is told for this long after the class changed, then nothing.
     public static let trendSeconds = 10.0
     public static let tickInterval = 0.5
+    /// A hunter is greeted once its announcement has verified and the box's own ranging has
+    /// held it at "immediate" this long (s): it is really there, not a copy from afar.
+    public static let greetAfterImmediate = 2.0
+    /// The summary of announcements not believed: at most one line this often (s).
+    public static let rejectedLogInterval = 60.0
+    /// The sealed scan response is changed for another hunter at most this often (s).
+    public static let resealInterval = 1.0
 
     public private(set) var configuration: Configuration
     private var engine: RangingEngine
@@ -86,9 +106,19 @@ public struct TreasureBoxCore: Sendable {
     /// The finish order at this box: each hunter once, the first ones kept (ids come from the air).
     public private(set) var standings = Standings()
     private var lastQRLogged = -Double.infinity
+    /// The game key's MACs and cipher (nil: unpaired: no finder believed, no reward sent).
+    public var authenticator: (any SignalAuthenticator)?
+    /// The announcement the scan response is sealed for now, and since when.
+    private var sealedFor: (announcement: GameSignals.Announcement, at: Double)?
+    /// Announcements not believed (not verified, or a hunter not in the roster) since the
+    /// last summary line, and when that was.
+    private var rejected = 0
+    private var rejectedHunters = Set<UInt16>()
+    private var rejectedLoggedAt = -Double.infinity
 
-    public init(configuration: Configuration) {
+    public init(configuration: Configuration, authenticator: (any SignalAuthenticator)? = nil) {
         self.configuration = configuration
+        self.authenticator = authenticator
         engine = RangingEngine(configuration: configuration.ranging, regions: [Region(name: "hunters", uuid: TreasureSignals.hunterUUID)])
     }
 
@@ -104,9 +134,30 @@ public struct TreasureBoxCore: Sendable {
     /// A beacon heard (its time: seconds since start): a hunter's announcement is ranged,
     /// counted in the standings, and greeted when it found this box's treasure.
     public mutating func sighting(_ sighting: BeaconSighting) -> [Effect] {
-        guard case let .iBeacon(beacon) = sighting.beacon, let (id, foundTag) = TreasureSignals.hunter(in: beacon) else { return [] }
+        guard case let .iBeacon(beacon) = sighting.beacon,
+            GameSignals.looksLikeAnnouncement(beacon) || TreasureSignals.hunter(in: beacon) != nil
+        else { return [] }
         let t = sighting.time
+        // Believed only when it verifies with the game key and names a hunter of the roster.
+        guard let auth = authenticator, let a = try? GameSignals.verifiedAnnouncement(beacon, by: auth),
+            configuration.roster?.contains(a.hunterID) ?? true
+        else {
+            reject(beacon.major)
+            return []
+        }
+        let id = a.hunterID
+        let foundTag = a.treasureTag
         var effects: [Effect] = []
+        // The box's reward, sealed for this hunter's challenge (it answers its scan requests).
+        if foundTag == ownTag, let reward = configuration.reward, sealedFor?.announcement != a,
+            t - (sealedFor?.at ?? -Double.infinity) >= Self.resealInterval || sealedFor?.announcement.hunterID == id,
+            let response = try? GameSignals.sealedScanResponse(reward: reward, boxTag: ownTag, to: a, by: auth) {
+            sealedFor = (a, t)
+            effects.append(.scanResponse(response))
+        }
+        // Ranged under the hunters' one UUID (the announcement's carries its MAC).
+        var plain = sighting
+        plain.beacon = .iBeacon(IBeacon(uuid: TreasureSignals.hunterUUID, major: id, minor: foundTag, measuredPower: beacon.measuredPower))
         // Another chest of the trail, found: the standings keep it (this box's own, below).
         if foundTag != ownTag, let step = TrailTags.named(configuration.trail)[foundTag],
             standings.record(hunter: id, treasure: step + 1, at: t) {
@@ -116,24 +167,47 @@ public struct TreasureBoxCore: Sendable {
             h.lastSeen = t
             h.foundTag = foundTag
         }
-        ranging(engine.ingest(sighting))
-        // A hunter that found this treasure (its announcement carries our tag) is greeted.
-        if foundTag == ownTag, greeted[id].map({ t - $0 >= Self.greetAgainAfter }) ?? true {
-            greeted.set(id, t, at: t)
-            greet(id, at: t, into: &effects)
-            if standings.record(hunter: id, treasure: trailNumber ?? 1, at: t) {
-                effects.append(.output(.standings(time: t, standings.finishers)))
-            }
-        }
+        ranging(engine.ingest(plain))
+        greetIfThere(id, at: t, into: &effects)
         return effects
     }
 
-    /// The periodic tick: hunters gone quiet leave, the greeting ends.
-    public mutating func tick(at t: Double) {
+    /// A hunter that found this treasure (its verified announcement carries our tag) is
+    /// greeted once the box's own ranging has held it at "immediate" long enough.
+    private mutating func greetIfThere(_ id: UInt16, at t: Double, into effects: inout [Effect]) {
+        guard let h = hunters[id], h.foundTag == ownTag, let since = h.immediateSince, t - since >= Self.greetAfterImmediate,
+            greeted[id].map({ t - $0 >= Self.greetAgainAfter }) ?? true
+        else { return }
+        greeted.set(id, t, at: t)
+        greet(id, at: t, into: &effects)
+        if standings.record(hunter: id, treasure: trailNumber ?? 1, at: t) {
+            effects.append(.output(.standings(time: t, standings.finishers)))
+        }
+    }
+
+    private mutating func reject(_ id: UInt16) {
+        rejected += 1
+        if rejectedHunters.count < 1000 { rejectedHunters.insert(id) }
+    }
+
+    /// The periodic tick: hunters gone quiet leave, the greeting ends, those held at
+    /// immediate long enough are greeted, and what was not believed is summarised.
+    @discardableResult
+    public mutating func tick(at t: Double) -> [Effect] {
+        var effects: [Effect] = []
         ranging(engine.advance(to: t))
         hunters.removeHeard(before: t - Self.hunterTimeout)
         greeted.removeHeard(before: t - Self.greetAgainAfter)
         if let g = greeting, t - g.at > Self.greetingSeconds { greeting = nil }
+        for id in hunters.entries.map(\.key) { greetIfThere(id, at: t, into: &effects) }
+        if rejected > 0, t - rejectedLoggedAt >= Self.rejectedLogInterval {
+            let why = authenticator == nil ? "this box has no game key (pair it: pirate-hunter check)" : configuration.roster == nil ? "they do not verify with the game key" : "they do not verify with the game key or are not in game.hunters"
+            effects.append(.log("ignored \(rejected) announcement\(rejected == 1 ? "" : "s") from \(rejectedHunters.count) hunter id\(rejectedHunters.count == 1 ? "" : "s") not greeted: \(why)"))
+            rejected = 0
+            rejectedHunters = []
+            rejectedLoggedAt = t
+        }
+        return effects
     }
 
     /// A new treasure (a reload): advertised again by the caller; hunters and standings kept.
@@ -141,6 +215,8 @@ public struct TreasureBoxCore: Sendable {
         configuration.beacon = next.beacon
         configuration.intervalMilliseconds = next.intervalMilliseconds
         configuration.reward = next.reward
+        configuration.roster = next.roster
+        sealedFor = nil
     }
 
     private mutating func ranging(_ events: [RangingEvent]) {

@@ -50,6 +50,9 @@ public enum LineEvent: String, CaseIterable, Sendable, Codable {
     case noticeSettingsStep = "notice-settings-step"
     /// The speaker was missing at start and is there now (the clue follows).
     case noticeSpeakerFound = "notice-speaker-found"
+    /// No game key: nothing from the air is believed (rivals, the box's reward) until the
+    /// hunter is paired with the box (`pirate-hunter pair`), issue #25.
+    case noticeUnpaired = "notice-unpaired"
 
     public static func proximity(_ p: Proximity) -> LineEvent {
         switch p {
@@ -68,7 +71,7 @@ public enum LineEvent: String, CaseIterable, Sendable, Codable {
         switch self {
         case .clue, .finale: return 6
         case .noticeBluetoothOff, .noticeNoAdapter, .noticeNoPermission, .noticeNoBluetooth, .noticeSettings, .noticeSettingsStep,
-             .noticeSpeakerFound: return 6
+             .noticeSpeakerFound, .noticeUnpaired: return 6
         case .treasureFound, .reward, .outOfOrder, .spinStop: return 5
         case .rivalFound, .rivalsFound: return 4
         case .regionEntered, .regionLeft, .adapterMissing, .adapterBack: return 4

@@ -359,9 +359,16 @@ public enum KioskScreen {
         var status = statusLine(state.advertising)
         status.append(Span("   reward ", .label))
         status.append(state.reward.map { Span(Text.clean($0), .label) } ?? Span("(none)", .label))
-        let ids = [Span(
+        var ids = [Span(
             "\(Text.clean(state.uuid))  major \(state.major) minor \(state.minor)  \(state.power) dBm  \(state.intervalMilliseconds) ms",
             .label)]
+        if let game = state.game {
+            let paired = game.hasPrefix("game ")
+            let text = "  " + Text.clean(game)
+            if ids.reduce(0, { $0 + Text.width(of: $1.text) }) + Text.width(of: text) <= width || !paired {
+                ids.append(Span(text, paired ? .label : .warn))
+            }
+        }
         if rows >= 2 { return [status, ids] }
         return rows == 1 ? [status] : []
     }

@@ -130,6 +130,9 @@ public struct KioskState: Sendable, Equatable {
     /// The finds in finishing order (first first).
     public var standings: [Finisher]
     public var proximityEdges: ProximityEdges
+    /// Which game the box is paired with ("game ABCD": the key's fingerprint, for a parent
+    /// to compare with each hunter's `pirate-hunter check`), or that it is not; nil: not shown.
+    public var game: String?
 
     public init(
         advertising: Advertising, uuid: String, major: UInt16, minor: UInt16, power: Int8,

@@ -1,5 +1,6 @@
 import Bluetooth
 import FoundationEssentials
+import GameKey
 import Hunt
 import Radio
 import Ranging
@@ -15,6 +16,8 @@ final class DemoWorld {
     static var region: Region { Region(name: "treasure", uuid: treasureUUID) }
     /// The demo treasure box's reward, unless `--reward` gives one.
     static let reward = "ARRR-GOLD-2026"
+    /// The demo's own game key (fixed: its runs are reproducible; never a real game's).
+    static let gameKey: GameKey = (try? GameKey(text: "PIRA-TEHU-NTER-DEMO-KEYA-AAAA-AAAA-AAAA-AAAA-AAAA-AAAA-AAAA-AAAA")) ?? GameKey.random()
     static let boxAddress = BDAddress(bytes: (0x1D, 0x60, 0x15, 0xEE, 0xFF, 0xC0))
     static let hunterAddress = BDAddress(bytes: (0x07, 0x00, 0x00, 0x7E, 0xA7, 0xC0))
 
@@ -87,7 +90,7 @@ final class DemoWorld {
 
     /// The air of the trail demo: the box (chest 1) and the hunter hear each other at the
     /// child's distance to chest 1.
-    func trailAir() throws(TransportError) -> (air: SimulatedAir, hunter: SimulatedController, box: SimulatedController) {
+    func trailAir(key: GameKey) throws(TransportError) -> (air: SimulatedAir, hunter: SimulatedController, box: SimulatedController) {
         let air = SimulatedAir(startTime: origin) { [self] t, _, _, ch in rssi(atDistance: distance(toChest: 1, at: t), channel: ch) }
         let hunter = try SimulatedController(family: .legacy, address: Self.hunterAddress, startTime: origin)
         let box = try SimulatedController(family: .extended, address: Self.boxAddress, startTime: origin)
@@ -99,7 +102,8 @@ final class DemoWorld {
             })
         }
         // Hunter 2, at chest 2 (12 m from chest 3, where the demo child is stuck), announces its find.
-        let rival = TreasureSignals.announcement(hunterID: 2, treasure: Self.chest(2))
+        let rival = GameSignals.announcement(
+            GameSignals.Announcement(hunterID: 2, treasureTag: TreasureSignals.tag(of: Self.chest(2)), challenge: 7), by: key.authenticator)
         hunter.add(VirtualBeacon(address: Self.rivalAddress, advertisingData: rival.advertisingData, interval: 0.1) { [self] t, ch in
             t - origin < Self.rivalFindsAt ? nil : rssi(atDistance: distance(toChest: 2, at: t) + 1, channel: ch)
         })
@@ -152,9 +156,12 @@ final class DemoWorld {
 
     /// For `treasure --hci simulator`: hunter 7, who found this treasure, walks up to the box
     /// every minute, lingers and leaves (announcing itself all the while).
-    func visitingHunter(treasure: IBeacon) -> VirtualBeacon {
-        let beacon = TreasureSignals.announcement(hunterID: 7, treasure: treasure)
-        let stops: [(Double, Double)] = [(0, 40), (8, 6), (14, 1.5), (20, 0.3), (35, 0.3), (42, 4), (50, 40), (60, 40)]
+    /// Hunter 7, paired with `key`: at the box from the start (greeted once held at
+    /// immediate), then off and back again every minute.
+    func visitingHunter(treasure: IBeacon, key: GameKey) -> VirtualBeacon {
+        let a = GameSignals.Announcement(hunterID: 7, treasureTag: TreasureSignals.tag(of: treasure), challenge: 7)
+        let beacon = GameSignals.announcement(a, by: key.authenticator)
+        let stops: [(Double, Double)] = [(0, 1.5), (1, 0.3), (35, 0.3), (42, 4), (50, 40), (60, 40)]
         let visit = ScriptedPath(stops.map {
             ScriptedPath.Waypoint(time: $0.0, distance: $0.1)
         })

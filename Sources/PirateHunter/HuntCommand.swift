@@ -80,6 +80,10 @@ enum HuntCommand {
         var setup = configuration.hunterSetup(quiet: quiet)
         setup.rewardSVG = flags.rewardSVG
         DemoWorld.huntItsTrail(&setup)
+        // The demo pairs its two sides itself: one key for the hunter, the box and hunter 2.
+        let key = configuration.game.key ?? DemoWorld.gameKey
+        setup.key = key
+        setup.challenge = 0
         // On virtual time nothing is heard unless a device was asked for (a card would play
         // the whole walk in real time while the loop waits to shut down).
         if virtualTime, !arguments.has(Flags.device) { setup.playback?.device = "null" }
@@ -106,7 +110,7 @@ enum HuntCommand {
             let world = DemoWorld(origin: runtime.loop.now)
             let radio: (air: SimulatedAir, hunter: SimulatedController, box: SimulatedController)
             do {
-                radio = try world.trailAir()
+                radio = try world.trailAir(key: key)
             } catch {
                 throw CLIError(.software, "simulator: \(error)")
             }
@@ -123,6 +127,7 @@ enum HuntCommand {
             box.trail = DemoWorld.trail
             box.json = false
             box.logPrefix = "treasure box: "
+            box.key = key
             box.ownsSignals = false
             let treasureBox = try TreasureBox(setup: box, runtime: runtime)
             // The air moves both controllers; the hunter's session is the one recorded.

@@ -1,6 +1,7 @@
 import Audio
 import Bluetooth
 import Game
+import GameKey
 import GPIO
 import Hunt
 import Radio
@@ -26,7 +27,7 @@ final class Hunter {
     init(setup: HunterSetup, runtime: ApplianceRuntime) throws(CLIError) {
         self.setup = setup
         self.runtime = runtime
-        core = HunterCore(configuration: setup.game)
+        core = HunterCore(configuration: setup.game, authenticator: setup.key?.authenticator, challenge: setup.challenge ?? GameKey.randomChallenge())
         speaker = try Speaker(setup, runtime: runtime)
     }
 
@@ -171,6 +172,10 @@ final class Hunter {
         if next.playback?.device != setup.playback?.device { waiting.append("audio.device (the sound card is opened at start)") }
         if next.transport != setup.transport { waiting.append("transport (the controller is opened at start)") }
         if next.button != setup.button { waiting.append("button (the GPIO line is requested at start)") }
+        if next.key != setup.key {
+            core.authenticator = next.key?.authenticator
+            applied.append(next.key == nil ? "game.key (removed: unpaired)" : "game.key")
+        }
         let (game, effects) = core.reconfigure(next.game, at: now)
         setup = next
         speaker.json = next.json

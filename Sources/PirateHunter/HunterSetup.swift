@@ -1,5 +1,6 @@
 import Audio
 import Game
+import GameKey
 import Hunt
 import Ranging
 import Voice
@@ -28,6 +29,14 @@ struct HunterSetup {
     var reload: (() throws(CLIError) -> HunterSetup)?
 
     /// The game's part: what `HunterCore` runs with.
+    /// The game key (`game.key`); nil: unpaired (nothing from the air believed beyond a
+    /// plain beacon's presence).
+    var key: GameKey?
+    /// Where the announcement challenges start; nil: random (the demo and replay fix it, so
+    /// a demo capture replays with its rewards: a real hunt's sealed rewards, answering
+    /// random challenges, are replays and are refused).
+    var challenge: UInt32?
+
     var game: HunterCore.Configuration {
         HunterCore.Configuration(
             regions: regions, ranging: ranging, hunt: hunt,

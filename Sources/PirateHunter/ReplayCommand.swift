@@ -126,6 +126,7 @@ extension ReplayCommand {
         let configuration = try HunterConfiguration.load(flags: options.flags)
         var setup = configuration.hunterSetup()
         setup.record = nil
+        setup.challenge = 0
         var staged: SafeFile.Staged?
         if let out = options.out {
             guard !out.contains(",") else { throw CLIError(.usage, "--out '\(out)': a file name without commas") }

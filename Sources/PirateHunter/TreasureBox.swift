@@ -3,6 +3,7 @@ import Glibc
 #endif
 import Bluetooth
 import Game
+import GameKey
 import Hunt
 import CLinux
 import Kiosk
@@ -35,7 +36,7 @@ final class TreasureBox {
         self.runtime = runtime
         advertisement = try setup.advertisement()
         controllerLog = ControllerLog(doing: nil, prefix: setup.logPrefix)
-        core = TreasureBoxCore(configuration: setup.game)
+        core = TreasureBoxCore(configuration: setup.game, authenticator: setup.key?.authenticator)
         qrLines = Self.qrLines(setup.treasure.reward)
     }
 
@@ -51,6 +52,11 @@ final class TreasureBox {
     /// box) out of the hunter's recording.
     func start(on source: ControllerSource, recorded: Bool = true) {
         if setup.kiosk { writeOut(KioskScreen.enterFullScreen) }
+        if let key = setup.key {
+            log(info: "paired: game \(key.fingerprint) (every Pi of the game shows the same in pirate-hunter check)")
+        } else {
+            log(warning: "not paired (no game.key): no reward is sent and no hunter greeted; pair it: pirate-hunter check --new-game, then pirate-hunter pair CODE")
+        }
         var options = ControllerSession.Options()
         options.advertises = true
         // Hunters only announce after a find: long silences are normal, not a stuck scan.
@@ -71,7 +77,7 @@ final class TreasureBox {
     private func periodic() {
         loop.schedule(after: TreasureBoxCore.tickInterval) { [unowned self] in
             guard !stopped else { return }
-            core.tick(at: now)
+            carryOut(core.tick(at: now))
             refresh()
             periodic()
         }
@@ -95,6 +101,9 @@ final class TreasureBox {
     }
 
     private func controller(_ new: ControllerState) {
+        // A new scan response (the reward sealed for another hunter) reconfigures a ready
+        // controller: it goes on advertising, so the kiosk and the log do not say "waiting".
+        if case .configuring = new, case .ready = state { return }
         state = new
         // Logged once per outage (retries must not fill the journal), and not on the kiosk's
         // own terminal, which shows it.
@@ -105,8 +114,19 @@ final class TreasureBox {
     private func sighting(_ sighting: BeaconSighting) {
         var s = sighting
         s.time -= runtime.start
-        for effect in core.sighting(s) {
+        carryOut(core.sighting(s))
+        refresh()
+    }
+
+    private func carryOut(_ effects: [TreasureBoxCore.Effect]) {
+        for effect in effects {
             switch effect {
+            case let .scanResponse(response):
+                advertisement.scanResponse = response ?? []
+                if var settings = session?.settings {
+                    settings.advertisement = advertisement
+                    session?.apply(settings)
+                }
             case let .output(event):
                 guard setup.json, let line = event.jsonLine else { continue }
                 runtime.out.line(line)
@@ -121,7 +141,6 @@ final class TreasureBox {
                 for row in qrLines { log(info: row) }
             }
         }
-        refresh()
     }
 
     func kioskState() -> KioskState {
@@ -134,7 +153,10 @@ final class TreasureBox {
             // One steady state for a whole outage (its first reason), not one per retry.
             status = .waiting(controllerLog.outage.map { "controller unavailable (\($0)), retrying" } ?? "connecting to \(setup.transport.description)")
         }
-        return core.kioskState(advertising: status, qrLines: qrLines, at: now)
+        var state = core.kioskState(advertising: status, qrLines: qrLines, at: now)
+        // The key's fingerprint (never the key: children read this screen), or what to do.
+        state.game = setup.key.map { "game \($0.fingerprint)" } ?? "NOT PAIRED: no reward sent (pirate-hunter check)"
+        return state
     }
 
     /// The screen redrawn (kiosk), and what changed logged (always: the journal gets the
@@ -212,6 +234,11 @@ final class TreasureBox {
             next.reload = reload
             let ad = try next.advertisement()
             setup.treasure = next.treasure
+            setup.roster = next.roster
+            if next.key != setup.key {
+                setup.key = next.key
+                core.authenticator = next.key?.authenticator
+            }
             core.reconfigure(setup.game)
             advertisement = ad
             qrLines = Self.qrLines(next.treasure.reward)

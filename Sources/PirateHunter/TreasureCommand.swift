@@ -16,6 +16,9 @@ enum TreasureCommand {
         }
         var setup = try load()
         setup.reload = load
+        // The simulator's visiting hunter and the box are one game: paired with the demo's
+        // key when the file has none (nothing real is believed with it: it is public).
+        if setup.transport == .simulator, setup.key == nil { setup.key = DemoWorld.gameKey }
         setup.duration = duration
         setup.kiosk = !plain && !setup.json && isatty(1) == 1
         var options = RuntimeOptions(record: setup.record, duration: duration)
@@ -27,7 +30,7 @@ enum TreasureCommand {
             let world = DemoWorld(origin: runtime.loop.now)
             do {
                 let controller = try SimulatedController(family: .extended, address: DemoWorld.boxAddress, startTime: runtime.loop.now)
-                controller.add(world.visitingHunter(treasure: setup.treasure.beacon))
+                controller.add(world.visitingHunter(treasure: setup.treasure.beacon, key: setup.key ?? DemoWorld.gameKey))
                 box.start(on: .inProcess(controller, world: { controller.advance(to: $0) }))
             } catch {
                 throw CLIError(.software, "simulator: \(error)")

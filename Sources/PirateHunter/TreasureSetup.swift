@@ -1,5 +1,6 @@
 import Bluetooth
 import Game
+import GameKey
 import Hunt
 import Radio
 import Ranging
@@ -24,24 +25,29 @@ struct TreasureSetup {
     var duration: Double?
     /// Reloads what SIGHUP reloads (ids, reward: advertised again); nil ignores SIGHUP.
     var reload: (() throws(CLIError) -> TreasureSetup)?
+    /// The game key (`game.key`); nil: unpaired (no finder believed, no reward sent).
+    var key: GameKey?
+    /// `game.hunters`: the only hunter ids greeted; nil: any whose announcement verifies.
+    var roster: Set<UInt16>?
 
     /// The game's part: what `TreasureBoxCore` runs with.
     var game: TreasureBoxCore.Configuration {
         TreasureBoxCore.Configuration(
             beacon: treasure.beacon, intervalMilliseconds: treasure.intervalMilliseconds, reward: treasure.reward, trail: trail,
-            ranging: ranging)
+            ranging: ranging, roster: roster)
     }
 
-    /// The treasure's advertisement: its iBeacon, and the reward in the scan response.
+    /// The treasure's advertisement: its iBeacon, and (paired, with a reward) a scan response
+    /// that waits for a hunter's verified announcement, when the core seals the reward for it.
+    /// Unpaired, the reward is never sent.
     func advertisement() throws(CLIError) -> Advertisement {
         let beacon = treasure.beacon
         var response: [UInt8] = []
         if let reward = treasure.reward {
-            do {
-                response = try TreasureSignals.scanResponse(reward: reward)
-            } catch {
-                throw CLIError(.config, "treasure.reward: \(error)")
+            guard reward.utf8.count <= GameSignals.maximumSealedRewardBytes else {
+                throw CLIError(.config, "treasure.reward: \(reward.utf8.count) bytes, at most \(GameSignals.maximumSealedRewardBytes) fit a sealed scan response")
             }
+            if key != nil { response = GameSignals.waitingScanResponse }
         }
         return Advertisement(data: beacon.advertisingData, scanResponse: response, intervalUnits: treasure.intervalUnits)
     }

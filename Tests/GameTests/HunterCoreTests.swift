@@ -30,7 +30,10 @@ struct CoreDriver {
     var effects: [HunterCore.Effect] = []
     var now = 0.0
 
-    init(_ configuration: HunterCore.Configuration) { core = HunterCore(configuration: configuration) }
+    /// Paired (the fake game key) unless `authenticator` is nil.
+    init(_ configuration: HunterCore.Configuration, authenticator: (any SignalAuthenticator)? = FakeAuthenticator.game) {
+        core = HunterCore(configuration: configuration, authenticator: authenticator, challenge: 100)
+    }
 
     @discardableResult
     mutating func feed(_ input: HunterCore.Input, at t: Double) -> [HunterCore.Effect] {
@@ -91,18 +94,23 @@ struct CoreDriver {
         d.hear(rssi: -45, until: 9)
         #expect(d.effects.lines.contains(.treasureFound))
         let active = try #require(d.effects.firstIndex(of: .scanActively(true)))
-        let announcement = TreasureSignals.announcement(hunterID: 4, treasure: chest)
+        // The announcement carries the hunter's new challenge (101) and its MAC.
+        let mine = GameSignals.Announcement(hunterID: 4, treasureTag: TreasureSignals.tag(of: chest), challenge: 101)
+        let announcement = GameSignals.announcement(mine, by: FakeAuthenticator.game)
         #expect(d.effects[active...].contains(.advertise(Advertisement(data: announcement.advertisingData))))
         let listening = d.core.listensForReward
         #expect(listening)
+        // This hunter's find waits for the box's proof before the standings count it.
+        #expect(d.core.standings.finishers.isEmpty)
         // Anyone can send a scan response: only the found treasure's address is read.
-        let response = try TreasureSignals.scanResponse(reward: "GOLD-1")
+        let response = try GameSignals.sealedScanResponse(reward: "GOLD-1", boxTag: mine.treasureTag, to: mine, by: FakeAuthenticator.game)
         let stranger = BDAddress(bytes: (0x09, 0x09, 0x09, 0x09, 0x09, 0xC9))
         let fake = AdvertisingReport(format: .legacy, eventType: 0x04, addressType: 0, address: stranger, rssi: -40, data: response[...])
         #expect(d.feed(.report(fake), at: 9.1).isEmpty)
         let real = AdvertisingReport(format: .legacy, eventType: 0x04, addressType: 0, address: chestAddress, rssi: -40, data: response[...])
         let out = d.feed(.report(real), at: 9.2)
-        #expect(out.first == .scanActively(false))
+        #expect(out.first == .output(.standings(time: 7, [Standings.Finisher(hunter: 4, treasure: 1, time: 7)])), "counted on the box's proof")
+        #expect(out.contains(.scanActively(false)))
         #expect(out.contains(.reward("GOLD-1", address: chestAddress)))
         let reward = d.core.reward, finders = d.core.standings.finishers.map(\.hunter)
         #expect(reward == "GOLD-1")
@@ -127,8 +135,9 @@ struct CoreDriver {
         var d = CoreDriver(HunterCore.Configuration(regions: steps.map(\.region), hunt: hunt, announce: HunterCore.Announcement(hunterID: 4)))
         d.feed(.radioReady(afterOutage: false), at: 0)
         let second = IBeacon(uuid: treasureUUID, major: 1, minor: 2, measuredPower: -59)
-        let rival = TreasureSignals.announcement(hunterID: 9, treasure: second)
-        let me = TreasureSignals.announcement(hunterID: 4, treasure: second)
+        let tag = TreasureSignals.tag(of: second)
+        let rival = GameSignals.announcement(GameSignals.Announcement(hunterID: 9, treasureTag: tag, challenge: 1), by: FakeAuthenticator.game)
+        let me = GameSignals.announcement(GameSignals.Announcement(hunterID: 4, treasureTag: tag, challenge: 1), by: FakeAuthenticator.game)
         for k in 0..<50 {
             d.feed(.sighting(sighting(rival, rssi: -70, at: 1 + Double(k) * 0.1)), at: 1 + Double(k) * 0.1)
             d.feed(.sighting(sighting(me, rssi: -70, at: 1.05 + Double(k) * 0.1)), at: 1.05 + Double(k) * 0.1)
@@ -147,7 +156,8 @@ struct CoreDriver {
         var d = CoreDriver(HunterCore.Configuration(regions: steps.map(\.region), hunt: hunt))
         for id in 0..<5000 {
             let t = Double(id) * 0.001
-            d.feed(.sighting(sighting(TreasureSignals.announcement(hunterID: UInt16(id), treasure: chest), rssi: -70, at: t)), at: t)
+            let a = GameSignals.Announcement(hunterID: UInt16(id), treasureTag: TreasureSignals.tag(of: chest), challenge: 1)
+            d.feed(.sighting(sighting(GameSignals.announcement(a, by: FakeAuthenticator.game), rssi: -70, at: t)), at: t)
         }
         let count = d.core.standings.finishers.count
         #expect(count == Standings.defaultCapacity)

@@ -10,31 +10,45 @@ import Testing
     static let hunterAddress = BDAddress(bytes: (0x07, 0x00, 0x00, 0x00, 0x00, 0xC7))
 
     static func announcement(_ id: UInt16, found treasure: IBeacon = chest, at t: Double, rssi: Int8 = -45) -> BeaconSighting {
-        sighting(TreasureSignals.announcement(hunterID: id, treasure: treasure), rssi: rssi, at: t, from: hunterAddress)
+        let a = GameSignals.Announcement(hunterID: id, treasureTag: TreasureSignals.tag(of: treasure), challenge: 1)
+        return sighting(GameSignals.announcement(a, by: FakeAuthenticator.game), rssi: rssi, at: t, from: hunterAddress)
+    }
+
+    static func paired(_ box: TreasureBoxCore.Configuration = box) -> TreasureBoxCore {
+        TreasureBoxCore(configuration: box, authenticator: FakeAuthenticator.game)
     }
 
     @Test func aFinderIsGreetedOnceAndAgainOnlyAfterTenMinutes() {
-        var core = TreasureBoxCore(configuration: Self.box)
+        var core = Self.paired()
         var greetings: [Double] = []
-        for k in 0..<2000 {
-            let t = Double(k) * 0.5
-            if k % 4 == 0 { core.tick(at: t) }
+        for k in 0..<10_000 {
+            let t = Double(k) * 0.1
+            if k % 5 == 0 { _ = core.tick(at: t).map { if case let .output(.greet(at, _, _)) = $0 { greetings.append(at) } } }
             for case let .output(.greet(at, hunter, reward)) in core.sighting(Self.announcement(7, at: t)) {
                 #expect(hunter == 7 && reward == "GOLD")
                 greetings.append(at)
             }
         }
-        #expect(greetings == [0, TreasureBoxCore.greetAgainAfter])
+        // Greeted once held at immediate for 2 s, then again only after ten minutes.
+        #expect(greetings.count == 2)
+        #expect((TreasureBoxCore.greetAfterImmediate...5).contains(greetings.first ?? 0))
+        #expect(greetings.count == 2 && greetings[1] - greetings[0] >= TreasureBoxCore.greetAgainAfter)
         #expect(core.standings.finishers.map(\.hunter) == [7], "each hunter once in the standings")
     }
 
     @Test func theQRCodeIsLoggedAtMostOnceInTenSeconds() {
-        var core = TreasureBoxCore(configuration: Self.box)
+        var core = Self.paired()
         var logged = 0
-        for id in 0..<100 {
-            let t = Double(id) * 0.1
-            logged += core.sighting(Self.announcement(UInt16(id), at: t)).filter { if case .logQRCode = $0 { true } else { false } }.count
+        var greeted = 0
+        // 20 hunters, each at the box ten times a second for 9 s: all greeted, one QR code.
+        for k in 0..<1800 {
+            let t = Double(k) * 0.005
+            var out = core.sighting(Self.announcement(UInt16(k % 20), at: t))
+            if k % 100 == 0 { out += core.tick(at: t) }
+            logged += out.filter { if case .logQRCode = $0 { true } else { false } }.count
+            greeted += out.filter { if case .output(.greet) = $0 { true } else { false } }.count
         }
+        #expect(greeted == 20)
         #expect(logged == 1)
     }
 
@@ -42,14 +56,14 @@ import Testing
         let other = IBeacon(uuid: chest.uuid, major: 1, minor: 2, measuredPower: -59)
         var box = Self.box
         box.trail = [chest, other].map { TrailStep(region: Region(name: RegionID("\($0.minor)"), uuid: $0.uuid, major: $0.major, minor: $0.minor)) }
-        var core = TreasureBoxCore(configuration: box)
+        var core = Self.paired(box)
         let effects = core.sighting(Self.announcement(3, found: other, at: 1))
         #expect(effects == [.output(.standings(time: 1, [Standings.Finisher(hunter: 3, treasure: 2, time: 1)]))])
         #expect(core.trailNumber == 1)
     }
 
     @Test func aHunterComingCloserIsWarmerOnTheKioskForTenSeconds() throws {
-        var core = TreasureBoxCore(configuration: Self.box)
+        var core = Self.paired()
         let far = chest.uuid == TreasureSignals.hunterUUID ? chest : IBeacon(uuid: chest.uuid, major: 1, minor: 9, measuredPower: -59)
         var t = 0.0
         var states: [KioskState.Hunter] = []

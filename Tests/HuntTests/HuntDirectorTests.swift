@@ -196,8 +196,8 @@ extension HuntDirector {
     }
 
     @Test func everyEventHasAPrecedenceAndAPackKey() {
-        #expect(LineEvent.allCases.count == 29)
-        #expect(Set(LineEvent.allCases.map(\.rawValue)).count == 29)
+        #expect(LineEvent.allCases.count == 30)
+        #expect(Set(LineEvent.allCases.map(\.rawValue)).count == 30)
         #expect(LineEvent.treasureFound.precedence > LineEvent.regionLeft.precedence)
         #expect(LineEvent.regionLeft.precedence > LineEvent.proximityNear.precedence)
         #expect(LineEvent.proximityNear.precedence > LineEvent.warmer.precedence)

@@ -291,3 +291,23 @@ let sampleStates: [(String, KioskState)] = [
         #expect(KioskScreen.leaveFullScreen.contains("\u{1B}[?25h") && KioskScreen.leaveFullScreen.hasSuffix("\u{1B}[?1049l"))
     }
 }
+
+/// The box's game (issue #25): its key's fingerprint for a parent to compare, or a warning
+/// that it is not paired; never more than the frame holds.
+@Suite struct KioskGameTests {
+    @Test func theFooterNamesTheGameOrSaysItIsNotPaired() {
+        var state = boxState(hunters: [])
+        state.game = "game ABCD"
+        let paired = stripSGR(KioskScreen.render(state, width: 120, height: 30, color: false, now: 100))
+        #expect(paired.contains("ms  game ABCD"))
+        state.game = "NOT PAIRED: no reward sent (pirate-hunter check)"
+        let unpaired = KioskScreen.render(state, width: 120, height: 30, color: true, now: 100)
+        #expect(stripSGR(unpaired).contains("NOT PAIRED"))
+        for width in [20, 40, 80] {
+            let rows = rows(KioskScreen.render(state, width: width, height: 12, color: false, now: 100), color: false)
+            #expect(rows.allSatisfy { columns($0) <= width })
+        }
+        state.game = nil
+        #expect(!stripSGR(KioskScreen.render(state, width: 120, height: 30, color: false, now: 100)).contains("game"))
+    }
+}

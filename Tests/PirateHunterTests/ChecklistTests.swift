@@ -29,6 +29,8 @@ func readyFacts() -> CheckFacts {
     facts.voice.voiceFile = ("/usr/share/pirate-hunter/voices/pirate", true)
     facts.voice.cacheDirectory = "/var/cache/pirate-hunter"
     facts.configuration.file = "/etc/pirate-hunter/hunter.json"
+    // Paired (issue #25): an unpaired Pi is a warning.
+    facts.configuration.game = "ABCD"
     facts.units = [CheckFacts.Unit(name: "pirate-hunter.service", path: "/usr/lib/systemd/system/pirate-hunter.service", enabled: true, runningAs: ["pirate-hunter"], user: "pirate-hunter")]
     return facts
 }

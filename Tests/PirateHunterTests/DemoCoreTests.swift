@@ -1,4 +1,5 @@
 import Bluetooth
+import GameKey
 import Game
 import Hunt
 import Ranging
@@ -33,7 +34,10 @@ import Testing
     static func huntTheDemoTrail() -> Heard {
         var setup = HunterConfiguration().hunterSetup()
         DemoWorld.huntItsTrail(&setup)
-        var core = HunterCore(configuration: setup.game)
+        // Paired as the demo pairs its sides: one key for the hunter, the box and hunter 2.
+        let auth = DemoWorld.gameKey.authenticator
+        var core = HunterCore(configuration: setup.game, authenticator: auth)
+        let boxTag = TreasureSignals.tag(of: DemoWorld.chest(1))
         let world = DemoWorld(origin: 0)
         var heard = Heard()
         var speechEnds: Double?
@@ -74,11 +78,14 @@ import Testing
                 take(core.handle(.sighting(sighting), at: t), at: t)
             }
             if t >= DemoWorld.rivalFindsAt {
-                let rival = TreasureSignals.announcement(hunterID: 2, treasure: DemoWorld.chest(2))
+                let rival = GameSignals.announcement(
+                    GameSignals.Announcement(hunterID: 2, treasureTag: TreasureSignals.tag(of: DemoWorld.chest(2)), challenge: 7), by: auth)
                 let sighting = BeaconSighting(time: t, address: DemoWorld.rivalAddress, addressType: 0, rssi: -70, beacon: .iBeacon(rival), report: .legacy)
                 take(core.handle(.sighting(sighting), at: t), at: t)
             }
-            if scanning, let response = try? TreasureSignals.scanResponse(reward: DemoWorld.reward) {
+            // The box seals its reward for the hunter's current challenge (its announcement).
+            let me = GameSignals.Announcement(hunterID: setup.announce?.hunterID ?? 1, treasureTag: boxTag, challenge: core.challenge)
+            if scanning, let response = try? GameSignals.sealedScanResponse(reward: DemoWorld.reward, boxTag: boxTag, to: me, by: auth) {
                 let report = AdvertisingReport(
                     format: .legacy, eventType: 0x04, addressType: 0, address: DemoWorld.boxAddress, rssi: -50, data: response[...])
                 take(core.handle(.report(report), at: t), at: t)

@@ -195,7 +195,7 @@ import TestSupport
         let config = path + ".json"
         try Data(("""
             {"hunt": {"trail": [\(steps.joined(separator: ", "))], "mode": "race", "hint_after": 12, "hint_interval": 30},
-             "announce": {"reward_timeout": 3}}
+             "announce": {"reward_timeout": 3}, "game": {"key": "\(DemoWorld.gameKey.text)"}}
             """).utf8).write(to: URL(fileURLWithPath: config))
         defer { try? FileManager.default.removeItem(atPath: config) }
         let replay = try await PirateHunterBinary.run(["replay", path, "--hunt", "--json", "--config", config, "--cache-dir", PirateHunterBinary.lineCache], timeout: 60)

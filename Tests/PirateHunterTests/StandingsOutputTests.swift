@@ -20,7 +20,7 @@ import TestSupport
     /// standings (printed once, not at every announcement heard) name it.
     @Test func theBoxPrintsItsStandingsOnceWhenAHunterFinishes() async throws {
         let result = try await PirateHunterBinary.run(
-            ["treasure", "--hci", "simulator", "--no-kiosk", "--json", "--duration", "8", "--minor", "1"], timeout: 60)
+            ["treasure", "--hci", "simulator", "--no-kiosk", "--json", "--duration", "16", "--minor", "1"], timeout: 60)
         #expect(result.status == 0, "\(result.stderr)")
         let events = try jsonObjects(result)
         let greet = try #require(events.firstIndex { $0["event"] as? String == "greet" })
@@ -43,7 +43,7 @@ import TestSupport
             """#.utf8).write(to: URL(fileURLWithPath: path))
         defer { try? FileManager.default.removeItem(atPath: path) }
         let result = try await PirateHunterBinary.run(
-            ["treasure", "--config", path, "--hci", "simulator", "--no-kiosk", "--json", "--duration", "8", "--minor", "1"], timeout: 60)
+            ["treasure", "--config", path, "--hci", "simulator", "--no-kiosk", "--json", "--duration", "16", "--minor", "1"], timeout: 60)
         #expect(result.status == 0, "\(result.stderr)")
         let standings = try #require(try jsonObjects(result).last { $0["event"] as? String == "standings" })
         let finishers = try #require(standings["finishers"] as? [[String: Any]])

@@ -9,8 +9,8 @@ import TestSupport
         (["--minor", "65536"], "pirate-hunter: treasure: --minor (treasure.minor): '65536' is out of range; allowed: 0 to 65535"),
         (["--power", "21"], "pirate-hunter: treasure: --power (treasure.power): '21' is out of range; allowed: -127 to 20"),
         (["--uuid", "not-a-uuid"], "pirate-hunter: treasure: --uuid (treasure.uuid): 'not-a-uuid' is not a UUID; allowed: 8-4-4-4-12 hex digits"),
-        (["--reward", String(repeating: "X", count: 28)],
-         "pirate-hunter: treasure: --reward (treasure.reward): is 28 bytes long; allowed: printable text of 1 to 27 UTF-8 bytes (it must fit the scan response)"),
+        (["--reward", String(repeating: "X", count: 21)],
+         "pirate-hunter: treasure: --reward (treasure.reward): is 21 bytes long; allowed: printable text of 1 to 20 UTF-8 bytes (it must fit a sealed scan response; a longer one goes in a trail step's own reward)"),
     ])
     func aBadIdentityExits78NamingTheField(_ arguments: [String], _ message: String) async throws {
         let result = try await PirateHunterBinary.run(["treasure", "--hci", "simulator"] + arguments, timeout: 30)
@@ -37,9 +37,9 @@ import TestSupport
     /// The simulator's visiting hunter 7 announces it found the treasure: the box greets it
     /// with the reward's QR code (log lines, as under systemd), then switches advertising off.
     @Test func theSimulatedBoxGreetsAVisitingHunterWithTheQRCode() async throws {
-        let reward = "Ye found it! ☠ 10% off"
+        let reward = "Found! ☠ 10% off"
         let result = try await PirateHunterBinary.run(
-            ["treasure", "--hci", "simulator", "--no-kiosk", "--json", "--duration", "8", "--minor", "1", "--reward", reward], timeout: 60)
+            ["treasure", "--hci", "simulator", "--no-kiosk", "--json", "--duration", "16", "--minor", "1", "--reward", reward], timeout: 60)
         #expect(result.status == 0, "\(result.stderr)")
         let greet = try #require(try jsonObjects(result).first { $0["event"] as? String == "greet" })
         #expect(greet["hunter"] as? Int == 7)
@@ -56,7 +56,7 @@ import TestSupport
     /// On a terminal: the full-screen kiosk (alternate screen in, frames drawn in place,
     /// alternate screen out on exit), here through `script`'s pseudo-terminal.
     @Test func onATerminalTheKioskIsDrawnInPlace() async throws {
-        let command = "\(PirateHunterBinary.url.path) treasure --hci simulator --duration 5 --minor 1 --reward ARRR-KIOSK"
+        let command = "\(PirateHunterBinary.url.path) treasure --hci simulator --duration 16 --minor 1 --reward ARRR-KIOSK"
         let result = try await Program.run("/usr/bin/script", ["-qec", command, "/dev/null"], environment: ["TERM": "xterm-256color", "NO_COLOR": ""], timeout: 60)
         #expect(result.status == 0, "\(result.stderr)")
         let out = result.stdout

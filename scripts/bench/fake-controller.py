@@ -10,9 +10,18 @@ UUIDs, or with --crowd-hunted the hunted UUID with random major/minor, as anyone
 advertise it), --stray-every S writes one random byte every S seconds, --close-every S
 drops the connection every S seconds. --twin sends the beacon's report from a second address
 too, with another measured power (two transmitters sharing one iBeacon identity).
+--rssi DBM sets the beacon's level (default -65, +-6).
 
-usage: fake-controller.py SOCKET [--beacon-hz N] [--uuid UUID] [--stamp FILE] [--adv-stamp FILE]
+Attacks without the game key (issue #25, docs/security.md), each at --attack-hz reports a
+second while scanning: --fake-rivals N made-up hunters announcing they found the beacon
+(ids 1000..1000+N-1, half in the authenticated layout with a guessed MAC, half plain),
+--fake-finders N the same at -45 dBm (at a box, "immediate"), --fake-reward TEXT scan
+responses from the beacon's own address holding TEXT plain and in a sealed layout with a
+guessed MAC (a louder copy of the treasure answering scan requests).
+
+usage: fake-controller.py SOCKET [--beacon-hz N] [--uuid UUID] [--rssi DBM] [--stamp FILE] [--adv-stamp FILE]
                           [--crowd-hz N] [--crowd-hunted] [--stray-every S] [--close-every S] [--twin]
+                          [--attack-hz N] [--fake-rivals N | --fake-finders N] [--fake-reward TEXT]
 """
 import argparse, os, socket, struct, time, uuid, random, select
 
@@ -23,6 +32,29 @@ def complete(opcode, extra=b""):
 def report(beacon_uuid, rssi, major=1, minor=1, address=bytes([1, 2, 3, 4, 5, 6]), power=-59):
     data = bytes([0x02, 0x01, 0x06, 0x1A, 0xFF, 0x4C, 0x00, 0x02, 0x15]) + beacon_uuid.bytes + struct.pack(">HHb", major, minor, power)
     params = bytes([0x02, 1, 0x03, 0x01]) + address + bytes([len(data)]) + data + struct.pack("b", rssi)
+    return bytes([0x04, 0x3E, len(params)]) + params
+
+def tag(beacon_uuid, major=1, minor=1):
+    """TreasureSignals.tag: FNV-1a over the UUID, major and minor, folded to 16 bits (public)."""
+    h = 2166136261
+    for b in beacon_uuid.bytes + struct.pack(">HH", major, minor):
+        h = ((h ^ b) * 16777619) & 0xFFFFFFFF
+    return ((h >> 16) ^ h) & 0xFFFF
+
+HUNTERS = uuid.UUID("50697261-7465-4875-6E74-657243726577")  # "PirateHunterCrew"
+
+def fake_announcement(beacon_uuid, hunter, rssi, signed_layout):
+    """A made-up hunter's find: the authenticated layout with a guessed MAC, or the plain one."""
+    u = uuid.UUID(bytes=b"PHKEY1" + random.randbytes(10)) if signed_layout else HUNTERS
+    address = bytes([hunter & 0xFF, hunter >> 8, 0x7E, 0xA7, 0x00, 0xC2])
+    return report(u, rssi, hunter, tag(beacon_uuid), address)
+
+def fake_reward(text, signed_layout, address=bytes([1, 2, 3, 4, 5, 6]), rssi=-40):
+    """A scan response from the treasure's address: TEXT plain, or 'S' + TEXT + a guessed MAC."""
+    body = text.encode()[:20]
+    data = b"\xff\xff" + (b"S" + body + random.randbytes(6) if signed_layout else body)
+    ad = bytes([len(data) + 1, 0xFF]) + data
+    params = bytes([0x02, 1, 0x04, 0x01]) + address + bytes([len(ad)]) + ad + struct.pack("b", rssi)
     return bytes([0x04, 0x3E, len(params)]) + params
 
 def stranger(hunted):
@@ -42,6 +74,11 @@ def main():
     ap.add_argument("--stray-every", type=float, default=0)
     ap.add_argument("--close-every", type=float, default=0)
     ap.add_argument("--twin", action="store_true")
+    ap.add_argument("--rssi", type=int, default=-65)
+    ap.add_argument("--attack-hz", type=float, default=50)
+    ap.add_argument("--fake-rivals", type=int, default=0)
+    ap.add_argument("--fake-finders", type=int, default=0)
+    ap.add_argument("--fake-reward")
     a = ap.parse_args()
     beacon_uuid = uuid.UUID(a.uuid)
     try:
@@ -64,11 +101,14 @@ def main():
         opened = time.monotonic()
         next_crowd = opened
         next_stray = opened + a.stray_every
+        next_attack = opened
+        attacks = 0
+        attacking = a.fake_rivals > 0 or a.fake_finders > 0 or a.fake_reward
         while True:
             if a.close_every > 0 and time.monotonic() - opened >= a.close_every:
                 break
             timeout = None
-            if scanning and (a.beacon_hz > 0 or a.crowd_hz > 0 or a.stray_every > 0):
+            if scanning and (a.beacon_hz > 0 or a.crowd_hz > 0 or a.stray_every > 0 or attacking):
                 timeout = 0.01
             elif a.close_every > 0:
                 timeout = 0.05
@@ -102,7 +142,7 @@ def main():
                         adv_stamped = True
             if scanning and a.beacon_hz > 0 and time.monotonic() >= next_report:
                 try:
-                    conn.sendall(report(beacon_uuid, -65 + random.randint(-6, 6)))
+                    conn.sendall(report(beacon_uuid, a.rssi + random.randint(-6, 6)))
                     if a.twin:
                         conn.sendall(report(beacon_uuid, -80 + random.randint(-6, 6), address=bytes([6, 5, 4, 3, 2, 1]), power=-62))
                 except (BrokenPipeError, ConnectionResetError):
@@ -118,6 +158,22 @@ def main():
                 except (BrokenPipeError, ConnectionResetError):
                     break
                 next_crowd += n / a.crowd_hz
+            if scanning and attacking and now >= next_attack:
+                n = int((now - next_attack) * a.attack_hz) + 1
+                out = b""
+                for _ in range(n):
+                    attacks += 1
+                    if a.fake_rivals > 0:
+                        out += fake_announcement(beacon_uuid, 1000 + attacks % a.fake_rivals, -60, attacks % 2 == 0)
+                    if a.fake_finders > 0:
+                        out += fake_announcement(beacon_uuid, 1000 + attacks % a.fake_finders, -45, attacks % 2 == 0)
+                    if a.fake_reward:
+                        out += fake_reward(a.fake_reward, attacks % 2 == 0)
+                try:
+                    conn.sendall(out)
+                except (BrokenPipeError, ConnectionResetError):
+                    break
+                next_attack += n / a.attack_hz
             if scanning and a.stray_every > 0 and now >= next_stray:
                 try:
                     conn.sendall(bytes([random.randint(0, 255)]))

@@ -13,6 +13,7 @@ import Voice
 /// `Checklist` (pure).
 enum CheckCommand {
     static func run(_ arguments: ParsedArguments) throws(CLIError) -> ExitCode {
+        if arguments.has(Flags.newGame) { return PairCommand.newGame() }
         let flags = arguments.flags
         var facts = CheckFacts()
         var configuration = HunterConfiguration()
@@ -20,6 +21,7 @@ enum CheckCommand {
         do {
             configuration = try HunterConfiguration.load(flags: flags)
             facts.configuration.file = configuration.file
+            facts.configuration.game = configuration.game.key?.fingerprint
             // What `hunt` would refuse at start, every problem.
             facts.configuration.problems = ConfigurationValidator.problems(configuration)
         } catch {

@@ -69,6 +69,8 @@ struct CheckFacts: Sendable {
         /// Why the file cannot be hunted: the loader's one error, or every problem
         /// `ConfigurationValidator` finds in what it names; empty when it can.
         var problems: [CLIError] = []
+        /// The game key's fingerprint (`game.key`); nil: unpaired.
+        var game: String?
         /// The loader's one-line error (tests and older callers).
         var error: String? {
             get { problems.first?.message }
@@ -396,8 +398,18 @@ struct Checklist: Sendable {
                       fix: "fix what the line names (docs/configuration.md lists every key), then: pirate-hunter check", code: problem.code)
             }
         }
-        if let file = facts.file { return [.ok(.configuration, "file", "\(file) is valid")] }
-        return [.ok(.configuration, "file", "no \(facts.path): the defaults")]
+        let file: CheckLine = facts.file.map { .ok(.configuration, "file", "\($0) is valid") }
+            ?? .ok(.configuration, "file", "no \(facts.path): the defaults")
+        return [file, pairing(facts)]
+    }
+
+    /// Whether this Pi shares the game's key (issue #25): without it nothing from the air is
+    /// believed beyond a plain beacon's presence.
+    static func pairing(_ facts: CheckFacts.Configuration) -> CheckLine {
+        if let game = facts.game { return .ok(.configuration, "game key", "paired: game \(game) (every Pi of the game must show the same)") }
+        return .warn(.configuration, "game key",
+                     "not paired: box rewards, other hunters and finders are ignored (no game.key in \(facts.file ?? facts.path))",
+                     fix: "on one Pi: pirate-hunter check --new-game (prints a code); on every Pi of the game: sudo pirate-hunter pair CODE [--config FILE], then restart it")
     }
 
     /// The button is a warning at worst: without it the hunt goes on.

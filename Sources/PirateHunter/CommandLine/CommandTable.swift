@@ -164,6 +164,7 @@ enum Flags {
     static let markdown = Flag("--markdown", help: "the commands as the README's table")
     static let man = Flag("--man", help: "the manual page pirate-hunter(1), in roff")
     static let silent = Flag("--silent", help: "play no test line")
+    static let newGame = Flag("--new-game", help: "make a new game key (32 random bytes) and print it, as text and a QR code, with the pair command for each Pi")
 
     static let help = Flag("--help", "-h", help: "this text")
     static let version = Flag("--version", help: "the version")

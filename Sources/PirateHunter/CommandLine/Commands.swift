@@ -6,7 +6,7 @@ enum Version {
 
 /// Every command of `pirate-hunter`, in the order `help` and the README list them.
 enum Commands {
-    static let all: [CommandSpec] = [hunt, treasure, scan, check, demo, rehearse, replay, say, help]
+    static let all: [CommandSpec] = [hunt, treasure, scan, check, pair, demo, rehearse, replay, say, help]
 
     static let hunt = CommandSpec(
         name: "hunt", operands: "",
@@ -29,8 +29,14 @@ enum Commands {
     static let check = CommandSpec(
         name: "check", operands: "",
         summary: "is everything ready? Bluetooth (kernel, adapters, rfkill, LE and extended commands, capabilities, bluetoothd), audio (cards, the device auto picks, mixer level and mute, a test line), voice, configuration, the service: a checklist with a fix for every failure; exit 0 or the code of the first failure",
-        flags: [Flags.config, Flags.json, Flags.device, Flags.voiceDirectory, Flags.language, Flags.silent],
+        flags: [Flags.config, Flags.json, Flags.device, Flags.voiceDirectory, Flags.language, Flags.silent, Flags.newGame],
         run: CheckCommand.run)
+
+    static let pair = CommandSpec(
+        name: "pair", operands: "CODE",
+        summary: "pairs this Pi with the game: writes the game key CODE (from check --new-game, the same on every Pi of one game) into the settings file's game.key, the rest of the file kept; without a key nothing from the air is believed (docs/security.md)",
+        flags: [Flags.config],
+        run: PairCommand.run)
 
     static let demo = CommandSpec(
         name: "demo", operands: "",

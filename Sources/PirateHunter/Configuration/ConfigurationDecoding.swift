@@ -1,6 +1,7 @@
 import Audio
 import FoundationEssentials
 import GPIO
+import GameKey
 import Hunt
 import Ranging
 import Voice
@@ -75,6 +76,7 @@ extension HunterConfiguration: ConfigurationSection {
             .flag("json", \.json),
             .section("treasure", \.treasure),
             .section("announce", \.announce),
+            .section("game", \.game),
             Setting("button") { reader, value in
                 if let section = try reader.nested(DecodedSection<Button>.self, "button") { value.button = section.value }
             },
@@ -288,6 +290,32 @@ extension HunterConfiguration.Treasure: ConfigurationSection {
             .integer("power", \.power, Limits.power, " dBm (RSSI at 1 m)"),
             .integer("interval_ms", \.intervalMilliseconds, Self.intervalRange, " ms"),
             .optionalText("reward", \.reward, allowed: Limits.rewardAllowed, nonEmpty: false, check: Limits.rewardProblem),
+        ]
+    }
+}
+
+extension HunterConfiguration.Game: ConfigurationSection {
+    static var initial: Self { Self() }
+    static var settings: [Setting<Self>] {
+        [
+            Setting("key") { reader, value in
+                guard let text = try reader.string("key", allowed: keyAllowed) else { return }
+                do throws(GameKey.TextError) {
+                    value.key = try GameKey(text: text)
+                } catch let .badCharacter(c) {
+                    throw reader.fail("key", "holds '\(c)', not in the key's alphabet", allowed: keyAllowed)
+                } catch let .wrongLength(n) {
+                    throw reader.fail("key", "has \(n) of the key's 52 characters", allowed: keyAllowed)
+                }
+            },
+            Setting("hunters") { reader, value in
+                let allowed = "a list of hunter ids (announce.hunter_id of each hunter), 0 to 65535, or absent for any"
+                guard let ids = try reader.nested([Int].self, "hunters") else { return }
+                if let bad = ids.first(where: { !Limits.identifier.contains($0) }) {
+                    throw reader.fail("hunters", "\(bad) is out of range", allowed: allowed)
+                }
+                value.hunters = Set(ids.map { UInt16(clamping: $0) })
+            },
         ]
     }
 }

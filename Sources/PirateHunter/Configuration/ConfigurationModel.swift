@@ -2,6 +2,7 @@ import Audio
 import Bluetooth
 import FoundationEssentials
 import Game
+import GameKey
 import GPIO
 import Hunt
 import Ranging
@@ -54,13 +55,25 @@ struct HunterConfiguration: Sendable, Equatable {
         /// Sent in the scan response; printable, at most `maximumRewardBytes` UTF-8 bytes.
         var reward: String?
 
-        /// 31 bytes of scan response - length, AD type and a 16-bit company id.
-        static let maximumRewardBytes = 27
+        /// Sealed for the game (issue #25): 31 bytes of scan response - length, AD type, a
+        /// 16-bit company id, the layout's marker and a 6-byte MAC (`GameSignals`).
+        static let maximumRewardBytes = GameSignals.maximumSealedRewardBytes
         static let intervalRange = 100...10_240
         /// The iBeacon the box advertises.
         var beacon: IBeacon { IBeacon(uuid: uuid, major: major, minor: minor, measuredPower: power) }
         /// The advertising interval in controller units of 0.625 ms (100 ms -> 0x00A0).
         var intervalUnits: UInt16 { UInt16(clamping: (intervalMilliseconds * 8 + 2) / 5) }
+    }
+
+    /// The game's secret and its hunters (issue #25, docs/security.md): the same `key` in
+    /// every Pi of one game (`pirate-hunter pair CODE` writes it).
+    struct Game: Sendable, Equatable {
+        /// nil: unpaired (nothing from the air is believed beyond a plain beacon's presence).
+        var key: GameKey?
+        /// The only hunter ids a box greets; nil: any whose announcement verifies.
+        var hunters: Set<UInt16>?
+
+        static let keyAllowed = "the game key's text: 52 letters A-Z and digits 2-7 (dashes and spaces ignored), from pirate-hunter check --new-game"
     }
 
     /// What a hunter does once it has found the treasure: the game's own type.
@@ -98,6 +111,7 @@ struct HunterConfiguration: Sendable, Equatable {
     var json = false
     var treasure = Treasure()
     var announce = Announce()
+    var game = Game()
     /// The file the settings came from (nil: defaults only).
     var file: String?
 
@@ -161,6 +175,7 @@ struct HunterConfiguration: Sendable, Equatable {
             setup.voice = voiceConfiguration()
             setup.playback = playbackConfiguration()
         }
+        setup.key = game.key
         return setup
     }
 
@@ -173,6 +188,8 @@ struct HunterConfiguration: Sendable, Equatable {
         setup.ranging = ranging
         setup.json = json
         setup.record = record
+        setup.key = game.key
+        setup.roster = game.hunters
         return setup
     }
 }
@@ -183,7 +200,7 @@ enum Limits {
     static let power = -127...20
     static let volumeDB = -60.0...12.0
     static let rewardAllowed =
-        "printable text of 1 to \(HunterConfiguration.Treasure.maximumRewardBytes) UTF-8 bytes (it must fit the scan response)"
+        "printable text of 1 to \(HunterConfiguration.Treasure.maximumRewardBytes) UTF-8 bytes (it must fit a sealed scan response; a longer one goes in a trail step's own reward)"
 
     static func text(_ range: ClosedRange<Int>) -> String { "\(range.lowerBound) to \(range.upperBound)" }
     static func text(_ range: ClosedRange<Double>) -> String { "\(number(range.lowerBound)) to \(number(range.upperBound))" }

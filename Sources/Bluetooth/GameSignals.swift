@@ -1,0 +1,178 @@
+import FoundationEssentials
+
+/// What the game key does for the pure core: MACs and a stream cipher under sub-keys of the
+/// key, computed at the edge (libsodium, `GameKey`) and faked in pure tests. The core never
+/// sees the key, only this.
+public protocol SignalAuthenticator: Sendable {
+    /// A MAC of `message` under the sub-key for `purpose`, at least `GameSignals.tagLength`
+    /// bytes (the layouts keep the first ones).
+    func tag(_ purpose: SignalPurpose, _ message: [UInt8]) -> [UInt8]
+    /// Whether `tag` is the first `tag.count` bytes of `tag(purpose, message)`, compared in
+    /// constant time.
+    func verify(_ purpose: SignalPurpose, _ message: [UInt8], tag: [UInt8]) -> Bool
+    /// `data` XORed with the key stream of the reward sub-key and `nonce` (24 bytes): the
+    /// same call seals and opens.
+    func xor(_ data: [UInt8], nonce: [UInt8]) -> [UInt8]
+}
+
+/// The sub-keys of the game key, one per use (libsodium's KDF sub-key ids).
+public enum SignalPurpose: UInt64, Sendable, CaseIterable {
+    /// A hunter's "I found it" announcement.
+    case announcement = 1
+    /// The box's sealed reward: its MAC.
+    case rewardMAC = 2
+    /// The box's sealed reward: its encryption.
+    case rewardCipher = 3
+}
+
+/// Why a signal from the air was not believed (radio input is hostile: every length is
+/// checked, nothing traps).
+public enum SignalError: Error, Equatable, Sendable {
+    /// Not the game's layout at all (another beacon, another company's data).
+    case notOurs
+    /// The layout's marker is there but the bytes are too few (or too many).
+    case wrongLength(Int)
+    /// The authenticator does not verify: another game's key, a tampered byte, an old
+    /// challenge (a replay), or a forgery.
+    case forged
+    /// Nothing printable left once opened.
+    case unprintable
+}
+
+/// The game's authenticated signals (docs/security.md has them byte by byte).
+///
+/// - The announcement: an iBeacon whose UUID is `announcementMarker` (6 bytes), the
+///   hunter's challenge (4 bytes, big endian) and a 6-byte MAC over the hunter id (major),
+///   the treasure's tag (minor) and the challenge; major and minor as before.
+/// - The sealed reward: the scan response's manufacturer data (company 0xFFFF) holding
+///   `sealedMarker`, the reward XORed with XChaCha20's stream (1...20 bytes) and a 6-byte MAC
+///   over the box's tag, the hunter id, its challenge and the ciphertext. The box seals it for
+///   the last verified announcement it heard, so it answers the challenge a hunter is
+///   sending now: a response recorded earlier names an old challenge and does not verify.
+public enum GameSignals {
+    /// Bytes kept of each MAC (48 bits: a forger gets one guess per radio packet).
+    public static let tagLength = 6
+    /// "PHKEY1": the first 6 bytes of an authenticated announcement's UUID.
+    public static let announcementMarker: [UInt8] = [0x50, 0x48, 0x4B, 0x45, 0x59, 0x31]
+    /// The first payload byte of a sealed reward ('S', layout 1).
+    public static let sealedMarker: UInt8 = 0x53
+    /// 27 bytes of payload after the company id - the marker - the MAC.
+    public static let maximumSealedRewardBytes = TreasureSignals.maximumRewardBytes - 1 - tagLength
+
+    /// What an announcement says once verified.
+    public struct Announcement: Sendable, Equatable {
+        public var hunterID: UInt16
+        public var treasureTag: UInt16
+        public var challenge: UInt32
+
+        public init(hunterID: UInt16, treasureTag: UInt16, challenge: UInt32) {
+            self.hunterID = hunterID
+            self.treasureTag = treasureTag
+            self.challenge = challenge
+        }
+    }
+
+    static func announcementMessage(_ a: Announcement) -> [UInt8] {
+        var m: [UInt8] = [0x41]
+        m.appendBE(a.hunterID)
+        m.appendBE(a.treasureTag)
+        m.appendBE(a.challenge)
+        return m
+    }
+
+    /// The iBeacon a paired hunter advertises after finding the treasure tagged `treasureTag`.
+    public static func announcement(_ a: Announcement, by auth: any SignalAuthenticator, measuredPower: Int8 = -59) -> IBeacon {
+        var uuid = announcementMarker
+        uuid.appendBE(a.challenge)
+        uuid += padded(auth.tag(.announcement, announcementMessage(a)))
+        return IBeacon(uuid: uuidFrom(uuid), major: a.hunterID, minor: a.treasureTag, measuredPower: measuredPower)
+    }
+
+    /// Whether `beacon` has an announcement's layout (its marker), verified or not.
+    public static func looksLikeAnnouncement(_ beacon: IBeacon) -> Bool {
+        uuidBytes(beacon.uuid).prefix(announcementMarker.count).elementsEqual(announcementMarker)
+    }
+
+    /// The announcement in `beacon`, when it verifies under `auth`.
+    public static func verifiedAnnouncement(_ beacon: IBeacon, by auth: any SignalAuthenticator) throws(SignalError) -> Announcement {
+        let bytes = uuidBytes(beacon.uuid)
+        guard bytes.count == 16, looksLikeAnnouncement(beacon) else { throw .notOurs }
+        let challenge = bytes[6..<10].reduce(UInt32(0)) { $0 << 8 | UInt32($1) }
+        let a = Announcement(hunterID: beacon.major, treasureTag: beacon.minor, challenge: challenge)
+        guard auth.verify(.announcement, announcementMessage(a), tag: Array(bytes[10..<16])) else { throw .forged }
+        return a
+    }
+
+    static func rewardMessage(boxTag: UInt16, to a: Announcement, ciphertext: [UInt8]) -> [UInt8] {
+        var m: [UInt8] = [0x52]
+        m.appendBE(boxTag)
+        m.appendBE(a.hunterID)
+        m.appendBE(a.challenge)
+        return m + ciphertext
+    }
+
+    static func rewardNonce(boxTag: UInt16, to a: Announcement) -> [UInt8] {
+        var n: [UInt8] = [0x52]
+        n.appendBE(boxTag)
+        n.appendBE(a.hunterID)
+        n.appendBE(a.challenge)
+        return n + [UInt8](repeating: 0, count: 24 - n.count)
+    }
+
+    /// What a paired box with a reward answers before any hunter's announcement verified:
+    /// the company id and 'W' (waiting), no reward. Not a sealed reward: ignored, not counted.
+    public static let waitingScanResponse: [UInt8] = [4, ADStructure.manufacturerSpecificData, 0xFF, 0xFF, 0x57]
+
+    /// The scan response of the box tagged `boxTag`, its `reward` sealed for the hunter whose
+    /// verified announcement is `a` (the reward must be 1...20 UTF-8 bytes).
+    public static func sealedScanResponse(
+        reward: String, boxTag: UInt16, to a: Announcement, by auth: any SignalAuthenticator
+    ) throws(PacketError) -> [UInt8] {
+        let plain = Array(reward.utf8)
+        guard !plain.isEmpty, plain.count <= maximumSealedRewardBytes else {
+            throw .invalidValue(what: "sealed reward length in bytes", value: plain.count)
+        }
+        let ciphertext = auth.xor(plain, nonce: rewardNonce(boxTag: boxTag, to: a))
+        let mac = padded(auth.tag(.rewardMAC, rewardMessage(boxTag: boxTag, to: a, ciphertext: ciphertext)))
+        let company = TreasureSignals.rewardCompanyID
+        var builder = AdvertisingDataBuilder()
+        try builder.append(
+            type: ADStructure.manufacturerSpecificData,
+            data: [UInt8(company & 0xFF), UInt8(company >> 8), sealedMarker] + ciphertext + mac)
+        return builder.bytes
+    }
+
+    /// The reward in a scan response from the box tagged `boxTag`, when it is sealed for
+    /// this hunter's announcement `a` (its id and its current challenge), made printable.
+    public static func openReward(
+        inScanResponse bytes: ArraySlice<UInt8>, boxTag: UInt16, for a: Announcement, by auth: any SignalAuthenticator
+    ) throws(SignalError) -> String {
+        let data = AdvertisingData(parsing: bytes)
+        let company = TreasureSignals.rewardCompanyID
+        guard let s = data.structures.first(where: {
+            $0.type == ADStructure.manufacturerSpecificData && $0.data.count >= 3
+                && UInt16($0.data[$0.data.startIndex]) | UInt16($0.data[$0.data.startIndex + 1]) << 8 == company
+                && $0.data[$0.data.startIndex + 2] == sealedMarker
+        }) else { throw .notOurs }
+        let payload = Array(s.data.dropFirst(3))
+        guard payload.count > tagLength, payload.count - tagLength <= maximumSealedRewardBytes else {
+            throw .wrongLength(payload.count)
+        }
+        let ciphertext = Array(payload.prefix(payload.count - tagLength))
+        let mac = Array(payload.suffix(tagLength))
+        guard auth.verify(.rewardMAC, rewardMessage(boxTag: boxTag, to: a, ciphertext: ciphertext), tag: mac) else { throw .forged }
+        guard let text = TreasureSignals.printable(auth.xor(ciphertext, nonce: rewardNonce(boxTag: boxTag, to: a))[...]) else {
+            throw .unprintable
+        }
+        return text
+    }
+
+    /// The first `tagLength` bytes of `mac` (zeros after a short one: never a trap).
+    static func padded(_ mac: [UInt8]) -> [UInt8] {
+        Array(mac.prefix(tagLength)) + [UInt8](repeating: 0, count: max(0, tagLength - mac.count))
+    }
+
+    static func uuidFrom(_ b: [UInt8]) -> UUID {
+        UUID(uuid: (b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7], b[8], b[9], b[10], b[11], b[12], b[13], b[14], b[15]))
+    }
+}

@@ -1,0 +1,224 @@
+import Bluetooth
+import FoundationEssentials
+import Game
+import Hunt
+import Kiosk
+import Ranging
+import Testing
+
+/// Issue #25's rules in the pure cores: without the game key nothing from the air is believed
+/// beyond a plain beacon's presence; with it only what verifies (fake authenticator).
+@Suite struct GameKeyRulesTests {
+    static let tag = TreasureSignals.tag(of: chest)
+    static let hunterAddress = BDAddress(bytes: (0x07, 0x00, 0x00, 0x00, 0x00, 0xC7))
+
+    static func signed(_ id: UInt16, tag: UInt16 = tag, challenge: UInt32 = 1, by auth: any SignalAuthenticator = FakeAuthenticator.game) -> IBeacon {
+        GameSignals.announcement(GameSignals.Announcement(hunterID: id, treasureTag: tag, challenge: challenge), by: auth)
+    }
+
+    static func raceTrail() -> HunterCore.Configuration {
+        let steps = [1, 2].map { TrailStep(region: Region(name: RegionID("chest \($0)"), uuid: treasureUUID, major: 1, minor: UInt16($0))) }
+        var hunt = HuntDirector.Configuration(region: "chest 1")
+        hunt.trail = steps
+        hunt.trailRules.mode = .race
+        return HunterCore.Configuration(regions: steps.map(\.region), hunt: hunt, announce: HunterCore.Announcement(hunterID: 4))
+    }
+
+    /// 200 made-up hunters announcing step 2, each a few times, over 30 s.
+    static func fakeRivals(_ d: inout CoreDriver, by auth: any SignalAuthenticator, plain: Bool = false) {
+        let second = IBeacon(uuid: treasureUUID, major: 1, minor: 2, measuredPower: -59)
+        for k in 0..<3000 {
+            let t = 1 + Double(k) * 0.01
+            let id = UInt16(1000 + k % 200)
+            let beacon = plain ? TreasureSignals.announcement(hunterID: id, treasure: second) : signed(id, tag: TreasureSignals.tag(of: second), by: auth)
+            d.feed(.sighting(sighting(beacon, rssi: -50, at: t, from: hunterAddress)), at: t)
+            if k % 25 == 0 { d.feed(.tick, at: t) }
+        }
+    }
+
+    @Test func fakeRivalsWithAnotherKeyOrNoneAreNeverBelieved() {
+        for plain in [false, true] {
+            var d = CoreDriver(Self.raceTrail())
+            d.feed(.radioReady(afterOutage: false), at: 0)
+            Self.fakeRivals(&d, by: FakeAuthenticator.otherGame, plain: plain)
+            #expect(!d.effects.lines.contains(.rivalFound))
+            #expect(d.core.standings.finishers.isEmpty)
+            // Summarised in the log, at most a line a minute.
+            let summaries = d.effects.filter { if case let .log(_, line) = $0 { line.hasPrefix("ignored") } else { false } }
+            #expect(summaries.count <= 1)
+        }
+        // The same hunters with the game's key are rivals (the rule above is what refused them).
+        var d = CoreDriver(Self.raceTrail())
+        d.feed(.radioReady(afterOutage: false), at: 0)
+        Self.fakeRivals(&d, by: FakeAuthenticator.game)
+        #expect(d.effects.lines.contains(.rivalFound))
+        #expect(!d.core.standings.finishers.isEmpty)
+    }
+
+    @Test func anUnpairedHunterBelievesNoRivalAndSaysSoOnce() {
+        var d = CoreDriver(Self.raceTrail(), authenticator: nil)
+        #expect(d.feed(.radioReady(afterOutage: false), at: 0).contains(.log(.warning, HunterCore.unpairedLine)))
+        Self.fakeRivals(&d, by: FakeAuthenticator.game)
+        #expect(!d.effects.lines.contains(.rivalFound))
+        #expect(d.core.standings.finishers.isEmpty)
+        #expect(d.effects.lines.filter { $0 == .noticeUnpaired }.count == 1)
+    }
+
+    /// The chest found at 7 s; `responses` fed while the hunter listens for its reward.
+    static func findAndHear(_ responses: [[UInt8]], authenticator: (any SignalAuthenticator)? = FakeAuthenticator.game) -> CoreDriver {
+        var d = CoreDriver(HunterCoreTests.oneChest(), authenticator: authenticator)
+        d.feed(.radioReady(afterOutage: false), at: 0)
+        d.feed(.speechFinished, at: 2)
+        d.hear(rssi: -45, until: 8)
+        for (i, r) in responses.enumerated() {
+            let report = AdvertisingReport(format: .legacy, eventType: 0x04, addressType: 0, address: chestAddress, rssi: -40, data: r[...])
+            d.feed(.report(report), at: 8 + Double(i) * 0.1)
+        }
+        d.hear(rssi: -45, until: 20)
+        return d
+    }
+
+    static func rewards(_ d: CoreDriver) -> [String] {
+        d.effects.compactMap { if case let .reward(text, _) = $0 { text } else { nil } }
+    }
+
+    @Test func aFakeRewardFromTheChestsAddressIsNeverShown() throws {
+        let plain = try TreasureSignals.scanResponse(reward: "FAKE-CODE-666")
+        let mine = GameSignals.Announcement(hunterID: 4, treasureTag: Self.tag, challenge: 101)
+        let otherKey = try GameSignals.sealedScanResponse(reward: "FAKE-CODE-666", boxTag: Self.tag, to: mine, by: FakeAuthenticator.otherGame)
+        // Recorded earlier: sealed for the hunter's previous challenge.
+        var old = mine
+        old.challenge = 100
+        let replayed = try GameSignals.sealedScanResponse(reward: "OLD-CODE", boxTag: Self.tag, to: old, by: FakeAuthenticator.game)
+        var d = Self.findAndHear(Array(repeating: [plain, otherKey, replayed], count: 5).flatMap { $0 })
+        #expect(Self.rewards(d).isEmpty)
+        #expect(d.core.reward == nil)
+        #expect(!d.effects.lines.contains(.reward))
+        // No box proved it: the find counts by presence only once the listening is over.
+        #expect(d.core.standings.finishers.map(\.hunter) == [4])
+        // And the real box's answer among the fakes wins (5 fakes for each real one).
+        let real = try GameSignals.sealedScanResponse(reward: "GOLD-1", boxTag: Self.tag, to: mine, by: FakeAuthenticator.game)
+        d = Self.findAndHear([plain, otherKey, replayed, plain, otherKey, real])
+        #expect(Self.rewards(d) == ["GOLD-1"])
+    }
+
+    @Test func anUnpairedHunterReadsNoRewardAtAll() throws {
+        let plain = try TreasureSignals.scanResponse(reward: "FAKE-CODE-666")
+        let d = Self.findAndHear([plain, plain], authenticator: nil)
+        #expect(Self.rewards(d).isEmpty)
+        #expect(!d.effects.contains(.scanActively(true)), "nothing is listened for")
+        #expect(d.effects.lines.contains(.noticeUnpaired))
+        #expect(d.effects.lines.contains(.treasureFound), "the chest's presence still counts")
+    }
+
+    // MARK: The box
+
+    static let box = TreasureBoxCore.Configuration(beacon: chest, reward: "GOLD")
+
+    /// 100 made-up finders at the box, each at -45 dBm ten times a second, for `seconds`.
+    static func fakeFinders(_ core: inout TreasureBoxCore, seconds: Double, by auth: (any SignalAuthenticator)?, ids: Range<UInt16> = 1000..<1100) -> [TreasureBoxCore.Effect] {
+        var effects: [TreasureBoxCore.Effect] = []
+        let n = Int(seconds * 1000)
+        for k in 0..<n {
+            let t = Double(k) * 0.001
+            let id = ids.lowerBound + UInt16(k % ids.count)
+            let beacon = auth.map { signed(id, by: $0) } ?? TreasureSignals.announcement(hunterID: id, treasure: chest)
+            effects += core.sighting(sighting(beacon, rssi: -45, at: t, from: hunterAddress))
+            if k % 500 == 0 { effects += core.tick(at: t) }
+        }
+        return effects
+    }
+
+    static func logLines(_ effects: [TreasureBoxCore.Effect]) -> [String] {
+        effects.compactMap { if case let .log(line) = $0 { line } else { nil } }
+    }
+
+    @Test func fakeFindersAreNeverGreetedAndSummarisedOnceAMinute() {
+        for auth in [FakeAuthenticator.otherGame as (any SignalAuthenticator)?, nil] {
+            var core = TreasureBoxCore(configuration: Self.box, authenticator: FakeAuthenticator.game)
+            let effects = Self.fakeFinders(&core, seconds: 120, by: auth)
+            #expect(!effects.contains { if case .output(.greet) = $0 { true } else { false } })
+            #expect(core.standings.finishers.isEmpty)
+            #expect(!effects.contains { if case .scanResponse = $0 { true } else { false } }, "no reward sealed for them")
+            #expect(core.kioskState(advertising: .waiting("t"), qrLines: [], at: 120).hunters.isEmpty)
+            let lines = Self.logLines(effects)
+            #expect((1...3).contains(lines.count), "\(lines.count) lines in 2 minutes")
+            #expect(lines.first?.hasPrefix("ignored ") == true)
+        }
+    }
+
+    @Test func anUnpairedBoxGreetsNoOneEvenWithTheRightKeysAnnouncements() {
+        var core = TreasureBoxCore(configuration: Self.box)
+        let effects = Self.fakeFinders(&core, seconds: 70, by: FakeAuthenticator.game)
+        #expect(!effects.contains { if case .output(.greet) = $0 { true } else { false } })
+        #expect(core.standings.finishers.isEmpty)
+        #expect(Self.logLines(effects).count <= 2)
+        #expect(Self.logLines(effects).first?.contains("no game key") == true)
+    }
+
+    @Test func theRosterLimitsWhoIsGreeted() {
+        var box = Self.box
+        box.roster = [1050]
+        var core = TreasureBoxCore(configuration: box, authenticator: FakeAuthenticator.game)
+        let effects = Self.fakeFinders(&core, seconds: 20, by: FakeAuthenticator.game)
+        let greeted = effects.compactMap { if case let .output(.greet(_, hunter, _)) = $0 { hunter } else { nil } }
+        #expect(greeted == [1050])
+        #expect(core.standings.finishers.map(\.hunter) == [1050])
+    }
+
+    @Test func aHunterIsGreetedOnlyOnceHeldAtImmediateAndItsRewardSealedForItsChallenge() throws {
+        var core = TreasureBoxCore(configuration: Self.box, authenticator: FakeAuthenticator.game)
+        var effects: [TreasureBoxCore.Effect] = []
+        // Far away (-85 dBm) for 20 s: its reward is sealed for it, but it is not greeted.
+        for k in 0..<200 {
+            let t = Double(k) * 0.1
+            effects += core.sighting(sighting(Self.signed(7, challenge: 42), rssi: -85, at: t, from: Self.hunterAddress))
+            if k % 5 == 0 { effects += core.tick(at: t) }
+        }
+        #expect(!effects.contains { if case .output(.greet) = $0 { true } else { false } })
+        let responses = effects.compactMap { if case let .scanResponse(r) = $0 { r } else { nil } }
+        #expect(responses.count == 1)
+        let a = GameSignals.Announcement(hunterID: 7, treasureTag: Self.tag, challenge: 42)
+        #expect(try GameSignals.openReward(inScanResponse: (responses.first ?? [])[...], boxTag: Self.tag, for: a, by: FakeAuthenticator.game) == "GOLD")
+        // At the box: greeted after ~2 s at immediate.
+        var greetedAt: Double?
+        for k in 200..<400 {
+            let t = Double(k) * 0.1
+            var out = core.sighting(sighting(Self.signed(7, challenge: 42), rssi: -40, at: t, from: Self.hunterAddress))
+            if k % 5 == 0 { out += core.tick(at: t) }
+            if greetedAt == nil, out.contains(where: { if case .output(.greet) = $0 { true } else { false } }) { greetedAt = t }
+        }
+        let at = try #require(greetedAt)
+        #expect(at >= 20 + TreasureBoxCore.greetAfterImmediate)
+    }
+}
+
+/// The box's scan response follows the verified hunters' challenges: a new challenge of the
+/// same hunter at once, another hunter at most once a second, nothing for an unverified one.
+@Suite struct ResealTests {
+    @Test func theRewardIsResealedForEachNewChallengeAndRateLimitedBetweenHunters() throws {
+        let tag = GameKeyRulesTests.tag
+        var core = TreasureBoxCore(configuration: GameKeyRulesTests.box, authenticator: FakeAuthenticator.game)
+        func heard(_ id: UInt16, _ challenge: UInt32, at t: Double, by auth: any SignalAuthenticator = FakeAuthenticator.game) -> [[UInt8]] {
+            core.sighting(sighting(GameKeyRulesTests.signed(id, challenge: challenge, by: auth), rssi: -60, at: t, from: GameKeyRulesTests.hunterAddress))
+                .compactMap { if case let .scanResponse(r) = $0 { r } else { nil } }
+        }
+        let first = heard(1, 10, at: 0)
+        #expect(first.count == 1)
+        #expect(heard(1, 10, at: 0.1).isEmpty, "the same challenge: the same response")
+        #expect(heard(2, 5, at: 0.2).isEmpty, "another hunter waits a second")
+        #expect(heard(2, 5, at: 0.3, by: FakeAuthenticator.otherGame).isEmpty)
+        let second = heard(2, 5, at: 1.2)
+        #expect(second.count == 1)
+        let third = heard(2, 6, at: 1.3)
+        #expect(third.count == 1, "the same hunter's new challenge at once")
+        let a = GameSignals.Announcement(hunterID: 2, treasureTag: tag, challenge: 6)
+        #expect(try GameSignals.openReward(inScanResponse: (third.first ?? [])[...], boxTag: tag, for: a, by: FakeAuthenticator.game) == "GOLD")
+        var old = a
+        old.challenge = 5
+        #expect(throws: SignalError.forged) { try GameSignals.openReward(inScanResponse: (third.first ?? [])[...], boxTag: tag, for: old, by: FakeAuthenticator.game) }
+        // Another chest's finder gets nothing sealed here.
+        let elsewhere = GameSignals.announcement(GameSignals.Announcement(hunterID: 3, treasureTag: tag &+ 1, challenge: 1), by: FakeAuthenticator.game)
+        #expect(!core.sighting(sighting(elsewhere, rssi: -60, at: 5, from: GameKeyRulesTests.hunterAddress)).contains { if case .scanResponse = $0 { true } else { false } })
+    }
+}
