@@ -36,6 +36,9 @@ enum WalkRules {
     static let approachGrace = 3.0
 }
 
+/// WALK_DEBUG=1: the walks' finds and false lines, one a line.
+let walkDebug = getenv("WALK_DEBUG") != nil
+
 struct WalkScore {
     var seconds = 0.0
     var falseLines: [LineEvent: Int] = [:]
@@ -48,7 +51,7 @@ struct WalkScore {
     var longestSilence: Double?
 }
 
-func scoreWalk(_ world: WalkingWorld, _ told: WalkTold) -> WalkScore {
+func scoreWalk(_ world: WalkingWorld, _ told: WalkTold, debug: Bool = false) -> WalkScore {
     var score = WalkScore()
     score.seconds = world.duration
     var entered = false
@@ -74,12 +77,17 @@ func scoreWalk(_ world: WalkingWorld, _ told: WalkTold) -> WalkScore {
         case .treasureFound:
             isFalse = d >= 1.5
             if isFalse { score.falseFind = true }
+            if debug { print("seed \(world.seed) found at t-stop \(format(time - world.stopAtChest, 1)) d \(format(d, 2)) rate \(format(1 / world.advertisingInterval, 0))") }
             if score.findLag == nil, !isFalse { score.findLag = time - world.stopAtChest }
         default: isFalse = false
         }
         if isFalse { score.falseLines[line, default: 0] += 1 }
+        if isFalse, debug { print("seed \(world.seed) false \(line.rawValue) t \(format(time, 1)) (stop \(format(world.stopAtChest, 1))) d \(format(d, 2))") }
     }
     let warm: Set<LineEvent> = [.warmer, .proximityNear, .proximityImmediate, .treasureFound]
+    if debug {
+        print("seed \(world.seed) error \(Double(world.advertisedPower) - world.truePower) n \(format(world.exponent, 2)) h \(format(world.handHeight, 2)) rate \(format(1 / world.advertisingInterval, 0)) field@3.4m ... found \(score.findLag.map { format($0, 1) } ?? "never")")
+    }
     for leg in world.approaches() {
         score.approaches += 1
         if told.lines.contains(where: { warm.contains($0.line) && $0.time >= leg.start && $0.time <= leg.end + WalkRules.approachGrace }) {
@@ -114,9 +122,33 @@ func scoreWalk(_ world: WalkingWorld, _ told: WalkTold) -> WalkScore {
 // MARK: Rangers on a walk
 
 /// Our engine and the hunt rules in process (as `heardLines`, plus the range reports).
+/// TUNE="name=value,...": tuning overrides of the walking runs' configuration (never in a report).
+let tuning: [String: Double] = {
+    guard let text = getenv("TUNE").map({ String(cString: $0) }) else { return [:] }
+    var out: [String: Double] = [:]
+    for pair in text.split(separator: ",") {
+        let parts = pair.split(separator: "=")
+        if parts.count == 2, let v = Double(parts[1]) { out[String(parts[0])] = v }
+    }
+    return out
+}()
+
+var walkingConfiguration: RangingConfiguration {
+    var c = simulatedConfiguration
+    if let v = tuning["edge"] { c.atHandEdge = v }
+    if let v = tuning["window"] { c.atHandWindow = v }
+    if let v = tuning["margin"] { c.arrivalMargin = v }
+    return c
+}
+
 func oursOnWalk(_ reports: [SimulatedReading], until end: Double, lineSeconds: Double = 2) -> WalkTold {
-    var engine = RangingEngine(configuration: simulatedConfiguration, regions: [Region(name: "treasure", uuid: OurRanger.uuid)])
-    var director = HuntDirector(configuration: HuntDirector.Configuration(region: "treasure"))
+    let c = walkingConfiguration
+    let atHand = AtHandDetector(configuration: c, minimumPackets: Int(tuning["packets"] ?? Double(AtHandDetector.defaultPackets)),
+                                edgeZ: tuning["edgez"] ?? AtHandDetector.defaultEdgeZ, arrivalZ: tuning["arrivalz"] ?? AtHandDetector.defaultArrivalZ)
+    var engine = RangingEngine(configuration: c, regions: [Region(name: "treasure", uuid: OurRanger.uuid)], atHand: atHand)
+    var hunt = HuntDirector.Configuration(region: "treasure")
+    if let v = tuning["hold"] { hunt.foundHold = v }
+    var director = HuntDirector(configuration: hunt)
     var told = WalkTold()
     var speechEnds: Double?
     func apply(_ actions: [HuntAction], at time: Double) {
@@ -333,7 +365,7 @@ func runWalking(heldOut: Bool, count: Int, writeCaptures: String?, replays: Stri
             }
             told["ours (replay --hunt)"] = replayed
         }
-        for (name, t) in told { rows[name, default: []].append((world, scoreWalk(world, t))) }
+        for (name, t) in told { rows[name, default: []].append((world, scoreWalk(world, t, debug: walkDebug && name.hasPrefix("ours")))) }
     }
     if writeCaptures != nil, replays == nil { print("wrote \(seeds.count) captures") }
     let part = heldOut ? "held-out" : "tuning"
@@ -366,4 +398,42 @@ func runWalking(heldOut: Bool, count: Int, writeCaptures: String?, replays: Stri
               + "\(silences.isEmpty ? "-" : format(median(silences), 1)) |")
     }
     print("(\(format(rows[names.last ?? ""]?.reduce(0) { $0 + $1.1.seconds / 3600 } ?? 0, 2)) h of walking; definitions: docs/ranging.md, \"The walking world\")")
+}
+
+/// AT_HAND_PROBE=SEED: the at-hand detector's windows after the stop at the chest (tuning aid).
+func probeAtHand(seed: UInt64) {
+    let world = WalkingWorld(seed: seed)
+    let c = walkingConfiguration
+    var detector = AtHandDetector(configuration: c, minimumPackets: Int(tuning["packets"] ?? Double(AtHandDetector.defaultPackets)),
+                                  edgeZ: tuning["edgez"] ?? AtHandDetector.defaultEdgeZ, arrivalZ: tuning["arrivalz"] ?? AtHandDetector.defaultArrivalZ)
+    var filter = KalmanRSSIFilter(configuration: c)
+    var lastPrint = -Double.infinity
+    for r in world.readings() {
+        filter.update(rssi: r.rssi, time: r.time)
+        let level = filter.level.map { Double(r.measuredPower) - $0 }
+        _ = detector.update(readingLoss: Double(r.measuredPower - r.rssi), noiseVariance: filter.noiseVariance, time: r.time)
+        if r.time > world.stopAtChest - 3, r.time - lastPrint >= 1 {
+            lastPrint = r.time
+            let w = detector.windows(at: r.time, noiseVariance: filter.noiseVariance)
+            print("t-stop \(format(r.time - world.stopAtChest, 1)) d \(format(r.distance, 2)) level loss \(format(level ?? .nan, 1)) noise sd \(format(filter.noiseVariance.squareRoot(), 1)) at hand \(detector.isAtHand) edge \(format(detector.edgeLoss, 1)) windows " + w.map { "\(format($0.mean, 1))±\(format($0.standardError, 1))" }.joined(separator: " "))
+        }
+    }
+}
+
+/// STILL_PROBE=ROW:SEED: the at-hand detector's arrivals standing still (tuning aid).
+func probeStill(row: Int, seed: UInt64) {
+    guard let c = family().first(where: { $0.index == row }) else { return }
+    let (_, reports) = standingStill(c, seed: seed, until: 1200)
+    var detector = AtHandDetector(configuration: walkingConfiguration)
+    var filter = KalmanRSSIFilter(configuration: walkingConfiguration)
+    var arrived: Double?
+    for r in reports where r.beacon == 0 {
+        filter.update(rssi: r.rssi, time: r.time)
+        let changed = detector.update(readingLoss: Double(r.measuredPower - r.rssi), noiseVariance: filter.noiseVariance, time: r.time)
+        if detector.arrivalSince != arrived || changed {
+            arrived = detector.arrivalSince
+            let w = detector.windows(at: r.time, noiseVariance: filter.noiseVariance)
+            print("t \(format(r.time, 1)) arrival \(arrived.map { format($0, 1) } ?? "-") at hand \(detector.isAtHand) noise sd \(format(filter.noiseVariance.squareRoot(), 1)) edge \(format(detector.edgeLoss, 1)) windows " + w.map { "\(format($0.mean, 1))±\(format($0.standardError, 1))" }.joined(separator: " "))
+        }
+    }
 }
