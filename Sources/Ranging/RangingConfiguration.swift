@@ -79,6 +79,9 @@ public struct RangingConfiguration: Sendable, Equatable {
     public var trendWindow: Double = 10.0
     /// ... must be significant (slope / its standard error >= `TrendDetector.significance`,
     /// 4: two-sided false-alarm probability 6e-5 per look) ...
+    /// ... and at least this many standard errors from flat (`TrendDetector.significance`;
+    /// docs/ranging.md, "Warmer and colder from motion": lower buys recall with false lines) ...
+    public var trendSignificance: Double = 4.0
     /// ... and at least this steep (dB/s) ...
     public var trendSlope: Double = 0.75
     /// ... and a reversal (warmer after colder or back) this many times steeper.

@@ -589,6 +589,10 @@ enum RangingBenchmark {
             probeStill(row: probe[0], seed: UInt64(probe[1]))
             return
         }
+        if let probe = getenv("ENGINE_PROBE").flatMap({ UInt64(String(cString: $0)) }) {
+            probeEngine(seed: probe)
+            return
+        }
         if let heldOut = walking {
             runWalking(heldOut: heldOut, count: seedCount, writeCaptures: writeCaptures, replays: replays)
             return

@@ -82,7 +82,11 @@ func scoreWalk(_ world: WalkingWorld, _ told: WalkTold, debug: Bool = false) -> 
         default: isFalse = false
         }
         if isFalse { score.falseLines[line, default: 0] += 1 }
-        if isFalse, debug { print("seed \(world.seed) false \(line.rawValue) t \(format(time, 1)) (stop \(format(world.stopAtChest, 1))) d \(format(d, 2))") }
+        if isFalse, debug {
+            let a = world.pose(at: time - 3), b = world.pose(at: time)
+            let moved = ((a.x - b.x) * (a.x - b.x) + (a.y - b.y) * (a.y - b.y)).squareRoot()
+            print("seed \(world.seed) false \(line.rawValue) t \(format(time, 1)) (stop \(format(world.stopAtChest, 1))) d \(format(d, 2)) moved3s \(format(moved, 1)) d-10s \(format(world.distance(at: time - 10), 1)) rate \(format(1 / world.advertisingInterval, 0))")
+        }
     }
     let warm: Set<LineEvent> = [.warmer, .proximityNear, .proximityImmediate, .treasureFound]
     if debug {
@@ -138,6 +142,11 @@ var walkingConfiguration: RangingConfiguration {
     if let v = tuning["edge"] { c.atHandEdge = v }
     if let v = tuning["window"] { c.atHandWindow = v }
     if let v = tuning["margin"] { c.arrivalMargin = v }
+    if let v = tuning["tw"] { c.trendWindow = v }
+    if let v = tuning["tz"] { c.trendSignificance = v }
+    if let v = tuning["ts"] { c.trendSlope = v }
+    if let v = tuning["tint"] { c.trendMinimumInterval = v }
+    if let v = tuning["trf"] { c.trendReversalFactor = v }
     return c
 }
 
@@ -148,6 +157,8 @@ func oursOnWalk(_ reports: [SimulatedReading], until end: Double, lineSeconds: D
     var engine = RangingEngine(configuration: c, regions: [Region(name: "treasure", uuid: OurRanger.uuid)], atHand: atHand)
     var hunt = HuntDirector.Configuration(region: "treasure")
     if let v = tuning["hold"] { hunt.foundHold = v }
+    if let v = tuning["hti"] { hunt.trendInterval = v }
+    if let v = tuning["hq"] { hunt.trendQuietAfterLine = v }
     var director = HuntDirector(configuration: hunt)
     var told = WalkTold()
     var speechEnds: Double?
@@ -436,4 +447,20 @@ func probeStill(row: Int, seed: UInt64) {
             print("t \(format(r.time, 1)) arrival \(arrived.map { format($0, 1) } ?? "-") at hand \(detector.isAtHand) noise sd \(format(filter.noiseVariance.squareRoot(), 1)) edge \(format(detector.edgeLoss, 1)) windows " + w.map { "\(format($0.mean, 1))±\(format($0.standardError, 1))" }.joined(separator: " "))
         }
     }
+}
+
+/// ENGINE_PROBE=SEED: the engine's trend and class events on a walk, and the lines heard.
+func probeEngine(seed: UInt64) {
+    let world = WalkingWorld(seed: seed)
+    var engine = RangingEngine(configuration: walkingConfiguration, regions: [Region(name: "treasure", uuid: OurRanger.uuid)])
+    for r in world.readings() {
+        for e in engine.ingest(RangingSample(key: OurRanger.key(0), measuredPower: r.measuredPower, rssi: r.rssi, time: r.time)) {
+            switch e {
+            case .range: continue
+            default: print("t \(format(e.time, 1)) d \(format(world.distance(at: e.time), 1)): \(e)")
+            }
+        }
+    }
+    for leg in world.approaches() { print("leg \(format(leg.start, 1))-\(format(leg.end, 1))") }
+    for l in oursOnWalk(world.readings(), until: world.duration).lines { print("said \(format(l.time, 1)) \(l.line.rawValue)") }
 }

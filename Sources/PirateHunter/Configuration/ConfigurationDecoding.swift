@@ -302,6 +302,7 @@ enum RangingSection {
             ("nearest_margin", \.nearestMargin, 0...60, " dB"),
             ("nearest_dwell", \.nearestDwell, 0...600, " s"),
             ("trend_window", \.trendWindow, 1...600, " s"),
+            ("trend_significance", \.trendSignificance, 0.5...20, ""),
             ("trend_slope", \.trendSlope, 0.01...100, " dB/s"),
             ("trend_reversal_factor", \.trendReversalFactor, 1...100, ""),
             ("trend_minimum_interval", \.trendMinimumInterval, 0...3600, " s"),
