@@ -147,7 +147,9 @@ public struct AtHandDetector: Sendable, Equatable {
             let before = zip(historyTimes, historyLosses).filter { time - $0.0 >= Self.recentSeconds }.map(\.1).sorted()
             if before.count >= Self.minimumHistoryMeans {
                 let typical = before[before.count / 2]
-                if typical - latest.mean >= max(arrivalMargin, arrivalZ * latest.standardError) {
+                // ... from farther than the edge: a child who stood near all along did not arrive.
+                if typical - latest.mean >= max(arrivalMargin, arrivalZ * latest.standardError),
+                   typical >= edgeLoss + arrivalMargin / 2 {
                     arrivalSince = time
                     arrivalTypical = typical
                 }

@@ -272,7 +272,11 @@ public struct RangingEngine: Sendable {
                     _ = track.atHand.update(readingLoss: Double(track.measuredPower - rssi),
                                             noiseVariance: track.filter.noiseVariance, time: time)
                 }
+                // While an arrival is being judged (the level rose well past the last minute's),
+                // the class waits for the verdict: a child standing at the treasure is not told
+                // "near" while the evidence for "at hand" gathers.
                 let change = track.atHand.isAtHand ? track.proximity.force(.immediate)
+                    : track.atHand.arrivalSince != nil ? nil
                     : track.proximity.update(pathLoss: pathLoss, time: time,
                                              mayCommit: track.filter.count >= configuration.proximityMinimumPackets,
                                              settled: track.filter.count >= ProximityClassifier.settledReadings)

@@ -147,6 +147,7 @@ var walkingConfiguration: RangingConfiguration {
     if let v = tuning["ts"] { c.trendSlope = v }
     if let v = tuning["tint"] { c.trendMinimumInterval = v }
     if let v = tuning["trf"] { c.trendReversalFactor = v }
+    if let v = tuning["minsil"] { c.minimumSilence = v }
     return c
 }
 
