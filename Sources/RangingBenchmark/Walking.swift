@@ -148,6 +148,7 @@ var walkingConfiguration: RangingConfiguration {
     if let v = tuning["tint"] { c.trendMinimumInterval = v }
     if let v = tuning["trf"] { c.trendReversalFactor = v }
     if let v = tuning["minsil"] { c.minimumSilence = v }
+    if let v = tuning["sigma"] { c.environmentSigma = v }
     return c
 }
 
@@ -435,7 +436,7 @@ func probeAtHand(seed: UInt64) {
 /// STILL_PROBE=ROW:SEED: the at-hand detector's arrivals standing still (tuning aid).
 func probeStill(row: Int, seed: UInt64) {
     guard let c = family().first(where: { $0.index == row }) else { return }
-    let (_, reports) = standingStill(c, seed: seed, until: 1200)
+    let (_, reports) = standingStill(c, seed: seed, until: 3600)
     var detector = AtHandDetector(configuration: walkingConfiguration)
     var filter = KalmanRSSIFilter(configuration: walkingConfiguration)
     var arrived: Double?
