@@ -49,6 +49,10 @@ struct WalkScore {
     var covered = 0
     var ranged = 0
     var longestSilence: Double?
+    /// Pairs of moments (1 s apart samples, before the find) >= 4 m apart in true distance,
+    /// and those where the detector's click rate was higher at the closer one.
+    var detectorPairs = 0
+    var detectorPairsRight = 0
 }
 
 func scoreWalk(_ world: WalkingWorld, _ told: WalkTold, debug: Bool = false) -> WalkScore {
@@ -119,6 +123,28 @@ func scoreWalk(_ world: WalkingWorld, _ told: WalkTold, debug: Bool = false) -> 
         }
         if let since = silentSince { longest = max(longest, end - since) }
         if !told.detector.isEmpty { score.longestSilence = longest }
+        // The detector's pair score: its rate at each second, against the true distance.
+        if !told.detector.isEmpty {
+            var samples: [(distance: Double, rate: Double)] = []
+            var index = 0
+            var current = 0.0
+            var t = 0.0
+            while t < end {
+                while index < told.detector.count && told.detector[index].time <= t {
+                    current = told.detector[index].rate
+                    index += 1
+                }
+                samples.append((world.distance(at: t), current))
+                t += 1
+            }
+            for i in samples.indices {
+                for j in samples.indices where j > i && abs(samples[i].distance - samples[j].distance) >= 4 {
+                    score.detectorPairs += 1
+                    let (closer, farther) = samples[i].distance < samples[j].distance ? (samples[i], samples[j]) : (samples[j], samples[i])
+                    if closer.rate > farther.rate { score.detectorPairsRight += 1 }
+                }
+            }
+        }
     }
     return score
 }
@@ -383,8 +409,8 @@ func runWalking(heldOut: Bool, count: Int, writeCaptures: String?, replays: Stri
     if writeCaptures != nil, replays == nil { print("wrote \(seeds.count) captures") }
     let part = heldOut ? "held-out" : "tuning"
     print("Walking to the chest (\(part) walks, seeds \(seeds.first ?? 0)...\(seeds.last ?? 0); rates 10/4/2/1 Hz in turn):")
-    print("| ranger | false lines/h | left/entered/unknown | near/far/immediate | warmer/colder | found wrong | approaches heard 10 Hz | 4 Hz | 1-2 Hz | finds | find lag median/p90 s | interval covers | longest silence median s |")
-    print("|---|---|---|---|---|---|---|---|---|---|---|---|---|")
+    print("| ranger | false lines/h | left/entered/unknown | near/far/immediate | warmer/colder | found wrong | approaches heard 10 Hz | 4 Hz | 1-2 Hz | finds | find lag median/p90 s | interval covers | longest silence median s | detector pairs right |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
     for name in names {
         guard let row = rows[name] else { continue }
         let hours = row.reduce(0) { $0 + $1.1.seconds } / 3600
@@ -403,12 +429,14 @@ func runWalking(heldOut: Bool, count: Int, writeCaptures: String?, replays: Stri
         let lags = row.compactMap(\.1.findLag)
         let covered = row.reduce(0) { $0 + $1.1.covered }, ranged = row.reduce(0) { $0 + $1.1.ranged }
         let silences = row.compactMap(\.1.longestSilence)
+        let pairs = row.reduce(0) { $0 + $1.1.detectorPairs }, right = row.reduce(0) { $0 + $1.1.detectorPairsRight }
         print("| \(name) | **\(format(total, 2))** | \(h([.regionLeft, .regionEntered, .proximityUnknown])) | "
               + "\(h([.proximityNear, .proximityFar, .proximityImmediate])) | \(h([.warmer, .colder])) | \(h([.treasureFound])) | "
               + "\(recall([10])) | \(recall([4])) | \(recall([1, 2])) | \(lags.count)/\(row.count) | "
               + "\(lags.isEmpty ? "-" : format(median(lags), 1) + "/" + format(percentile(lags, 0.9), 1)) | "
               + "\(ranged == 0 ? "-" : format(100 * Double(covered) / Double(ranged), 1) + " %") | "
-              + "\(silences.isEmpty ? "-" : format(median(silences), 1)) |")
+              + "\(silences.isEmpty ? "-" : format(median(silences), 1)) | "
+              + "\(pairs == 0 ? "-" : format(100 * Double(right) / Double(pairs), 1) + " %") |")
     }
     print("(\(format(rows[names.last ?? ""]?.reduce(0) { $0 + $1.1.seconds / 3600 } ?? 0, 2)) h of walking; definitions: docs/ranging.md, \"The walking world\")")
 }
