@@ -150,7 +150,7 @@ public struct HuntDirector: Sendable {
         /// Name of the sound played on entering and leaving the region.
         public var regionSound = Sound.arrr
         /// Immediate proximity held this long (s) is "treasure found".
-        public var foundHold = 3.0
+        public var foundHold = 1.0
         /// Warmer/colder at most this often (s), and not this soon after another line.
         public var trendInterval = 6.0
         public var trendQuietAfterLine = 3.0

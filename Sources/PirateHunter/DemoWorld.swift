@@ -74,6 +74,9 @@ final class DemoWorld {
         setup.hunt?.trailRules.mode = .race
         setup.hunt?.trailRules.hintAfter = 12
         setup.hunt?.trailRules.hintInterval = 30
+        // The scripted walk is timed for a 3 s hold at each chest (the rival's find and the
+        // hint fall where the story wants them).
+        setup.hunt?.foundHold = 3
         setup.announce?.rewardTimeout = 3
         // Time for the last found line and the finale.
         setup.stopAfterFound = 16

@@ -91,6 +91,16 @@ public struct ProximityClassifier: Sendable, Equatable {
         return (from, wanted)
     }
 
+    /// A class known from outside the level (the hunter at hand: `AtHandDetector`),
+    /// committed at once. Returns the change if any.
+    public mutating func force(_ proximity: Proximity) -> (from: Proximity, to: Proximity)? {
+        pending = nil
+        guard committed != proximity else { return nil }
+        let from = committed
+        committed = proximity
+        return (from, proximity)
+    }
+
     /// The beacon fell silent: unknown, committed at once. Returns the change if any.
     public mutating func markLost() -> (from: Proximity, to: Proximity)? {
         pending = nil

@@ -39,6 +39,13 @@ public struct RangingConfiguration: Sendable, Equatable {
     public var proximityDwell: Double = 1.5
     /// Packets needed before a newly seen beacon gets its first class.
     public var proximityMinimumPackets: Int = 3
+    /// At hand (AtHandDetector: a child standing at the treasure, the hunter at chest height
+    /// over it, ~1 m) is immediate: the mean path loss of the last `atHandWindow` s below the
+    /// model's loss at `atHandEdge` m (room for a tag's power error) ...
+    public var atHandEdge: Double = 2.5
+    public var atHandWindow: Double = 2.0
+    /// ... and at least this much (dB) below the least loss of the last minute (an arrival).
+    public var arrivalMargin: Double = 8.0
 
     // MARK: Silence (beacon lost, region exit; see ArrivalStatistics)
     /// The silence limits are set so that a source still present, losing packets the way it
@@ -72,6 +79,9 @@ public struct RangingConfiguration: Sendable, Equatable {
     public var trendWindow: Double = 10.0
     /// ... must be significant (slope / its standard error >= `TrendDetector.significance`,
     /// 4: two-sided false-alarm probability 6e-5 per look) ...
+    /// ... and at least this many standard errors from flat (`TrendDetector.significance`;
+    /// docs/ranging.md, "Warmer and colder from motion": lower buys recall with false lines) ...
+    public var trendSignificance: Double = 4.0
     /// ... and at least this steep (dB/s) ...
     public var trendSlope: Double = 0.75
     /// ... and a reversal (warmer after colder or back) this many times steeper.

@@ -16,6 +16,7 @@ public struct RangingEngine: Sendable {
         var filter: KalmanRSSIFilter
         var arrivals = ArrivalStatistics()
         var proximity: ProximityClassifier
+        var atHand: AtHandDetector
         var measuredPower: Int
         var lastRange: Double?
         var regionIndices: [Int]
@@ -157,6 +158,7 @@ public struct RangingEngine: Sendable {
 
     private let model: LogDistanceModel
     private let proximityTemplate: ProximityClassifier
+    private let atHandTemplate: AtHandDetector
     private let filterTemplate: KalmanRSSIFilter
     private var tracks: [BeaconKey: Track] = [:]
     private var slots: [RegionSlot]
@@ -174,13 +176,15 @@ public struct RangingEngine: Sendable {
     /// by walking (and copying) every track for each new beacon of a crowd.
     private var recency: RecentlyHeardTable<BeaconKey, Bool>
 
-    public init(configuration: RangingConfiguration = .default, regions: [Region] = [], maximumBeacons: Int = 1024) {
+    public init(configuration: RangingConfiguration = .default, regions: [Region] = [], maximumBeacons: Int = 1024,
+                atHand: AtHandDetector? = nil) {
         self.configuration = configuration
         self.maximumBeacons = max(1, maximumBeacons)
         self.recency = RecentlyHeardTable(capacity: self.maximumBeacons + 1)
         self.regions = regions
         self.model = LogDistanceModel(configuration: configuration)
         self.proximityTemplate = ProximityClassifier(configuration: configuration)
+        self.atHandTemplate = atHand ?? AtHandDetector(configuration: configuration)
         self.filterTemplate = KalmanRSSIFilter(configuration: configuration)
         self.slots = regions.map {
             RegionSlot(monitor: RegionMonitor(region: $0),
@@ -228,7 +232,7 @@ public struct RangingEngine: Sendable {
             let indices = regions.indices.filter { regions[$0].contains(key) }
             if !regions.isEmpty && indices.isEmpty { return events }
             if tracks.count >= maximumBeacons { evictOldest(at: time, into: &events) }
-            track = Track(filter: filterTemplate, proximity: proximityTemplate,
+            track = Track(filter: filterTemplate, proximity: proximityTemplate, atHand: atHandTemplate,
                           measuredPower: sample.measuredPower, regionIndices: indices)
         }
         track.isLost = false
@@ -262,10 +266,21 @@ public struct RangingEngine: Sendable {
             if estimate != nil {
                 let pathLoss = model.pathLoss(measuredPower: track.measuredPower, rssi: level)
                 loss = pathLoss
-                if let change = track.proximity.update(pathLoss: pathLoss, time: time,
-                                                       mayCommit: track.filter.count >= configuration.proximityMinimumPackets,
-                                                       settled: track.filter.count >= ProximityClassifier.settledReadings),
-                   !regions.isEmpty {
+                // At hand (a child standing at the treasure, see AtHandDetector) is immediate
+                // while it lasts; otherwise the classifier's own rule.
+                if let rssi = sample.rssi {
+                    _ = track.atHand.update(readingLoss: Double(track.measuredPower - rssi),
+                                            noiseVariance: track.filter.noiseVariance, time: time)
+                }
+                // While an arrival is being judged (the level rose well past the last minute's),
+                // the class waits for the verdict: a child standing at the treasure is not told
+                // "near" while the evidence for "at hand" gathers.
+                let change = track.atHand.isAtHand ? track.proximity.force(.immediate)
+                    : track.atHand.arrivalSince != nil ? nil
+                    : track.proximity.update(pathLoss: pathLoss, time: time,
+                                             mayCommit: track.filter.count >= configuration.proximityMinimumPackets,
+                                             settled: track.filter.count >= ProximityClassifier.settledReadings)
+                if let change, !regions.isEmpty {
                     events.append(.proximity(time: time, key: key, from: change.from, to: change.to))
                 }
             }
@@ -355,6 +370,7 @@ public struct RangingEngine: Sendable {
                                              proximity: .unknown)))
         }
         track.filter.reset()
+        track.atHand.reset()
         track.lastRange = nil
         track.isLost = true
         tracks[key] = track

@@ -40,7 +40,7 @@ public struct TrendDetector: Sendable, Equatable {
         self.init(window: configuration.trendWindow, slope: configuration.trendSlope,
                   reversalFactor: configuration.trendReversalFactor,
                   minimumInterval: configuration.trendMinimumInterval,
-                  zThreshold: Self.significance)
+                  zThreshold: configuration.trendSignificance)
     }
 
     /// The test statistic now: (least-squares slope dB/s, z), when the window is full enough.

@@ -581,6 +581,18 @@ enum RangingBenchmark {
                 fail("unknown argument \(argument) (usage: RangingBenchmark [--data DIR] [--seeds N] [--fit] [--real [--itag FILE]] [--family held-out|tuning [--shared-loss | --calibrated] [--minutes M] [--only ROW]] [--stress [--minutes M] [--only ROW]] [--heard] (with --family or --stress: what the hunt rules say standing still) [--walking held-out|tuning [--write-captures DIR] [--replays DIR]])", code: 64)
             }
         }
+        if let probe = getenv("AT_HAND_PROBE").flatMap({ UInt64(String(cString: $0)) }) {
+            probeAtHand(seed: probe)
+            return
+        }
+        if let probe = getenv("STILL_PROBE").map({ String(cString: $0).split(separator: ":").compactMap { Int($0) } }), probe.count == 2 {
+            probeStill(row: probe[0], seed: UInt64(probe[1]))
+            return
+        }
+        if let probe = getenv("ENGINE_PROBE").flatMap({ UInt64(String(cString: $0)) }) {
+            probeEngine(seed: probe)
+            return
+        }
         if let heldOut = walking {
             runWalking(heldOut: heldOut, count: seedCount, writeCaptures: writeCaptures, replays: replays)
             return

@@ -36,6 +36,9 @@ enum WalkRules {
     static let approachGrace = 3.0
 }
 
+/// WALK_DEBUG=1: the walks' finds and false lines, one a line.
+let walkDebug = getenv("WALK_DEBUG") != nil
+
 struct WalkScore {
     var seconds = 0.0
     var falseLines: [LineEvent: Int] = [:]
@@ -46,9 +49,13 @@ struct WalkScore {
     var covered = 0
     var ranged = 0
     var longestSilence: Double?
+    /// Pairs of moments (1 s apart samples, before the find) >= 4 m apart in true distance,
+    /// and those where the detector's click rate was higher at the closer one.
+    var detectorPairs = 0
+    var detectorPairsRight = 0
 }
 
-func scoreWalk(_ world: WalkingWorld, _ told: WalkTold) -> WalkScore {
+func scoreWalk(_ world: WalkingWorld, _ told: WalkTold, debug: Bool = false) -> WalkScore {
     var score = WalkScore()
     score.seconds = world.duration
     var entered = false
@@ -74,12 +81,21 @@ func scoreWalk(_ world: WalkingWorld, _ told: WalkTold) -> WalkScore {
         case .treasureFound:
             isFalse = d >= 1.5
             if isFalse { score.falseFind = true }
+            if debug { print("seed \(world.seed) found at t-stop \(format(time - world.stopAtChest, 1)) d \(format(d, 2)) rate \(format(1 / world.advertisingInterval, 0))") }
             if score.findLag == nil, !isFalse { score.findLag = time - world.stopAtChest }
         default: isFalse = false
         }
         if isFalse { score.falseLines[line, default: 0] += 1 }
+        if isFalse, debug {
+            let a = world.pose(at: time - 3), b = world.pose(at: time)
+            let moved = ((a.x - b.x) * (a.x - b.x) + (a.y - b.y) * (a.y - b.y)).squareRoot()
+            print("seed \(world.seed) false \(line.rawValue) t \(format(time, 1)) (stop \(format(world.stopAtChest, 1))) d \(format(d, 2)) moved3s \(format(moved, 1)) d-10s \(format(world.distance(at: time - 10), 1)) rate \(format(1 / world.advertisingInterval, 0))")
+        }
     }
     let warm: Set<LineEvent> = [.warmer, .proximityNear, .proximityImmediate, .treasureFound]
+    if debug {
+        print("seed \(world.seed) error \(Double(world.advertisedPower) - world.truePower) n \(format(world.exponent, 2)) h \(format(world.handHeight, 2)) rate \(format(1 / world.advertisingInterval, 0)) field@3.4m ... found \(score.findLag.map { format($0, 1) } ?? "never")")
+    }
     for leg in world.approaches() {
         score.approaches += 1
         if told.lines.contains(where: { warm.contains($0.line) && $0.time >= leg.start && $0.time <= leg.end + WalkRules.approachGrace }) {
@@ -107,6 +123,28 @@ func scoreWalk(_ world: WalkingWorld, _ told: WalkTold) -> WalkScore {
         }
         if let since = silentSince { longest = max(longest, end - since) }
         if !told.detector.isEmpty { score.longestSilence = longest }
+        // The detector's pair score: its rate at each second, against the true distance.
+        if !told.detector.isEmpty {
+            var samples: [(distance: Double, rate: Double)] = []
+            var index = 0
+            var current = 0.0
+            var t = 0.0
+            while t < end {
+                while index < told.detector.count && told.detector[index].time <= t {
+                    current = told.detector[index].rate
+                    index += 1
+                }
+                samples.append((world.distance(at: t), current))
+                t += 1
+            }
+            for i in samples.indices {
+                for j in samples.indices where j > i && abs(samples[i].distance - samples[j].distance) >= 4 {
+                    score.detectorPairs += 1
+                    let (closer, farther) = samples[i].distance < samples[j].distance ? (samples[i], samples[j]) : (samples[j], samples[i])
+                    if closer.rate > farther.rate { score.detectorPairsRight += 1 }
+                }
+            }
+        }
     }
     return score
 }
@@ -114,9 +152,42 @@ func scoreWalk(_ world: WalkingWorld, _ told: WalkTold) -> WalkScore {
 // MARK: Rangers on a walk
 
 /// Our engine and the hunt rules in process (as `heardLines`, plus the range reports).
+/// TUNE="name=value,...": tuning overrides of the walking runs' configuration (never in a report).
+let tuning: [String: Double] = {
+    guard let text = getenv("TUNE").map({ String(cString: $0) }) else { return [:] }
+    var out: [String: Double] = [:]
+    for pair in text.split(separator: ",") {
+        let parts = pair.split(separator: "=")
+        if parts.count == 2, let v = Double(parts[1]) { out[String(parts[0])] = v }
+    }
+    return out
+}()
+
+var walkingConfiguration: RangingConfiguration {
+    var c = simulatedConfiguration
+    if let v = tuning["edge"] { c.atHandEdge = v }
+    if let v = tuning["window"] { c.atHandWindow = v }
+    if let v = tuning["margin"] { c.arrivalMargin = v }
+    if let v = tuning["tw"] { c.trendWindow = v }
+    if let v = tuning["tz"] { c.trendSignificance = v }
+    if let v = tuning["ts"] { c.trendSlope = v }
+    if let v = tuning["tint"] { c.trendMinimumInterval = v }
+    if let v = tuning["trf"] { c.trendReversalFactor = v }
+    if let v = tuning["minsil"] { c.minimumSilence = v }
+    if let v = tuning["sigma"] { c.environmentSigma = v }
+    return c
+}
+
 func oursOnWalk(_ reports: [SimulatedReading], until end: Double, lineSeconds: Double = 2) -> WalkTold {
-    var engine = RangingEngine(configuration: simulatedConfiguration, regions: [Region(name: "treasure", uuid: OurRanger.uuid)])
-    var director = HuntDirector(configuration: HuntDirector.Configuration(region: "treasure"))
+    let c = walkingConfiguration
+    let atHand = AtHandDetector(configuration: c, minimumPackets: Int(tuning["packets"] ?? Double(AtHandDetector.defaultPackets)),
+                                edgeZ: tuning["edgez"] ?? AtHandDetector.defaultEdgeZ, arrivalZ: tuning["arrivalz"] ?? AtHandDetector.defaultArrivalZ)
+    var engine = RangingEngine(configuration: c, regions: [Region(name: "treasure", uuid: OurRanger.uuid)], atHand: atHand)
+    var hunt = HuntDirector.Configuration(region: "treasure")
+    if let v = tuning["hold"] { hunt.foundHold = v }
+    if let v = tuning["hti"] { hunt.trendInterval = v }
+    if let v = tuning["hq"] { hunt.trendQuietAfterLine = v }
+    var director = HuntDirector(configuration: hunt)
     var told = WalkTold()
     var speechEnds: Double?
     func apply(_ actions: [HuntAction], at time: Double) {
@@ -333,13 +404,13 @@ func runWalking(heldOut: Bool, count: Int, writeCaptures: String?, replays: Stri
             }
             told["ours (replay --hunt)"] = replayed
         }
-        for (name, t) in told { rows[name, default: []].append((world, scoreWalk(world, t))) }
+        for (name, t) in told { rows[name, default: []].append((world, scoreWalk(world, t, debug: walkDebug && name.hasPrefix("ours")))) }
     }
     if writeCaptures != nil, replays == nil { print("wrote \(seeds.count) captures") }
     let part = heldOut ? "held-out" : "tuning"
     print("Walking to the chest (\(part) walks, seeds \(seeds.first ?? 0)...\(seeds.last ?? 0); rates 10/4/2/1 Hz in turn):")
-    print("| ranger | false lines/h | left/entered/unknown | near/far/immediate | warmer/colder | found wrong | approaches heard 10 Hz | 4 Hz | 1-2 Hz | finds | find lag median/p90 s | interval covers | longest silence median s |")
-    print("|---|---|---|---|---|---|---|---|---|---|---|---|---|")
+    print("| ranger | false lines/h | left/entered/unknown | near/far/immediate | warmer/colder | found wrong | approaches heard 10 Hz | 4 Hz | 1-2 Hz | finds | find lag median/p90 s | interval covers | longest silence median s | detector pairs right |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
     for name in names {
         guard let row = rows[name] else { continue }
         let hours = row.reduce(0) { $0 + $1.1.seconds } / 3600
@@ -358,12 +429,68 @@ func runWalking(heldOut: Bool, count: Int, writeCaptures: String?, replays: Stri
         let lags = row.compactMap(\.1.findLag)
         let covered = row.reduce(0) { $0 + $1.1.covered }, ranged = row.reduce(0) { $0 + $1.1.ranged }
         let silences = row.compactMap(\.1.longestSilence)
+        let pairs = row.reduce(0) { $0 + $1.1.detectorPairs }, right = row.reduce(0) { $0 + $1.1.detectorPairsRight }
         print("| \(name) | **\(format(total, 2))** | \(h([.regionLeft, .regionEntered, .proximityUnknown])) | "
               + "\(h([.proximityNear, .proximityFar, .proximityImmediate])) | \(h([.warmer, .colder])) | \(h([.treasureFound])) | "
               + "\(recall([10])) | \(recall([4])) | \(recall([1, 2])) | \(lags.count)/\(row.count) | "
               + "\(lags.isEmpty ? "-" : format(median(lags), 1) + "/" + format(percentile(lags, 0.9), 1)) | "
               + "\(ranged == 0 ? "-" : format(100 * Double(covered) / Double(ranged), 1) + " %") | "
-              + "\(silences.isEmpty ? "-" : format(median(silences), 1)) |")
+              + "\(silences.isEmpty ? "-" : format(median(silences), 1)) | "
+              + "\(pairs == 0 ? "-" : format(100 * Double(right) / Double(pairs), 1) + " %") |")
     }
     print("(\(format(rows[names.last ?? ""]?.reduce(0) { $0 + $1.1.seconds / 3600 } ?? 0, 2)) h of walking; definitions: docs/ranging.md, \"The walking world\")")
+}
+
+/// AT_HAND_PROBE=SEED: the at-hand detector's windows after the stop at the chest (tuning aid).
+func probeAtHand(seed: UInt64) {
+    let world = WalkingWorld(seed: seed)
+    let c = walkingConfiguration
+    var detector = AtHandDetector(configuration: c, minimumPackets: Int(tuning["packets"] ?? Double(AtHandDetector.defaultPackets)),
+                                  edgeZ: tuning["edgez"] ?? AtHandDetector.defaultEdgeZ, arrivalZ: tuning["arrivalz"] ?? AtHandDetector.defaultArrivalZ)
+    var filter = KalmanRSSIFilter(configuration: c)
+    var lastPrint = -Double.infinity
+    for r in world.readings() {
+        filter.update(rssi: r.rssi, time: r.time)
+        let level = filter.level.map { Double(r.measuredPower) - $0 }
+        _ = detector.update(readingLoss: Double(r.measuredPower - r.rssi), noiseVariance: filter.noiseVariance, time: r.time)
+        if r.time > world.stopAtChest - 3, r.time - lastPrint >= 1 {
+            lastPrint = r.time
+            let w = detector.windows(at: r.time, noiseVariance: filter.noiseVariance)
+            print("t-stop \(format(r.time - world.stopAtChest, 1)) d \(format(r.distance, 2)) level loss \(format(level ?? .nan, 1)) noise sd \(format(filter.noiseVariance.squareRoot(), 1)) at hand \(detector.isAtHand) edge \(format(detector.edgeLoss, 1)) windows " + w.map { "\(format($0.mean, 1))±\(format($0.standardError, 1))" }.joined(separator: " "))
+        }
+    }
+}
+
+/// STILL_PROBE=ROW:SEED: the at-hand detector's arrivals standing still (tuning aid).
+func probeStill(row: Int, seed: UInt64) {
+    guard let c = family().first(where: { $0.index == row }) else { return }
+    let (_, reports) = standingStill(c, seed: seed, until: 3600)
+    var detector = AtHandDetector(configuration: walkingConfiguration)
+    var filter = KalmanRSSIFilter(configuration: walkingConfiguration)
+    var arrived: Double?
+    for r in reports where r.beacon == 0 {
+        filter.update(rssi: r.rssi, time: r.time)
+        let changed = detector.update(readingLoss: Double(r.measuredPower - r.rssi), noiseVariance: filter.noiseVariance, time: r.time)
+        if detector.arrivalSince != arrived || changed {
+            arrived = detector.arrivalSince
+            let w = detector.windows(at: r.time, noiseVariance: filter.noiseVariance)
+            print("t \(format(r.time, 1)) arrival \(arrived.map { format($0, 1) } ?? "-") at hand \(detector.isAtHand) noise sd \(format(filter.noiseVariance.squareRoot(), 1)) edge \(format(detector.edgeLoss, 1)) windows " + w.map { "\(format($0.mean, 1))±\(format($0.standardError, 1))" }.joined(separator: " "))
+        }
+    }
+}
+
+/// ENGINE_PROBE=SEED: the engine's trend and class events on a walk, and the lines heard.
+func probeEngine(seed: UInt64) {
+    let world = WalkingWorld(seed: seed)
+    var engine = RangingEngine(configuration: walkingConfiguration, regions: [Region(name: "treasure", uuid: OurRanger.uuid)])
+    for r in world.readings() {
+        for e in engine.ingest(RangingSample(key: OurRanger.key(0), measuredPower: r.measuredPower, rssi: r.rssi, time: r.time)) {
+            switch e {
+            case .range: continue
+            default: print("t \(format(e.time, 1)) d \(format(world.distance(at: e.time), 1)): \(e)")
+            }
+        }
+    }
+    for leg in world.approaches() { print("leg \(format(leg.start, 1))-\(format(leg.end, 1))") }
+    for l in oursOnWalk(world.readings(), until: world.duration).lines { print("said \(format(l.time, 1)) \(l.line.rawValue)") }
 }

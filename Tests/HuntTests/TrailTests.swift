@@ -9,6 +9,7 @@ private func beacon(_ n: UInt16) -> BeaconKey { BeaconKey(uuid: uuid, major: 1, 
 
 private func trail(order: TrailOrder = .inOrder, mode: HuntMode = .solo, hintAfter: Double = 90, hintInterval: Double = 60) -> HuntDirector {
     var configuration = HuntDirector.Configuration(region: chest(1).name)
+    configuration.foundHold = 3  // the hold these tests time
     configuration.trail = [
         TrailStep(region: chest(1), clue: .text("Look under the big tree."), hint: "It be near something green."),
         TrailStep(region: chest(2), clue: .recording("/srv/clue2.wav"), found: "Ye found the second chest!"),

@@ -185,7 +185,7 @@ import TestSupport
         let path = FileManager.default.temporaryDirectory.appendingPathComponent("demo-\(UUID().uuidString).btsnoop").path
         try Data(run.capture).write(to: URL(fileURLWithPath: path))
         defer { try? FileManager.default.removeItem(atPath: path) }
-        // The demo's trail and rules, as a parent would write them.
+        // The demo's trail and rules, as a parent would write them (its 3 s found hold too).
         let steps = DemoWorld.trail.map { step -> String in
             var fields = ["\"region\": \"\(step.region.name)\""]
             if case let .text(clue)? = step.clue { fields.append("\"clue\": \"\(clue)\"") }
@@ -194,7 +194,7 @@ import TestSupport
         }
         let config = path + ".json"
         try Data(("""
-            {"hunt": {"trail": [\(steps.joined(separator: ", "))], "mode": "race", "hint_after": 12, "hint_interval": 30},
+            {"hunt": {"trail": [\(steps.joined(separator: ", "))], "mode": "race", "hint_after": 12, "hint_interval": 30, "found_hold": 3},
              "announce": {"reward_timeout": 3}, "game": {"key": "\(DemoWorld.gameKey.text)"}}
             """).utf8).write(to: URL(fileURLWithPath: config))
         defer { try? FileManager.default.removeItem(atPath: config) }

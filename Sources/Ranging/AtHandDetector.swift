@@ -1,0 +1,181 @@
+/// "At hand": the hunter held over the beacon by a child standing at it (a chest on the
+/// floor, the hunter at chest height: about 1 m, never < 0.5 m), whatever the tag's
+/// advertised power error.
+///
+/// A level alone cannot tell 1 m with a tag advertising 4 dB too high from 1.5 m with an
+/// honest one, so the rule asks for the *arrival* as well. At hand when, over the readings of
+/// the last `window` s (at least `minimumPackets` of them, at most 10 s back):
+/// - their mean path loss is below `edgeLoss` (the edge's distance by the model, plus the
+///   power errors a tag may have), and
+/// - it is at least `arrivalMargin` dB, and `arrivalZ` standard errors of that mean, below
+///   the least path loss the filtered level had from `historySeconds` to `recentSeconds`
+///   ago: the child came from farther away and now stands nearer than at any time of the
+///   last minute. A child standing still (a sweep at 1.5-3 m), or a body stepping out of the
+///   way (the level returns to where it was), is no arrival; nor is anything in the first
+///   `minimumHistory` s of a beacon.
+/// Left when the mean path loss rises past `releaseLoss`. Memory: at most `maximumReadings`
+/// readings and one filtered level a second for `historySeconds`.
+public struct AtHandDetector: Sendable, Equatable {
+    public let edgeLoss: Double
+    public let releaseLoss: Double
+    public let window: Double
+    public let minimumPackets: Int
+    public let arrivalMargin: Double
+    public let arrivalZ: Double
+
+    public static let historySeconds = 60.0
+    public static let recentSeconds = 4.0
+    public static let historyWindow = 4.0
+    public static let minimumHistoryMeans = 10
+    /// An arrival not confirmed at hand within this long (s) is forgotten.
+    public static let arrivalMemory = 30.0
+    public static let minimumHistory = 20.0
+    public static let longestWindow = 20.0
+    public static let maximumReadings = 64
+
+    private var times: [Double] = []
+    private var losses: [Double] = []
+    private var historyTimes: [Double] = []
+    private var historyLosses: [Double] = []
+    private var firstTime: Double?
+    /// When the current arrival began (the level came `arrivalMargin` below the history).
+    public private(set) var arrivalSince: Double?
+    /// The typical loss the arrival was judged against.
+    private var arrivalTypical = 0.0
+    public private(set) var isAtHand = false
+
+    /// The mean must be below the edge by this many standard errors.
+    public let edgeZ: Double
+
+    public init(edgeLoss: Double, releaseLoss: Double, window: Double, minimumPackets: Int = 5,
+                arrivalMargin: Double, arrivalZ: Double = 2.5, edgeZ: Double = 0) {
+        self.edgeZ = edgeZ
+        self.edgeLoss = edgeLoss
+        self.releaseLoss = releaseLoss
+        self.window = window
+        self.minimumPackets = max(1, minimumPackets)
+        self.arrivalMargin = arrivalMargin
+        self.arrivalZ = arrivalZ
+    }
+
+    public init(configuration: RangingConfiguration, minimumPackets: Int = Self.defaultPackets, edgeZ: Double = Self.defaultEdgeZ,
+                arrivalZ: Double = Self.defaultArrivalZ) {
+        let model = LogDistanceModel(configuration: configuration)
+        let edge = model.pathLoss(atMeters: configuration.atHandEdge)
+        self.init(edgeLoss: edge, releaseLoss: edge + configuration.proximityHysteresis, window: configuration.atHandWindow,
+                  minimumPackets: minimumPackets, arrivalMargin: configuration.arrivalMargin, arrivalZ: arrivalZ, edgeZ: edgeZ)
+    }
+
+    public static let defaultPackets = 8
+    public static let defaultEdgeZ = 2.0
+    public static let defaultArrivalZ = 3.0
+
+    /// Mean path loss of the last `count` readings (within `longestWindow` s) and its
+    /// standard error; nil when there are fewer.
+    func mean(ofLast count: Int, at time: Double, noiseVariance: Double) -> (mean: Double, standardError: Double)? {
+        var n = 0
+        var sum = 0.0
+        for (t, loss) in zip(times, losses).reversed() {
+            guard n < count, time - t <= Self.longestWindow else { break }
+            n += 1
+            sum += loss
+        }
+        guard n == count, n > 0 else { return nil }
+        return (sum / Double(n), (max(noiseVariance, 0) / Double(n)).squareRoot())
+    }
+
+    /// Mean path loss of the readings of the last `historyWindow` s (at least 3 of them):
+    /// the history's unit, once a second.
+    func recentMean(at time: Double) -> Double? {
+        var n = 0
+        var sum = 0.0
+        for (t, loss) in zip(times, losses).reversed() where time - t <= Self.historyWindow {
+            n += 1
+            sum += loss
+        }
+        return n >= 3 ? sum / Double(n) : nil
+    }
+
+    /// The windows tried: the readings of the last `window` s (at least `minimumPackets`),
+    /// then twice and four times as many (a slow beacon's evidence gathers), each with its
+    /// mean and standard error.
+    public func windows(at time: Double, noiseVariance: Double) -> [(mean: Double, standardError: Double)] {
+        let inWindow = times.count { time - $0 <= window }
+        let base = max(minimumPackets, inWindow)
+        return [base, 2 * base, 4 * base, 8 * base].compactMap { mean(ofLast: $0, at: time, noiseVariance: noiseVariance) }
+    }
+
+    /// Feeds one reading's path loss and the learned reading noise (dB²). Returns true when
+    /// `isAtHand` changed.
+    public mutating func update(readingLoss: Double, noiseVariance: Double, time: Double) -> Bool {
+        if firstTime == nil { firstTime = time }
+        times.append(time)
+        losses.append(readingLoss)
+        var drop = 0
+        while drop < times.count && (time - times[drop] > Self.longestWindow || times.count - drop > Self.maximumReadings) { drop += 1 }
+        if drop > 0 {
+            times.removeFirst(drop)
+            losses.removeFirst(drop)
+        }
+        // The history: where the child was before it came near (not recorded while an
+        // arrival is being judged, so evidence that gathers slowly at the treasure is still
+        // weighed against the walk before it).
+        if arrivalSince == nil, !isAtHand, historyTimes.last.map({ time - $0 >= 1 }) ?? true, let recent = recentMean(at: time) {
+            historyTimes.append(time)
+            historyLosses.append(recent)
+            var old = 0
+            while old < historyTimes.count && time - historyTimes[old] > Self.historySeconds { old += 1 }
+            if old > 0 {
+                historyTimes.removeFirst(old)
+                historyLosses.removeFirst(old)
+            }
+        }
+        let tried = windows(at: time, noiseVariance: noiseVariance)
+        guard let latest = tried.first else { return false }
+        let was = isAtHand
+        if isAtHand {
+            if latest.mean > releaseLoss {
+                isAtHand = false
+                arrivalSince = nil
+            }
+            return was != isAtHand
+        }
+        if let since = arrivalSince, latest.mean > releaseLoss || time - since > Self.arrivalMemory { arrivalSince = nil }
+        if arrivalSince == nil, let first = firstTime, time - first >= Self.minimumHistory {
+            // The typical loss of the last minute (its median: unbiased standing still, where
+            // the least of many noisy means is not; a walk spends most of it farther away).
+            let before = zip(historyTimes, historyLosses).filter { time - $0.0 >= Self.recentSeconds }.map(\.1).sorted()
+            if before.count >= Self.minimumHistoryMeans {
+                let typical = before[before.count / 2]
+                // ... from farther than the edge: a child who stood near all along did not arrive.
+                if typical - latest.mean >= max(arrivalMargin, arrivalZ * latest.standardError),
+                   typical >= edgeLoss + arrivalMargin / 2 {
+                    arrivalSince = time
+                    arrivalTypical = typical
+                }
+            }
+        }
+        // At hand on the readings since the arrival only (a fluke of a few packets regresses
+        // at once; a child at the treasure stays there): at least `minimumPackets` of them,
+        // their mean below the edge by `edgeZ` standard errors. An arrival they put back near
+        // the typical level was a fluke and is forgotten.
+        if let since = arrivalSince {
+            let after = zip(times, losses).filter { $0.0 >= since }.map(\.1)
+            if after.count >= minimumPackets {
+                let mean = after.reduce(0, +) / Double(after.count)
+                let se = (max(noiseVariance, 0) / Double(after.count)).squareRoot()
+                if mean + edgeZ * se < edgeLoss && arrivalTypical - mean >= arrivalMargin / 2 {
+                    isAtHand = true
+                } else if arrivalTypical - mean < arrivalMargin / 2 {
+                    arrivalSince = nil
+                }
+            }
+        }
+        return was != isAtHand
+    }
+
+    public mutating func reset() {
+        self = AtHandDetector(edgeLoss: edgeLoss, releaseLoss: releaseLoss, window: window, minimumPackets: minimumPackets,
+                              arrivalMargin: arrivalMargin, arrivalZ: arrivalZ, edgeZ: edgeZ)
+    }
+}

@@ -1,0 +1,101 @@
+import Testing
+import Ranging
+import Simulation
+#if canImport(Glibc)
+import Glibc
+#endif
+
+@Suite struct AtHandTests {
+    /// Feeds readings at `rate` Hz from `start` for `seconds` s around `loss` dB (sd 7, the
+    /// three channels' offsets in turn); returns the times at hand changed.
+    func feed(_ detector: inout AtHandDetector, loss: Double, from start: Double, seconds: Double, rate: Double,
+              noise: inout GaussianSource) -> [Double] {
+        var changes: [Double] = []
+        var t = start
+        var channel = 0
+        let offsets = [4.0, 0, -4]
+        while t < start + seconds {
+            let reading = (loss + offsets[channel] + 5.7 * noise.nextGaussian()).rounded()
+            if detector.update(readingLoss: reading, noiseVariance: 49, time: t) { changes.append(t) }
+            channel = (channel + 1) % 3
+            t += 1 / rate
+        }
+        return changes
+    }
+
+    @Test func aChildArrivingAtTheChestIsAtHandWithinSecondsWhateverThePowerError() {
+        for rate in [10.0, 2.0] {
+            for error in [-4.0, 0, 4] {
+                var noise = GaussianSource(seed: 11)
+                var detector = AtHandDetector(configuration: .default)
+                // A minute at 6-8 m, then at 1 m (the tag's power error shifts every loss).
+                _ = feed(&detector, loss: 18 + error, from: 0, seconds: 60, rate: rate, noise: &noise)
+                let changes = feed(&detector, loss: 0 + error, from: 60, seconds: 30, rate: rate, noise: &noise)
+                let first = changes.first ?? .infinity
+                #expect(detector.isAtHand, "rate \(rate) error \(error)")
+                #expect(first - 60 <= (rate >= 10 ? 3 : 12), "rate \(rate) error \(error): at hand after \(first - 60) s")
+            }
+        }
+    }
+
+    @Test func standingStillNearTheChestIsNeverAtHand() {
+        // 1.5 m with a tag advertising 4 dB too low looks like 0.95 m: no arrival, no find.
+        for rate in [10.0, 1.0] {
+            var noise = GaussianSource(seed: 5)
+            var detector = AtHandDetector(configuration: .default)
+            #expect(feed(&detector, loss: 3.5 - 4, from: 0, seconds: 1200, rate: rate, noise: &noise).isEmpty, "rate \(rate)")
+        }
+    }
+
+    @Test func aChildWhoStoodNearAllAlongDidNotArrive() {
+        // A minute at 2.5 m with a tag 4 dB too low (4 dB), then 1 m: no arrival from afar.
+        var noise = GaussianSource(seed: 3)
+        var detector = AtHandDetector(configuration: .default)
+        _ = feed(&detector, loss: 4, from: 0, seconds: 60, rate: 10, noise: &noise)
+        #expect(feed(&detector, loss: -4, from: 60, seconds: 30, rate: 10, noise: &noise).isEmpty)
+    }
+
+    @Test func stoppingThreeMetresAwayIsNoFind() {
+        var noise = GaussianSource(seed: 9)
+        var detector = AtHandDetector(configuration: .default)
+        _ = feed(&detector, loss: 16, from: 0, seconds: 60, rate: 10, noise: &noise)
+        // 3 m, honest tag: 9.5 dB, above the 2.5 m edge (8 dB).
+        #expect(feed(&detector, loss: 9.5, from: 60, seconds: 30, rate: 10, noise: &noise).isEmpty)
+    }
+
+    @Test func theEngineSaysImmediateAtHandAndTheClassifierForcesIt() {
+        var classifier = ProximityClassifier(configuration: .default)
+        #expect(classifier.force(.immediate)?.to == .immediate)
+        #expect(classifier.force(.immediate) == nil)
+        #expect(classifier.committed == .immediate)
+    }
+}
+
+@Suite struct AtHandEngineTests {
+    /// A child walks in from 7 m and stands over the chest (1 m, a tag advertising 4 dB too
+    /// high, the three channels' offsets, 1 Hz: at hand takes some packets): the engine's only
+    /// class change at the chest is to immediate, never "near" first.
+    @Test func theEngineGoesStraightToImmediateAtTheChest() {
+        var engine = RangingEngine(regions: [Region(name: "treasure", uuid: testUUID)])
+        var noise = GaussianSource(seed: 21)
+        var events: [RangingEvent] = []
+        let offsets = [4.0, 0, -4]
+        var channel = 0
+        var t = 0.0
+        while t < 120 {
+            let meters = t < 60 ? 7.0 : max(1, 7 - 6 * (t - 60) / 4)
+            let mean = -59 - 20 * log10(meters)
+            let reading = Int((mean + offsets[channel] + 5.7 * noise.nextGaussian()).rounded())
+            events += engine.ingest(sample(1, reading, at: t, measuredPower: -55))
+            channel = (channel + 1) % 3
+            t += 1
+        }
+        let changes = events.compactMap { e -> (Double, Proximity)? in
+            if case let .proximity(time, _, _, to) = e { return (time, to) }
+            return nil
+        }
+        let atChest = changes.filter { $0.0 >= 64 }
+        #expect(atChest.map(\.1) == [.immediate], "\(changes)")
+        #expect((atChest.first?.0 ?? .infinity) <= 64 + 15)
+    }
+}
