@@ -161,6 +161,7 @@ public struct HunterCore: Sendable {
     private var heldImmediate: [Int: RangingEvent] = [:]
     private var probing: Int?
     private var proven: [Int: String] = [:]
+    private var boxNeedsAnnounceLogged = false
     /// Signals from the air that did not verify since the last summary line, and when it was.
     private var unverified = 0
     private var unverifiedLoggedAt = -Double.infinity
@@ -431,8 +432,16 @@ public struct HunterCore: Sendable {
         }
         heldImmediate[step] = event
         guard probing == nil else { return true }
-        guard authenticator != nil, var h = handoff.map({ RewardHandoff(configuration: $0.configuration) }) else {
+        guard authenticator != nil else {
             unpairedMatters(at: t, into: &effects)
+            return true
+        }
+        guard var h = handoff.map({ RewardHandoff(configuration: $0.configuration) }), h.configuration.announceSeconds > 0 else {
+            // Without an announcement the box cannot answer: said once in the log.
+            if !boxNeedsAnnounceLogged {
+                boxNeedsAnnounceLogged = true
+                effects.append(.log(.warning, "treasure \(step + 1) is a box but this hunter does not announce itself (announce.seconds 0): it cannot be found"))
+            }
             return true
         }
         probing = step
