@@ -162,6 +162,12 @@ public struct HunterCore: Sendable {
     private var probing: Int?
     private var proven: [Int: String] = [:]
     private var boxNeedsAnnounceLogged = false
+    /// A box step still held at immediate without a proof is asked again from this time on;
+    /// the steps whose (failed) probe was already logged in this stay at immediate.
+    private var reprobeAt: [Int: Double] = [:]
+    private var probeLogged = Set<Int>()
+    /// How long after an unanswered probe a box step still at immediate is asked again (s).
+    public static let reprobeInterval = 20.0
     /// Signals from the air that did not verify since the last summary line, and when it was.
     private var unverified = 0
     private var unverifiedLoggedAt = -Double.infinity
@@ -313,6 +319,10 @@ public struct HunterCore: Sendable {
         if director?.huntOver == true, finishedAt == nil { finishedAt = t }
         if let actions = handoff?.tick(at: t) { perform(actions, at: t, into: &effects) }
         if let rate = detectorTick(at: t) { effects.append(.detector(rate)) }
+        if probing == nil, let step = reprobeAt.first(where: { $0.value <= t })?.key,
+            case let .proximity(_, key, _, _)? = heldImmediate[step] {
+            startProbe(step, key: key, at: t, into: &effects)
+        }
         if spin?.tick(at: t) == true {
             spin = nil
             say(.spinPeaked, at: t, into: &effects)
@@ -428,13 +438,21 @@ public struct HunterCore: Sendable {
         else { return false }
         guard to == .immediate else {
             heldImmediate[step] = nil
+            reprobeAt[step] = nil
+            probeLogged.remove(step)
             return false
         }
         heldImmediate[step] = event
         guard probing == nil else { return true }
+        startProbe(step, key: key, at: t, into: &effects)
+        return true
+    }
+
+    /// This hunter announces itself and listens for box step `step`'s sealed reward.
+    private mutating func startProbe(_ step: Int, key: BeaconKey, at t: Double, into effects: inout [Effect]) {
         guard authenticator != nil else {
             unpairedMatters(at: t, into: &effects)
-            return true
+            return
         }
         guard var h = handoff.map({ RewardHandoff(configuration: $0.configuration) }), h.configuration.announceSeconds > 0 else {
             // Without an announcement the box cannot answer: said once in the log.
@@ -442,15 +460,15 @@ public struct HunterCore: Sendable {
                 boxNeedsAnnounceLogged = true
                 effects.append(.log(.warning, "treasure \(step + 1) is a box but this hunter does not announce itself (announce.seconds 0): it cannot be found"))
             }
-            return true
+            return
         }
         probing = step
-        foundTreasure = heard[key]
+        reprobeAt[step] = nil
+        if heard[key] != nil { foundTreasure = heard[key] }
         let actions = h.found(at: t)
         handoff = h
-        effects.append(.log(.info, "treasure \(step + 1) is a box: asking it to prove it is there"))
+        if !probeLogged.contains(step) { effects.append(.log(.info, "treasure \(step + 1) is a box: asking it to prove it is there")) }
         perform(actions, at: t, into: &effects)
-        return true
     }
 
     /// Whether the director hears `event`: a beacon's class change is its news only for a
@@ -539,11 +557,13 @@ public struct HunterCore: Sendable {
                 effects.append(.reward(text, address: foundTreasure?.address))
             case .noReward:
                 if let step = probing {
-                    // The box did not prove it is there: not found; asked again when the
-                    // child comes back to it.
+                    // The box did not prove it is there: not found; asked again a while later
+                    // if the child stays (logged once a stay), or when it comes back.
                     probing = nil
-                    heldImmediate[step] = nil
-                    effects.append(.log(.warning, "treasure \(step + 1): no proof from its box (a copy of its beacon, or the box is not paired): not found"))
+                    reprobeAt[step] = t + Self.reprobeInterval
+                    if probeLogged.insert(step).inserted {
+                        effects.append(.log(.warning, "treasure \(step + 1): no proof from its box (a copy of its beacon, or the box is not paired): not found yet"))
+                    }
                     continue
                 }
                 // No box answered: a plain tag's find counts by its presence.
@@ -598,6 +618,8 @@ public struct HunterCore: Sendable {
             heldImmediate = [:]
             probing = nil
             proven = [:]
+            reprobeAt = [:]
+            probeLogged = []
             stepOfTag.removeHeard(before: .infinity)
             nameTrailTags(at: t)
             standings = Standings()

@@ -285,3 +285,21 @@ import Testing
         #expect(d.core.huntOver)
     }
 }
+
+extension BoxStepTests {
+    /// The box's first answer is lost (it was busy, or rebooting): the child still standing at
+    /// it is asked again after `reprobeInterval`, and the second answer makes it a find.
+    @Test func aChildStillAtTheBoxIsAskedAgain() {
+        let d = Self.hunt(until: 75) { core in
+            guard core.challenge >= 102 else { return nil }
+            let a = GameSignals.Announcement(hunterID: 4, treasureTag: TreasureSignals.tag(of: chest), challenge: core.challenge)
+            return try? GameSignals.sealedScanResponse(reward: "GOLD-1", boxTag: a.treasureTag, to: a, by: FakeAuthenticator.game)
+        }
+        let logs = d.effects.compactMap { if case let .log(_, line) = $0 { line } else { nil } }
+        #expect(logs.filter { $0.hasPrefix("treasure 1 is a box") }.count == 1, "logged once a stay")
+        #expect(logs.contains("treasure 1: no proof from its box (a copy of its beacon, or the box is not paired): not found yet"))
+        #expect(logs.contains("treasure 1: the box proved it is there"))
+        #expect(d.effects.lines.contains(.finale))
+        #expect(d.core.huntOver)
+    }
+}
