@@ -155,6 +155,19 @@ public struct HunterCore: Sendable {
     /// without one by the reward's timeout it counts by presence (a plain tag).
     private var unprovenFind: (step: Int?, at: Double)?
     private var unpairedSaid = false
+    /// Box steps (`TrailStep.box`): the immediate class held back from the director until the
+    /// box proved it is there, the step being probed (announced to, listened for), and the
+    /// steps proven with their reward.
+    private var heldImmediate: [Int: RangingEvent] = [:]
+    private var probing: Int?
+    private var proven: [Int: String] = [:]
+    private var boxNeedsAnnounceLogged = false
+    /// A box step still held at immediate without a proof is asked again from this time on;
+    /// the steps whose (failed) probe was already logged in this stay at immediate.
+    private var reprobeAt: [Int: Double] = [:]
+    private var probeLogged = Set<Int>()
+    /// How long after an unanswered probe a box step still at immediate is asked again (s).
+    public static let reprobeInterval = 20.0
     /// Signals from the air that did not verify since the last summary line, and when it was.
     private var unverified = 0
     private var unverifiedLoggedAt = -Double.infinity
@@ -213,6 +226,17 @@ public struct HunterCore: Sendable {
             }
             let actions = h.heard(text, at: time)
             handoff = h
+            if let step = probing, !actions.isEmpty {
+                // A box step proven: the director hears the immediate class it was held back.
+                probing = nil
+                proven[step] = text
+                effects.append(.scanActively(false))
+                effects.append(.log(.info, "treasure \(step + 1): the box proved it is there"))
+                if let held = heldImmediate.removeValue(forKey: step), let actions = director?.handle(.ranging(held.at(time)), at: time) {
+                    perform(actions, at: time, into: &effects)
+                }
+                break
+            }
             if !actions.isEmpty { countUnprovenFind(into: &effects) }
             perform(actions, at: time, into: &effects)
         case let .radioReady(afterOutage):
@@ -295,6 +319,10 @@ public struct HunterCore: Sendable {
         if director?.huntOver == true, finishedAt == nil { finishedAt = t }
         if let actions = handoff?.tick(at: t) { perform(actions, at: t, into: &effects) }
         if let rate = detectorTick(at: t) { effects.append(.detector(rate)) }
+        if probing == nil, let step = reprobeAt.first(where: { $0.value <= t })?.key,
+            case let .proximity(_, key, _, _)? = heldImmediate[step] {
+            startProbe(step, key: key, at: t, into: &effects)
+        }
         if spin?.tick(at: t) == true {
             spin = nil
             say(.spinPeaked, at: t, into: &effects)
@@ -388,6 +416,7 @@ public struct HunterCore: Sendable {
     private mutating func ranging(_ events: [RangingEvent], at time: Double, into effects: inout [Effect]) {
         for event in events {
             effects.append(.output(.ranging(event)))
+            if holdsBack(event, at: time, into: &effects) { continue }
             if hunted(event), let actions = director?.handle(.ranging(event), at: time) {
                 perform(actions, at: time, into: &effects)
             }
@@ -398,6 +427,48 @@ public struct HunterCore: Sendable {
             default: break
             }
         }
+    }
+
+    /// A box step's beacon at immediate is not yet a find: the box is asked to prove it is
+    /// there (this hunter announces itself and listens for the sealed reward), and the class
+    /// is held back from the director until it does. True when `event` is held back.
+    private mutating func holdsBack(_ event: RangingEvent, at t: Double, into effects: inout [Effect]) -> Bool {
+        guard case let .proximity(_, key, _, to) = event, let trail = configuration.hunt?.trail,
+            let step = trail.firstIndex(where: { $0.box && $0.region.contains(key) }), proven[step] == nil
+        else { return false }
+        guard to == .immediate else {
+            heldImmediate[step] = nil
+            reprobeAt[step] = nil
+            probeLogged.remove(step)
+            return false
+        }
+        heldImmediate[step] = event
+        guard probing == nil else { return true }
+        startProbe(step, key: key, at: t, into: &effects)
+        return true
+    }
+
+    /// This hunter announces itself and listens for box step `step`'s sealed reward.
+    private mutating func startProbe(_ step: Int, key: BeaconKey, at t: Double, into effects: inout [Effect]) {
+        guard authenticator != nil else {
+            unpairedMatters(at: t, into: &effects)
+            return
+        }
+        guard var h = handoff.map({ RewardHandoff(configuration: $0.configuration) }), h.configuration.announceSeconds > 0 else {
+            // Without an announcement the box cannot answer: said once in the log.
+            if !boxNeedsAnnounceLogged {
+                boxNeedsAnnounceLogged = true
+                effects.append(.log(.warning, "treasure \(step + 1) is a box but this hunter does not announce itself (announce.seconds 0): it cannot be found"))
+            }
+            return
+        }
+        probing = step
+        reprobeAt[step] = nil
+        if heard[key] != nil { foundTreasure = heard[key] }
+        let actions = h.found(at: t)
+        handoff = h
+        if !probeLogged.contains(step) { effects.append(.log(.info, "treasure \(step + 1) is a box: asking it to prove it is there")) }
+        perform(actions, at: t, into: &effects)
     }
 
     /// Whether the director hears `event`: a beacon's class change is its news only for a
@@ -418,6 +489,13 @@ public struct HunterCore: Sendable {
         let previous = foundTreasure?.address
         let last = lastHeard.flatMap { k in region?.contains(k) == true ? k : nil }
         if let key = region.flatMap({ engine.nearest(inRegion: $0.name) }) ?? last { foundTreasure = heard[key] }
+        // A box step was found after its proof: its reward is the one the box sealed.
+        if let step, let reward = proven[step] {
+            unprovenFind = (step, t)
+            countUnprovenFind(into: &effects)
+            effects.append(.reward(reward, address: foundTreasure?.address))
+            return
+        }
         // A step with its own reward needs no box: it is read and shown now, and nothing is
         // listened for (a box's reward heard over the air would not be believed over it).
         if let step, trail.indices.contains(step), let reward = trail[step].reward {
@@ -478,6 +556,16 @@ public struct HunterCore: Sendable {
             case let .reward(text):
                 effects.append(.reward(text, address: foundTreasure?.address))
             case .noReward:
+                if let step = probing {
+                    // The box did not prove it is there: not found; asked again a while later
+                    // if the child stays (logged once a stay), or when it comes back.
+                    probing = nil
+                    reprobeAt[step] = t + Self.reprobeInterval
+                    if probeLogged.insert(step).inserted {
+                        effects.append(.log(.warning, "treasure \(step + 1): no proof from its box (a copy of its beacon, or the box is not paired): not found yet"))
+                    }
+                    continue
+                }
                 // No box answered: a plain tag's find counts by its presence.
                 countUnprovenFind(into: &effects)
                 effects.append(.log(.warning, "no reward heard from the treasure (it may have none)"))
@@ -527,6 +615,11 @@ public struct HunterCore: Sendable {
         if newHunt {
             director = next.hunt.map(HuntDirector.init(configuration:))
             pendingFinds = []
+            heldImmediate = [:]
+            probing = nil
+            proven = [:]
+            reprobeAt = [:]
+            probeLogged = []
             stepOfTag.removeHeard(before: .infinity)
             nameTrailTags(at: t)
             standings = Standings()
@@ -550,4 +643,13 @@ public struct HunterCore: Sendable {
     /// advertises it and the default region hunts it, so a box and a hunter pair out of the box.
     public static let defaultTreasureUUID = UUID(uuid: (0x50, 0x49, 0x52, 0x41, 0x54, 0x45, 0x2D, 0x48,
                                                          0x55, 0x4E, 0x54, 0x45, 0x52, 0x00, 0x00, 0x00))
+}
+
+extension RangingEvent {
+    /// The same class change, told at `t` (a box step's immediate class held back until the
+    /// box's proof).
+    func at(_ t: Double) -> RangingEvent {
+        if case let .proximity(_, key, from, to) = self { return .proximity(time: t, key: key, from: from, to: to) }
+        return self
+    }
 }

@@ -19,9 +19,14 @@ public struct TrailStep: Sendable, Equatable {
     /// The step's own reward, read and shown after its find as a treasure box's is (no box
     /// needed: nothing is listened for over the air).
     public var reward: String?
+    /// A treasure box is this step (issue #25): it is found only once the box proved it is
+    /// there (its reward, sealed for this hunter's challenge, verified), never by the
+    /// presence of its iBeacon alone, which anyone can copy.
+    public var box: Bool
 
-    public init(region: Region, clue: Clue? = nil, hint: String? = nil, found: String? = nil, reward: String? = nil) {
+    public init(region: Region, clue: Clue? = nil, hint: String? = nil, found: String? = nil, reward: String? = nil, box: Bool = false) {
         self.region = region
+        self.box = box
         self.clue = clue
         self.hint = hint
         self.found = found

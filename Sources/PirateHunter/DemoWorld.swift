@@ -46,7 +46,8 @@ final class DemoWorld {
     }
     static var trail: [TrailStep] {
         [
-            TrailStep(region: chestRegion(1), clue: .text("Find the chest where the old sea chest sleeps.")),
+            // The treasure box: found on its proof (its sealed reward), not its iBeacon alone.
+            TrailStep(region: chestRegion(1), clue: .text("Find the chest where the old sea chest sleeps."), box: true),
             TrailStep(region: chestRegion(2), clue: .text("Walk past the rocks to the far end of the beach."), hint: "Go further, past the first chest ye passed!"),
             TrailStep(region: chestRegion(3), clue: .text("Go back to the chest ye found too early!")),
         ]

@@ -222,3 +222,84 @@ import Testing
         #expect(!core.sighting(sighting(elsewhere, rssi: -60, at: 5, from: GameKeyRulesTests.hunterAddress)).contains { if case .scanResponse = $0 { true } else { false } })
     }
 }
+
+/// A box step (`TrailStep.box`) is found only after the box's proof: a copy of its iBeacon
+/// alone is never a find, so never a finale.
+@Suite struct BoxStepTests {
+    static func trail() -> HunterCore.Configuration {
+        let step = TrailStep(region: Region(name: "chest", uuid: treasureUUID, major: 1, minor: 1), box: true)
+        var hunt = HuntDirector.Configuration(region: "chest")
+        hunt.trail = [step]
+        return HunterCore.Configuration(regions: [step.region], hunt: hunt, announce: HunterCore.Announcement(hunterID: 4, seconds: 30, rewardTimeout: 5))
+    }
+
+    /// The chest at -45 dBm until `end`; `answer` gives the scan response heard while listening.
+    static func hunt(until end: Double, authenticator: (any SignalAuthenticator)? = FakeAuthenticator.game, answer: (HunterCore) -> [UInt8]?) -> CoreDriver {
+        var d = CoreDriver(trail(), authenticator: authenticator)
+        d.feed(.radioReady(afterOutage: false), at: 0)
+        var t = 0.0
+        var speechEnds: Double?
+        while t < end {
+            t = ((t + 0.1) * 1000).rounded() / 1000
+            var next: [HunterCore.Effect] = []
+            if let ends = speechEnds, ends <= t {
+                speechEnds = nil
+                next = d.feed(.speechFinished, at: ends)
+            }
+            // The child reaches the chest at 25 s, once the start-up line and the clue are over (a find during a clue loses its line: the other half of issue #25, on main).
+            var out = next + (t < 25 ? [] : d.feed(.sighting(sighting(chest, rssi: -45, at: t)), at: t))
+            if Int((t * 1000).rounded()) % 250 == 0 { out += d.feed(.tick, at: t) }
+            if d.core.listensForReward, let r = answer(d.core) {
+                let report = AdvertisingReport(format: .legacy, eventType: 0x04, addressType: 0, address: chestAddress, rssi: -40, data: r[...])
+                out += d.feed(.report(report), at: t)
+            }
+            if out.contains(where: { if case .reward = $0 { true } else { false } }) { out += d.feed(.rewardReady, at: t) }
+            if !out.lines.isEmpty { speechEnds = t + 2 }
+        }
+        return d
+    }
+
+    @Test func aCopyOfTheBoxsBeaconIsNeverAFind() throws {
+        let fake = try TreasureSignals.scanResponse(reward: "FAKE-CODE-666")
+        for auth in [FakeAuthenticator.game as (any SignalAuthenticator)?, nil] {
+            let d = Self.hunt(until: 60, authenticator: auth) { _ in fake }
+            #expect(!d.effects.lines.contains(.treasureFound))
+            #expect(!d.effects.lines.contains(.finale))
+            #expect(!d.effects.contains { if case .reward = $0 { true } else { false } })
+            #expect(d.core.standings.finishers.isEmpty)
+            #expect(!d.core.huntOver)
+        }
+    }
+
+    @Test func theRealBoxsProofMakesItAFindWithItsReward() throws {
+        let d = Self.hunt(until: 60) { core in
+            let a = GameSignals.Announcement(hunterID: 4, treasureTag: TreasureSignals.tag(of: chest), challenge: core.challenge)
+            return try? GameSignals.sealedScanResponse(reward: "GOLD-1", boxTag: a.treasureTag, to: a, by: FakeAuthenticator.game)
+        }
+        #expect(d.effects.contains(.log(.info, "treasure 1: the box proved it is there")))
+        #expect(d.effects.lines.contains(.finale))
+        let rewards = d.effects.compactMap { if case let .reward(text, _) = $0 { text } else { nil } }
+        #expect(rewards == ["GOLD-1"])
+        #expect(d.effects.lines.contains(.reward))
+        #expect(d.core.standings.finishers.map(\.hunter) == [4])
+        #expect(d.core.huntOver)
+    }
+}
+
+extension BoxStepTests {
+    /// The box's first answer is lost (it was busy, or rebooting): the child still standing at
+    /// it is asked again after `reprobeInterval`, and the second answer makes it a find.
+    @Test func aChildStillAtTheBoxIsAskedAgain() {
+        let d = Self.hunt(until: 75) { core in
+            guard core.challenge >= 102 else { return nil }
+            let a = GameSignals.Announcement(hunterID: 4, treasureTag: TreasureSignals.tag(of: chest), challenge: core.challenge)
+            return try? GameSignals.sealedScanResponse(reward: "GOLD-1", boxTag: a.treasureTag, to: a, by: FakeAuthenticator.game)
+        }
+        let logs = d.effects.compactMap { if case let .log(_, line) = $0 { line } else { nil } }
+        #expect(logs.filter { $0.hasPrefix("treasure 1 is a box") }.count == 1, "logged once a stay")
+        #expect(logs.contains("treasure 1: no proof from its box (a copy of its beacon, or the box is not paired): not found yet"))
+        #expect(logs.contains("treasure 1: the box proved it is there"))
+        #expect(d.effects.lines.contains(.finale))
+        #expect(d.core.huntOver)
+    }
+}

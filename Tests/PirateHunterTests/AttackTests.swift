@@ -12,7 +12,8 @@ import TestSupport
     static let treasureUUID = "50697261-7465-4875-6E74-547265617375"
     static let key = (try? GameKey(bytes: Array(100..<132))) ?? GameKey.random()
 
-    /// `race`: a one-step race of the chest (another hunter's find is news); else one chest.
+    /// `race`: a one-step race of the chest (another hunter's find is news); else a one-step
+    /// trail whose chest is a treasure box (`box`: found only on the box's proof).
     static func config(_ scratch: Scratch, socket: String, paired: Bool, race: Bool) throws -> String {
         let game = paired ? #", "game": {"key": "\#(key.text)"}"# : ""
         return try scratch.write("hunter.json", """
@@ -20,7 +21,7 @@ import TestSupport
               "regions": [ { "name": "treasure", "uuid": "\(treasureUUID)" } ],
               "voice": { "cache_directory": "\(PirateHunterBinary.lineCache)" },
               "audio": { "device": "null" },
-              "hunt": { "mode": "\(race ? "race" : "solo")" }\(game) }
+              "hunt": \(race ? #"{ "mode": "race" }"# : #"{ "trail": [ { "region": "\#(treasureUUID):1:1", "box": true } ] }"#)\(game) }
             """)
     }
 
@@ -73,13 +74,15 @@ import TestSupport
         }
         #expect(result.status == 0, "\(result.stderr)")
         let events = try jsonObjects(result)
-        #expect(Self.said(events).contains("treasure-found"), "the chest is found by its presence: \(Self.said(events))")
+        // A copy of a box's beacon is no find: no found line, no finale, the hunt goes on.
+        #expect(!Self.said(events).contains("treasure-found"), "\(Self.said(events))")
         #expect(!result.stdout.contains("FAKE") && !result.stderr.contains("FAKE"))
         #expect(!events.contains { $0["event"] as? String == "reward" })
         #expect(!Self.said(events).contains("reward"))
         #expect(!Self.said(events).contains("finale"))
+        #expect(Self.standingsHunters(events).isEmpty)
         if paired {
-            #expect(result.stderr.contains("no reward heard from the treasure"))
+            #expect(result.stderr.contains("no proof from its box"), "\(result.stderr)")
         } else {
             #expect(Self.said(events).contains("notice-unpaired"))
         }

@@ -250,7 +250,7 @@ private func load(_ arguments: [String], for command: CommandSpec = Commands.hun
         let keys = HunterConfiguration.keys + RangingSection.keys
             + ["name", "uuid", "major", "minor", "language", "voices_directory", "cache_directory", "rate", "pitch",
                "range", "volume", "device", "volume_db", "found_hold", "trend_interval", "trend_quiet_after_line",
-               "pending_lifetime", "power", "interval_ms", "reward", "hunter_id", "seconds", "reward_timeout", "key", "hunters"]
+               "pending_lifetime", "power", "interval_ms", "reward", "hunter_id", "seconds", "reward_timeout", "key", "hunters", "box"]
         for key in keys {
             #expect(docs.contains("`\(key)`"), "docs/configuration.md does not document `\(key)`")
         }

@@ -190,6 +190,7 @@ import TestSupport
             var fields = ["\"region\": \"\(step.region.name)\""]
             if case let .text(clue)? = step.clue { fields.append("\"clue\": \"\(clue)\"") }
             if let hint = step.hint { fields.append("\"hint\": \"\(hint)\"") }
+            if step.box { fields.append("\"box\": true") }
             return "{" + fields.joined(separator: ", ") + "}"
         }
         let config = path + ".json"

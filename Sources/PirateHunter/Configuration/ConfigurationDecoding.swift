@@ -239,7 +239,7 @@ struct TrailStepEntry: Decodable {
     var step: TrailStep
 
     init(from decoder: any Decoder) throws {
-        let reader = try ObjectReader(decoder, known: ["region", "clue", "clue_wav", "hint", "found", "reward"])
+        let reader = try ObjectReader(decoder, known: ["region", "clue", "clue_wav", "hint", "found", "reward", "box"])
         let regionAllowed = "UUID[:MAJOR[:MINOR]], major and minor 0-65535 (what `scan` prints for a beacon)"
         guard let text = try reader.string("region", allowed: regionAllowed) else {
             throw reader.fail("region", "is missing", allowed: regionAllowed)
@@ -263,6 +263,12 @@ struct TrailStepEntry: Decodable {
                 throw reader.fail("reward", "holds a control character", allowed: rewardAllowed)
             }
             step.reward = reward
+        }
+        if let box = try reader.bool("box") {
+            if box, step.reward != nil {
+                throw reader.fail("box", "is true with the step's own reward", allowed: "true (a treasure box's reward, sealed) or a reward of the step's own, not both")
+            }
+            step.box = box
         }
         let clue = try words("clue")
         let recording = try reader.string("clue_wav", allowed: "the path of a WAV file (PCM, 16-bit)")
