@@ -117,7 +117,7 @@ EOF
 # libswiftlang ships no shlibs file: its dependency is the one worked out above.
 shlibs=$(cd "$stage" && dpkg-shlibdeps ${swiftlang:+--ignore-missing-info} -O "root/usr/bin/pirate-hunter" 2>/dev/null | sed -n 's/^shlibs:Depends=//p')
 [ -n "$shlibs" ] || { echo "deb: dpkg-shlibdeps found no dependencies" >&2; exit 70; }
-for lib in libespeak-ng1 libasound2 libqrencode4 libgpiod; do
+for lib in libespeak-ng1 libasound2 libqrencode4 libgpiod libsodium23; do
     [[ "$shlibs" == *"$lib"* ]] || { echo "deb: $lib missing from the computed Depends ($shlibs)" >&2; exit 70; }
 done
 if [ -n "$swiftlang" ]; then
