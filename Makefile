@@ -8,9 +8,6 @@ export PATH := /opt/swift/usr/bin:$(PATH)
 # toolchains), else nothing (Debian 13's swiftlang: the binary then needs libswiftlang).
 # Worked out once, when a release build first needs it (scripts/static-stdlib.sh).
 STATIC_STDLIB = $(eval STATIC_STDLIB := $$(shell PATH='$(PATH)' SWIFT='$(SWIFT)' scripts/static-stdlib.sh))$(STATIC_STDLIB)
-# Read-only relocations after start (RELRO): swift.org's 6.3 links so by itself, Debian's
-# 6.0.3 does not (lintian: hardening-no-relro).
-RELEASE_LDFLAGS := -Xlinker -z -Xlinker relro
 
 deps:
 	@scripts/deps.sh
@@ -19,7 +16,7 @@ build: deps
 	$(SWIFT) build
 
 release: deps
-	$(SWIFT) build -c release $(STATIC_STDLIB) $(RELEASE_LDFLAGS) --product pirate-hunter
+	$(SWIFT) build -c release $(STATIC_STDLIB) --product pirate-hunter
 	@touch $(RELEASE_STAMP)
 
 # Every test: swift test (unit, integration, end to end on the simulator) and, beside it,
@@ -30,7 +27,7 @@ test: deps
 # A simulated hunt through the real pipeline, heard through the default ALSA device
 # (or written to demo.wav when there is none).
 demo: deps
-	$(SWIFT) build -c release $(STATIC_STDLIB) $(RELEASE_LDFLAGS) --product pirate-hunter
+	$(SWIFT) build -c release $(STATIC_STDLIB) --product pirate-hunter
 	@touch $(RELEASE_STAMP)
 	.build/release/pirate-hunter demo
 
@@ -70,7 +67,7 @@ UNITS := pirate-hunter.service pirate-treasure.service
 
 $(RELEASE_STAMP): Package.swift $(SWIFT_SOURCES)
 	@scripts/deps.sh
-	$(SWIFT) build -c release $(STATIC_STDLIB) $(RELEASE_LDFLAGS) --product pirate-hunter
+	$(SWIFT) build -c release $(STATIC_STDLIB) --product pirate-hunter
 	@touch $@
 
 install: $(RELEASE_STAMP)
