@@ -36,7 +36,10 @@ public struct TreasureDetector: Sendable {
         /// walls move the level 5-15 dB without telling distance, and at 10 Hz two 7 dB
         /// outliers beyond 12 dB come every minute; jumping to them cost 6 points of the pair
         /// score on the walking world's tuning walks (`HuntBenchmark --detector tuning`).
-        public var jump = 18.0
+        public var jump = 12.0
+        /// ... or this many times the packets' mean deviation from the level, when more: in
+        /// a real room (6-8 dB a packet) about 18 dB, in a quiet one 12.
+        public var jumpSpread = 3.2
         /// Silent after this long without a packet (s).
         public var silence = 5.0
 
@@ -51,6 +54,8 @@ public struct TreasureDetector: Sendable {
     private var step: Int?
     private var lastPacket = -Double.infinity
     private var pendingJump: (loss: Double, side: Double)?
+    /// The packets' mean absolute deviation from the level (dB), smoothed.
+    private var spread: Double?
 
     public init(configuration: Configuration = Configuration()) {
         self.configuration = configuration
@@ -64,7 +69,11 @@ public struct TreasureDetector: Sendable {
         lastPacket = time
         if let l = level, dt.isFinite {
             let deviation = pathLoss - l
-            if abs(deviation) >= configuration.jump {
+            let threshold = max(configuration.jump, configuration.jumpSpread * (spread ?? 0))
+            if abs(deviation) < threshold {
+                spread = spread.map { $0 + 0.05 * (abs(deviation) - $0) } ?? abs(deviation)
+            }
+            if abs(deviation) >= threshold {
                 let side = deviation > 0 ? 1.0 : -1.0
                 if let p = pendingJump, p.side == side {
                     level = (p.loss + pathLoss) / 2

@@ -114,12 +114,14 @@ let heldOut: Range<UInt64> = 200..<(200 + count)
 
 if let i = arguments.firstIndex(of: "--detector") {
     let part = i + 1 < arguments.count ? arguments[i + 1] : "held-out"
-    // --steps S --time-constant T --jump J: a tuning run's detector (the defaults otherwise).
+    // --steps S --time-constant T --jump J --jump-spread K: a tuning run's detector (the
+    // defaults otherwise; --jump 12 --jump-spread 0 is the rule as first built).
     var detector = TreasureDetector.Configuration()
     func value(_ flag: String) -> Double? { arguments.firstIndex(of: flag).flatMap { $0 + 1 < arguments.count ? Double(arguments[$0 + 1]) : nil } }
     if let steps = value("--steps") { detector.steps = Int(steps) }
     if let tc = value("--time-constant") { detector.timeConstant = tc }
     if let jump = value("--jump") { detector.jump = jump }
+    if let spread = value("--jump-spread") { detector.jumpSpread = spread }
     runDetectorWalks(heldOut: part != "tuning", count: Int(count == 800 ? 200 : count), detector)
 } else if arguments.contains("--tune") {
     for learn in [12.0, 14.0, 16.0, 18.0] {

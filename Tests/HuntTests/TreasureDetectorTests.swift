@@ -24,10 +24,10 @@ import Testing
         #expect(zip(rates, rates.dropFirst()).allSatisfy { $0 <= $1 })
     }
 
-    /// At 1 Hz each packet moves it: a 13 dB step within 2 packets. At 10 Hz a jump (a
-    /// corner, a wall: 20 dB) within 2 packets, a 13 dB step within a second.
+    /// A clean 13 dB step within 2 packets at 1 Hz and 10 Hz (a quiet room: the jump is at
+    /// 12 dB); 20 dB too.
     @Test func aStepIsFollowedWithinTwoPackets() {
-        for (interval, step, within) in [(1.0, 13.0, 2), (0.1, 20.0, 2), (0.1, 13.0, 10)] {
+        for (interval, step, within) in [(1.0, 13.0, 2), (0.1, 13.0, 2), (0.1, 20.0, 2)] {
             var d = TreasureDetector()
             var t = 0.0
             for _ in 0..<40 {
@@ -64,7 +64,7 @@ import Testing
                 t += interval
                 if d.heard(pathLoss: 9.5 + 7.5 * noise.nextGaussian(), at: t) != nil, t > 10 { changes += 1 }
             }
-            // Measured: 1.0 a minute at 10 Hz, 9.1 at 1 Hz (docs/hunt.md).
+            // Measured: 1.3 a minute at 10 Hz, 9.2 at 1 Hz (docs/hunt.md).
             #expect(Double(changes) / 10 < (interval < 0.5 ? 2 : 10), "\(changes) changes in 10 minutes at \(1 / interval) Hz")
         }
     }
