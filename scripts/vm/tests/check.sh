@@ -35,8 +35,13 @@ modprobe snd-dummy || fail "modprobe snd-dummy"
 wait_until 5 grep -q Dummy /proc/asound/cards || fail "no Dummy card"
 cat /proc/asound/cards | sed 's/^/-- /'
 
-vm_step "1. check --json --device plughw:CARD=Loopback,DEV=0: all green"
-"$PH" check --json --device plughw:CARD=Loopback,DEV=0 > "$VM_OUT/check1.json" 2> "$VM_OUT/check1.err"
+vm_step "1. paired (check --new-game, pair), then check --json --device plughw:CARD=Loopback,DEV=0: all green"
+# An unpaired Pi is a warning ("game key"): pair this one's own settings file first.
+code=$("$PH" check --new-game | grep -oE '([A-Z2-7]{4}-){12}[A-Z2-7]{4}' | head -1)
+[ -n "$code" ] || fail "check --new-game printed no code"
+config="$VM_OUT/hunter.json"
+"$PH" pair "$code" --config "$config" > /dev/null || fail "pair $code --config $config failed"
+"$PH" check --json --config "$config" --device plughw:CARD=Loopback,DEV=0 > "$VM_OUT/check1.json" 2> "$VM_OUT/check1.err"
 rc=$?
 sed 's/^/-- /' "$VM_OUT/check1.json"
 python3 -S - "$VM_OUT/check1.json" <<'PY' || fail "check is not all green"
@@ -64,7 +69,7 @@ pass "all green: $cards"
 
 vm_step "2. the Dummy card's Master at 5 %: named, with the amixer line that fixes it"
 amixer -q -c Dummy sset Master 5% || fail "amixer could not set Master"
-"$PH" check --json --silent --device plughw:CARD=Dummy,DEV=0 > "$VM_OUT/check2.json"
+"$PH" check --json --silent --config "$config" --device plughw:CARD=Dummy,DEV=0 > "$VM_OUT/check2.json"
 mixer=$(json_get "$VM_OUT/check2.json" audio mixer detail)
 status=$(json_get "$VM_OUT/check2.json" audio mixer status)
 fix=$(json_get "$VM_OUT/check2.json" audio mixer fix)
@@ -74,12 +79,12 @@ echo "-- fix: $fix"
 first_fix=${fix%%;*}
 [[ "$first_fix" == "amixer -c 1 sset 'Master' 80%"* ]] || fail "fix: $fix"
 eval "$first_fix" > /dev/null || fail "the fix '$first_fix' failed"
-"$PH" check --json --silent --device plughw:CARD=Dummy,DEV=0 > "$VM_OUT/check3.json"
+"$PH" check --json --silent --config "$config" --device plughw:CARD=Dummy,DEV=0 > "$VM_OUT/check3.json"
 [ "$(json_get "$VM_OUT/check3.json" audio mixer status)" = ok ] || fail "still not ok after the fix: $(json_get "$VM_OUT/check3.json" audio mixer detail)"
 pass "quiet found, fixed by its own fix line: $(json_get "$VM_OUT/check3.json" audio mixer detail)"
 if amixer -c Dummy sget Master | grep -q '\[on\]'; then
     amixer -q -c Dummy sset Master mute
-    "$PH" check --json --silent --device plughw:CARD=Dummy,DEV=0 > "$VM_OUT/check4.json"; rc=$?
+    "$PH" check --json --silent --config "$config" --device plughw:CARD=Dummy,DEV=0 > "$VM_OUT/check4.json"; rc=$?
     [ "$(json_get "$VM_OUT/check4.json" audio mixer status)" = fail ] && [ $rc -eq 69 ] \
         || fail "a muted Master is not a failure (rc $rc)"
     pass "muted: $(json_get "$VM_OUT/check4.json" audio mixer fix)"
@@ -88,7 +93,7 @@ else
 fi
 
 vm_step "3. a device that does not exist"
-"$PH" check --json --device plughw:CARD=Nope,DEV=0 > "$VM_OUT/check5.json"; rc=$?
+"$PH" check --json --config "$config" --device plughw:CARD=Nope,DEV=0 > "$VM_OUT/check5.json"; rc=$?
 [ $rc -eq 69 ] || fail "exit $rc"
 [[ "$(json_get "$VM_OUT/check5.json" audio "test line" detail)" == *"plughw:CARD=Nope,DEV=0"* ]] || fail "the device is not named"
 [ -n "$(json_get "$VM_OUT/check5.json" audio "test line" fix)" ] || fail "no fix"

@@ -1,20 +1,21 @@
 #!/bin/bash
 # Guest test: `pirate-hunter treasure` on the kernel HCI path (issue 6's acceptance).
 #  1. Legacy controllers (btvirt -l2 -L): `treasure --hci hci1` sends LE Set Advertising
-#     Parameters (ADV_SCAN_IND, the configured interval), Data (exactly the iBeacon's 30
-#     bytes), Scan Response Data (company 0xFFFF + the reward's UTF-8) and Enable, in that
-#     order, each answered 0x00 (command sniffer hci.py, independent of pirate-hunter);
-#     `scan --hci hci0 --active --json`, started after, shows exactly one identity (the
-#     configured uuid/major/minor/power, hci1's address) and exactly the reward text, as
-#     the raw reports on hci0 (hci.py listen: type 02 then 04) do.
+#     Parameters (ADV_NONCONN_IND unpaired, the configured interval), Data (exactly the iBeacon's 30
+#     bytes) and Enable, in that order, each answered 0x00 (command sniffer hci.py,
+#     independent of pirate-hunter). The reward is never on the air in plain (issue 25): an
+#     unpaired box sends none, a paired one only sealed for a verified hunter's challenge;
+#     its bytes appear in no command. `scan --hci hci0 --active --json`, started after,
+#     shows exactly one identity (the configured uuid/major/minor/power, hci1's address)
+#     and no reward, as the raw reports on hci0 (hci.py listen) do.
 #  2. `hciconfig hci1 down` while it advertises: the treasure notices ("controller
 #     unavailable (adapter down: hci1)"), brings hci1 up itself (HCIDEVUP) and advertises again (a new LE Set
 #     Advertising Enable 01 after the down); the time it takes is printed.
 #  3. SIGTERM: exit 0 within 2 s, "advertising off" on stderr, the last LE Set Advertising
 #     Enable on hci1 is 00 (answered 0x00).
 #  4. Extended controllers (btvirt -l2): the same with LE Set Extended Advertising
-#     Parameters/Data/Scan Response Data/Enable (set 0, legacy scannable PDU 0x0012), and
-#     `scan --active` (extended scanning) on hci0 shows the ids, power and reward; SIGTERM:
+#     Parameters/Data/Enable (set 0, legacy non-scannable PDU 0x0010 unpaired), no reward in any
+#     command, and `scan --active` (extended scanning) on hci0 shows the ids and power and no reward; SIGTERM:
 #     the last 0x2039 starts with 00.
 #  5. A bad value: `treasure --major 70000` exits 78 naming treasure.major.
 . "$VM_LIB"
@@ -87,10 +88,10 @@ check_scan() {
     t0=$(uptime_s)
     "$PH" scan --hci hci0 --active --json --duration 40 > "$VM_OUT/scan-$name.json" 2> "$VM_OUT/scan-$name.err" &
     sp=$!
-    wait_until 25 grep -q '"reward"' "$VM_OUT/scan-$name.json" \
-        || echo "-- no reward event within 25 s"
-    echo "-- scan's reward event $(since $t0) s after scan started (process start included)"
-    sleep 0.5   # a second (duplicate) report, if any, would show here
+    wait_until 25 grep -q '"sighting"\|"beacon"\|"uuid"' "$VM_OUT/scan-$name.json" \
+        || echo "-- no sighting within 25 s"
+    echo "-- scan's first sighting $(since $t0) s after scan started (process start included)"
+    sleep 3   # a reward, if one were sent, would show here
     kill -INT $sp; wait $sp; rc=$?
     wait_until 10 sh -c "! kill -0 $lp" || { kill $lp 2>/dev/null; echo "-- the oracle never saw the scan response"; }
     wait $lp 2>/dev/null
@@ -99,17 +100,15 @@ check_scan() {
     grep -E '^(ADV|IBEACON)' "$VM_OUT/oracle-$name.txt" | sed 's/^/-- oracle on hci0: /'
     [ $rc -eq 0 ] || fail "scan exited $rc on SIGINT"
     scan_summary "$VM_OUT/scan-$name.json" > "$VM_OUT/summary-$name.txt"
-    want="SIGHTING ibeacon $UUID $major $minor $power $ADDR1 rssi=null
-REWARD $ADDR1 $reward"
+    want="SIGHTING ibeacon $UUID $major $minor $power $ADDR1 rssi=null"
     got=$(cat "$VM_OUT/summary-$name.txt")
     sed 's/^/-- distinct: /' "$VM_OUT/summary-$name.txt"
-    [ "$got" = "$want" ] || fail "scan --active showed something else than exactly: $(echo $want)"
+    [ "$got" = "$want" ] || fail "scan --active showed something else than exactly (no reward): $(echo $want)"
     grep -q "^IBEACON dev=hci0 addr=$ADDR1 uuid=$UUID major=$major minor=$minor power=$power " "$VM_OUT/oracle-$name.txt" \
         || fail "the oracle did not decode the same iBeacon from hci0's raw reports"
     grep -q "^ADV dev=hci0 .*addr=$ADDR1 .*data=$ad\$" "$VM_OUT/oracle-$name.txt" \
         || fail "the oracle saw no report with exactly the advertised bytes"
-    grep -q "^ADV dev=hci0 .*addr=$ADDR1 .*data=$sr\$" "$VM_OUT/oracle-$name.txt" \
-        || fail "the oracle saw no scan response with exactly the reward bytes"
+    ! grep -q "$sr" "$VM_OUT/oracle-$name.txt" || fail "the reward's bytes went over the air in plain"
 }
 
 # stop_treasure NAME CMDFILE ENABLE-OPCODE: SIGTERM; exit 0 within 2 s, "advertising off",
@@ -157,22 +156,22 @@ echo "-- advertising enabled $(since $t0) s after the treasure started (process 
 wait_until 5 grep -q 'advertising on hci1' "$VM_OUT/treasure-legacy.err"
 sed 's/^/-- treasure stderr: /' "$VM_OUT/treasure-legacy.err"
 grep -E '^(CMD|CC)' "$CMDS" | sed 's/^/-- hci1: /'
-seq_got=$(adv_sequence "$CMDS" 0x2006 0x2008 0x2009 0x200a | tr '\n' ' ')
+seq_got=$(adv_sequence "$CMDS" 0x2006 0x2008 0x200a | tr '\n' ' ')
 echo "-- advertising commands in order: $seq_got"
-[[ "$seq_got" == *"0x2006 0x2008 0x2009 0x200a " ]] || fail "not parameters, data, scan response, enable in that order: $seq_got"
-# min, max, type 02 (ADV_SCAN_IND), own public, peer type, peer address, channels 07, no filter
-want_params="${INTERVAL_LE}${INTERVAL_LE}020000$(zeros 12)0700"
+[[ "$seq_got" == *"0x2006 0x2008 0x200a " ]] || fail "not parameters, data, enable in that order: $seq_got"
+! grep -q "$SR" "$CMDS" || fail "the reward went to hci1 in plain (a scan response anyone can read)"
+# min, max, type 03 (ADV_NONCONN_IND: an unpaired box has no scan response to give), own
+# public, peer type, peer address, channels 07, no filter
+want_params="${INTERVAL_LE}${INTERVAL_LE}030000$(zeros 12)0700"
 [ "$(hci_last_cmd "$CMDS" 0x2006)" = "$want_params" ] \
-    || fail "LE Set Advertising Parameters '$(hci_last_cmd "$CMDS" 0x2006)', wanted $want_params (interval 0x0190, type 02 ADV_SCAN_IND)"
+    || fail "LE Set Advertising Parameters '$(hci_last_cmd "$CMDS" 0x2006)', wanted $want_params (interval 0x0190, type 03 ADV_NONCONN_IND)"
 [ "$(hci_last_cmd "$CMDS" 0x2008)" = "1e${AD}00" ] || fail "advertising data is not the iBeacon's 30 bytes: $(hci_last_cmd "$CMDS" 0x2008)"
-[ "$(hci_last_cmd "$CMDS" 0x2009)" = "$(printf '%02x' $(( ${#SR} / 2 )))${SR}$(zeros $(( 62 - ${#SR} )))" ] \
-    || fail "scan response is not company 0xFFFF + '$REWARD': $(hci_last_cmd "$CMDS" 0x2009)"
-for op in 0x2006 0x2008 0x2009 0x200a; do
+for op in 0x2006 0x2008 0x200a; do
     [ "$(cc_status "$CMDS" $op)" = 0x00 ] || fail "$op answered $(cc_status "$CMDS" $op)"
 done
-pass "legacy: parameters (interval 0x0190 = $INTERVAL ms, ADV_SCAN_IND), data = ibeacon_ad, scan response = 0xFFFF '$REWARD', enable; all 0x00, in order"
+pass "legacy: parameters (interval 0x0190 = $INTERVAL ms, ADV_NONCONN_IND), data = ibeacon_ad, enable; all 0x00, in order; '$REWARD' in no command (unpaired: no reward on the air)"
 check_scan legacy $MAJOR $MINOR $POWER "$REWARD" "$SR"
-pass "scan --active on hci0: exactly one identity ($UUID $MAJOR/$MINOR power $POWER from $ADDR1) and the reward '$REWARD', as the oracle decoded"
+pass "scan --active on hci0: exactly one identity ($UUID $MAJOR/$MINOR power $POWER from $ADDR1) and no reward, as the oracle decoded"
 
 # ---------------------------------------------------------------------------------------
 vm_step "2. hciconfig hci1 down while the treasure advertises"
@@ -231,28 +230,28 @@ echo "-- advertising enabled $(since $t0) s after the treasure started (process 
 wait_until 5 grep -q 'advertising on hci1' "$VM_OUT/treasure-extended.err"
 sed 's/^/-- treasure stderr: /' "$VM_OUT/treasure-extended.err"
 grep -E '^(CMD|CC)' "$CMDS" | sed 's/^/-- hci1: /'
-seq_got=$(adv_sequence "$CMDS" 0x203c 0x2036 0x2037 0x2038 0x2039 0x2006 0x2008 0x2009 0x200a | tr '\n' ' ')
+seq_got=$(adv_sequence "$CMDS" 0x203c 0x2036 0x2037 0x2039 0x2006 0x2008 0x2009 0x200a | tr '\n' ' ')
 echo "-- advertising commands in order: $seq_got"
-[[ "$seq_got" == *"0x203c 0x2036 0x2037 0x2038 0x2039 " ]] || fail "not remove set, parameters, data, scan response, enable in that order: $seq_got"
+[[ "$seq_got" == *"0x203c 0x2036 0x2037 0x2039 " ]] || fail "not remove set, parameters, data, enable in that order: $seq_got"
+! grep -q "$SR" "$CMDS" || fail "the reward went to hci1 in plain (a scan response anyone can read)"
 [ "$(hci_last_cmd "$CMDS" 0x203c)" = 00 ] || fail "LE Remove Advertising Set is not for set 0: $(hci_last_cmd "$CMDS" 0x203c)"
 case "$(cc_status "$CMDS" 0x203c)" in 0x00|0x42) ;; *) fail "LE Remove Advertising Set answered $(cc_status "$CMDS" 0x203c)" ;; esac
 [[ "$seq_got" != *0x200* ]] || fail "legacy advertising commands mixed in: $seq_got"
 # set 0, properties 0x0012, min, max (24 bits), channels 07, own public, peer type, peer
 # address, no filter, tx power 7f (no preference), primary 1M, skip 0, secondary 1M, SID 0, no notification
-want_params="001200${INTERVAL_LE}00${INTERVAL_LE}00070000$(zeros 12)007f0100010000"
+# (properties 0x0010: legacy non-connectable, non-scannable: an unpaired box has no scan response)
+want_params="001000${INTERVAL_LE}00${INTERVAL_LE}00070000$(zeros 12)007f0100010000"
 [ "$(hci_last_cmd "$CMDS" 0x2036)" = "$want_params" ] \
-    || fail "LE Set Extended Advertising Parameters '$(hci_last_cmd "$CMDS" 0x2036)', wanted $want_params (set 0, 0x0012 legacy scannable, 0x000190)"
+    || fail "LE Set Extended Advertising Parameters '$(hci_last_cmd "$CMDS" 0x2036)', wanted $want_params (set 0, 0x0010 legacy non-scannable, 0x000190)"
 [ "$(hci_last_cmd "$CMDS" 0x2037)" = "0003011e${AD}" ] || fail "extended advertising data is not set 0 + the iBeacon's 30 bytes: $(hci_last_cmd "$CMDS" 0x2037)"
-[ "$(hci_last_cmd "$CMDS" 0x2038)" = "000301$(printf '%02x' $(( ${#SR} / 2 )))${SR}" ] \
-    || fail "extended scan response is not set 0 + company 0xFFFF '$REWARD': $(hci_last_cmd "$CMDS" 0x2038)"
 [ "$(hci_last_cmd "$CMDS" 0x2039)" = 010100000000 ] || fail "enable is not set 0, no duration: $(hci_last_cmd "$CMDS" 0x2039)"
-for op in 0x2036 0x2037 0x2038 0x2039; do
+for op in 0x2036 0x2037 0x2039; do
     [ "$(cc_status "$CMDS" $op)" = 0x00 ] || fail "$op answered $(cc_status "$CMDS" $op)"
 done
-pass "extended: set 0 removed afresh ($(cc_status "$CMDS" 0x203c)), parameters (legacy scannable 0x0012, interval 0x000190), data, scan response = 0xFFFF '$REWARD', enable; all 0x00, in order"
+pass "extended: set 0 removed afresh ($(cc_status "$CMDS" 0x203c)), parameters (legacy non-scannable 0x0010, interval 0x000190), data, enable; all 0x00, in order; '$REWARD' in no command"
 check_scan extended $MAJOR $MINOR $POWER "$REWARD" "$SR"
 grep -q "^ADV dev=hci0 sub=0D " "$VM_OUT/oracle-extended.txt" || fail "hci0 did not get extended reports (0x0D)"
-pass "scan --active (extended) on hci0: exactly one identity ($UUID $MAJOR/$MINOR power $POWER from $ADDR1) and the reward '$REWARD'"
+pass "scan --active (extended) on hci0: exactly one identity ($UUID $MAJOR/$MINOR power $POWER from $ADDR1) and no reward"
 stop_treasure extended "$CMDS" 0x2039
 
 # ---------------------------------------------------------------------------------------
