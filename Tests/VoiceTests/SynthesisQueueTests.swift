@@ -23,6 +23,13 @@ import Glibc
         let results = Results()
         let total = 60
         let text = "Blast! Hunter one hundred and seven got to treasure two first! Keep going, matey."
+        // The engine busy with a long line first (taken off the queue, being rendered), so
+        // that the flood finds it busy, as a radio flood does, whatever else runs.
+        let busy = Results()
+        let long = String(repeating: "The treasure is under the old oak tree by the garden gate, matey. ", count: 12)
+        engine.synthesize(long, voice: .name("en")) { _ in busy.done.withLock { $0 += 1 } }
+        let taken = ContinuousClock.now + .seconds(10)
+        while engine.queuedJobs > 0, ContinuousClock.now < taken { usleep(1000) }
         for k in 0..<total {
             // Every line but the last is superseded at once (as a newer line would).
             let isLast = k == total - 1
@@ -42,5 +49,6 @@ import Glibc
         #expect(refused + rendered + empty == total)
         #expect(rendered <= 1, "stale lines were rendered: \(rendered)")
         #expect(engine.queuedJobs == 0)
+        #expect(busy.done.withLock { $0 } == 1)
     }
 }
