@@ -36,9 +36,9 @@ enum HuntCommand {
         var staged: SafeFile.Staged?
         if let out = flags.out, setup.playback != nil {
             if arguments.has(Flags.device) { throw CLIError(.usage, "give --device or --out, not both") }
-            guard !out.contains(",") else { throw CLIError(.usage, "--out '\(CLIError.printable(out))': a file name without commas") }
-            staged = try ApplianceRuntime.stagedOutput(out)
-            setup.playback?.device = "file:FILE=\(staged?.temporary ?? out),FORMAT=wav"
+            let wav = try ApplianceRuntime.stagedWAV(out)
+            staged = wav.staged
+            setup.playback?.device = wav.device
         }
         // SIGHUP re-reads the file; the flags (and --out's file) still win.
         let device = staged == nil ? nil : setup.playback?.device

@@ -31,9 +31,9 @@ enum RehearseCommand {
         var staged: SafeFile.Staged?
         if let out = flags.out {
             if arguments.has(Flags.device) { throw CLIError(.usage, "give --device or --out, not both") }
-            guard !out.contains(",") else { throw CLIError(.usage, "--out '\(CLIError.printable(out))': a file name without commas") }
-            staged = try ApplianceRuntime.stagedOutput(out)
-            setup.playback?.device = "file:FILE=\(staged?.temporary ?? out),FORMAT=wav"
+            let wav = try ApplianceRuntime.stagedWAV(out)
+            staged = wav.staged
+            setup.playback?.device = wav.device
         } else if virtualTime, !arguments.has(Flags.device) {
             setup.playback?.device = "null"
         }

@@ -129,11 +129,11 @@ extension ReplayCommand {
         setup.challenge = 0
         var staged: SafeFile.Staged?
         if let out = options.out {
-            guard !out.contains(",") else { throw CLIError(.usage, "--out '\(out)': a file name without commas") }
             // ALSA's file plugin writes a temporary we created (exclusively, links not
             // followed); it replaces `out` only once the hunt is over.
-            staged = try ApplianceRuntime.stagedOutput(out)
-            setup.playback = PlaybackConfiguration(device: "file:FILE=\(staged?.temporary ?? out),FORMAT=wav")
+            let wav = try ApplianceRuntime.stagedWAV(out)
+            staged = wav.staged
+            setup.playback = PlaybackConfiguration(device: wav.device)
             setup.playback?.volumeDB = configuration.audio.volumeDB
         } else {
             setup.playback = nil

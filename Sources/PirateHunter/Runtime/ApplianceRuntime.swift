@@ -236,6 +236,14 @@ final class ApplianceRuntime {
 
     /// A WAV that ALSA's file plugin is to write at `path`: a temporary of ours beside it
     /// (`SafeFile.Staged`), or the command's one-line error.
+    /// `--out FILE.wav`: a staged output (as `stagedOutput`) and the ALSA `file:` device
+    /// that writes it; `hunt`, `rehearse` and `replay --hunt` share it.
+    static func stagedWAV(_ out: String) throws(CLIError) -> (staged: SafeFile.Staged, device: String) {
+        guard !out.contains(",") else { throw CLIError(.usage, "--out '\(CLIError.printable(out))': a file name without commas") }
+        let staged = try stagedOutput(out)
+        return (staged, "file:FILE=\(staged.temporary),FORMAT=wav")
+    }
+
     static func stagedOutput(_ path: String) throws(CLIError) -> SafeFile.Staged {
         do {
             return try SafeFile.Staged(for: path)
