@@ -19,6 +19,7 @@ let package = Package(
         .systemLibrary(name: "CQREncode", path: "Sources/CQREncode", pkgConfig: "libqrencode"),
         .systemLibrary(name: "CGPIOD", path: "Sources/CGPIOD", pkgConfig: "libgpiod"),
         .systemLibrary(name: "CSodium", path: "Sources/CSodium", pkgConfig: "libsodium"),
+        .systemLibrary(name: "CMicroHTTPD", path: "Sources/CMicroHTTPD", pkgConfig: "libmicrohttpd"),
         // libgpiod's v1 API (Debian 12) or v2 API (Debian 13, Raspberry Pi OS) behind one tiny
         // C API, picked when compiled.
         .target(name: "CGPIOButton", dependencies: ["CGPIOD"], cSettings: [.unsafeFlags(["-Wall", "-Wextra", "-Werror"])]),
@@ -49,10 +50,15 @@ let package = Package(
         // The game key (issue #25): libsodium's MACs, KDF and stream cipher behind the pure
         // core's `SignalAuthenticator`; the key's text and fingerprint.
         .target(name: "GameKey", dependencies: ["Bluetooth", "CSodium"], swiftSettings: strict),
+        // The parent's phone page (issue #26): its gate (setup code, sessions, CSRF, Host and
+        // Origin), its pages as HTML, the tags in view (pure: requests in, responses out).
+        .target(name: "ParentPage", dependencies: ["Bluetooth", "Ranging", "Game"], swiftSettings: strict),
+        // Its HTTP server: libmicrohttpd on the event loop's terms (one epoll fd, no thread).
+        .target(name: "Web", dependencies: ["ParentPage", "POSIX", "CMicroHTTPD"], swiftSettings: strict),
 
         .executableTarget(
             name: "PirateHunter",
-            dependencies: ["Bluetooth", "POSIX", "Radio", "Ranging", "Hunt", "Game", "Simulation", "Voice", "Audio", "Kiosk", "QRCode", "GPIO", "GameKey"],
+            dependencies: ["Bluetooth", "POSIX", "Radio", "Ranging", "Hunt", "Game", "Simulation", "Voice", "Audio", "Kiosk", "QRCode", "GPIO", "GameKey", "ParentPage", "Web"],
             swiftSettings: strict
         ),
 

@@ -36,6 +36,9 @@ public struct HunterCore: Sendable {
         public var announce: Announcement?
         /// Stop this long after the hunt is over (the demo); nil: never.
         public var stopAfterFinish: Double?
+        /// Beacons calibrated by the parent (`tags[].power`): their RSSI at 1 m, used instead
+        /// of the power they advertise (a cheap tag's is often several dB off).
+        public var calibrations: [BeaconKey: Int8] = [:]
 
         public init(
             regions: [Region], ranging: RangingConfiguration = .default, hunt: HuntDirector.Configuration? = nil,
@@ -331,7 +334,11 @@ public struct HunterCore: Sendable {
         if let after = configuration.stopAfterFinish, let finishedAt, t - finishedAt >= after { effects.append(.stop) }
     }
 
-    private mutating func sighting(_ sighting: BeaconSighting, into effects: inout [Effect]) {
+    private mutating func sighting(_ original: BeaconSighting, into effects: inout [Effect]) {
+        var sighting = original
+        if case let .iBeacon(b) = original.beacon, let power = configuration.calibrations[BeaconKey(uuid: b.uuid, major: b.major, minor: b.minor)] {
+            sighting.beacon = .iBeacon(IBeacon(uuid: b.uuid, major: b.major, minor: b.minor, measuredPower: power))
+        }
         let time = sighting.time
         if case let .iBeacon(beacon) = sighting.beacon {
             let key = BeaconKey(uuid: beacon.uuid, major: beacon.major, minor: beacon.minor)

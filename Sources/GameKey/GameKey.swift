@@ -36,6 +36,14 @@ public struct GameKey: Sendable, Equatable {
 
     private init(unchecked: [UInt8]) { bytes = unchecked }
 
+    /// `count` bytes from the kernel's random source (the page's setup code and sessions).
+    public static func randomBytes(_ count: Int) -> [UInt8] {
+        Sodium.ready()
+        var b = [UInt8](repeating: 0, count: max(0, count))
+        randombytes_buf(&b, b.count)
+        return b
+    }
+
     /// Four random bytes (a hunter's first announcement challenge).
     public static func randomChallenge() -> UInt32 {
         Sodium.ready()

@@ -4,6 +4,7 @@ import Game
 import GameKey
 import GPIO
 import Hunt
+import ParentPage
 import Radio
 import Voice
 
@@ -22,6 +23,10 @@ final class Hunter {
     private var stopping = false
     /// A line said on the way out (the radio that cannot be used): the exit waits for it.
     private var lastWords = false
+    /// The parent's page (nil: off, or its port was taken).
+    private var console: ParentConsole?
+    /// What the page shows of the hunt.
+    private var huntView = HuntView()
 
     /// The runtime is made first: it blocks signals before the PCM's thread starts here.
     init(setup: HunterSetup, runtime: ApplianceRuntime) throws(CLIError) {
@@ -59,12 +64,77 @@ final class Hunter {
         runtime.onStop { [unowned self] in speaker.shutdown(waiting: lastWords ? .seconds(10) : .milliseconds(500)) }
         schedulePeriodic()
         startButton()
+        startPage()
+    }
+
+    /// The parent's page, when `web.enabled` (docs/web.md).
+    private func startPage() {
+        guard setup.web.enabled else { return }
+        huntView.volumeDB = setup.playback?.volumeDB ?? 0
+        huntView.trailSteps = setup.hunt?.trail.count ?? 0
+        speaker.onSaid = { [unowned self] _, text in
+            huntView.lastSaid = text
+            console?.huntChanged()
+        }
+        console = ParentConsole.start(port: setup.web.port, file: setup.file, runtime: runtime, ranging: setup.ranging, tags: setup.tags)
+        guard let console else { return }
+        console.hooks.hunt = { [unowned self] in huntView }
+        console.hooks.say = { [unowned self] text in speaker.preview(text) }
+        console.hooks.playRecording = { [unowned self] path in
+            do throws(WAVError) {
+                try speaker.preview(recording: path)
+                return nil
+            } catch {
+                return error.description
+            }
+        }
+        console.hooks.setVolume = { [unowned self] volume in
+            speaker.setVolume(dB: volume)
+            huntView.volumeDB = volume
+        }
+        console.hooks.control = { [unowned self] action in
+            switch action {
+            case "restart", "start":
+                reload()
+                return "the hunt starts again from the file (\(action))"
+            default:
+                return "'\(action)': stopping the hunt is systemctl stop pirate-hunter"
+            }
+        }
+        console.hooks.checks = { [unowned self] in pageChecks() }
+    }
+
+    /// The page's "Ready?" list: what this running hunter knows of itself.
+    private func pageChecks() -> [CheckItem] {
+        var items: [CheckItem] = []
+        let transport = session?.transport?.name
+        items.append(transport != nil ? CheckItem(status: .ok, text: "Bluetooth: \(transport ?? "") is scanning")
+            : CheckItem(status: .problem, text: "Bluetooth: no controller", fix: "Switch Bluetooth on (rfkill unblock bluetooth) and run pirate-hunter check on the Pi"))
+        items.append(setup.playback == nil ? CheckItem(status: .warning, text: "Speaker: none (quiet)", fix: "Start the hunt without --quiet")
+            : CheckItem(status: .ok, text: "Speaker: \(setup.playback?.device ?? "")"))
+        items.append(setup.key != nil ? CheckItem(status: .ok, text: "Game key: paired")
+            : CheckItem(status: .warning, text: "Game key: not paired: other hunters and boxes are not believed", fix: "pirate-hunter check --new-game, then pirate-hunter pair CODE on every Pi of the game"))
+        let trail = setup.hunt?.trail ?? []
+        let inView = Set(console?.tags.strongestFirst().map(\.key) ?? [])
+        if trail.isEmpty {
+            items.append(CheckItem(status: .warning, text: "Trail: none, the single chest of the file's regions", fix: "Make one on the Trail page"))
+        } else {
+            for (i, step) in trail.enumerated() {
+                let heard = inView.contains { step.region.contains($0) }
+                items.append(heard ? CheckItem(status: .ok, text: "Treasure \(i + 1): its tag is in view")
+                    : CheckItem(status: .problem, text: "Treasure \(i + 1): its tag is not heard", fix: "Switch the tag on (a new battery?) and bring it closer; the Tags page shows what is heard"))
+            }
+        }
+        items.append(setup.file != nil ? CheckItem(status: .ok, text: "Settings: \(setup.file ?? "") (the page saves here)")
+            : CheckItem(status: .warning, text: "Settings: no file", fix: "Start with --config /etc/pirate-hunter/hunter.json to save from this page"))
+        return items
     }
 
     private func controller(_ event: ControllerSession.Event, retry: Double) {
         switch event {
         case var .sighting(s):
             s.time -= runtime.start
+            console?.sighting(s)
             carryOut(core.handle(.sighting(s), at: s.time))
         case let .report(report, _):
             run(.report(report))
@@ -115,6 +185,7 @@ final class Hunter {
             switch effect {
             case let .output(event):
                 if setup.json, let line = event.jsonLine { runtime.out.line(line) }
+                if console != nil { page(event) }
             case let .log(level, message):
                 // What was printed before it comes first where both streams meet (a terminal).
                 runtime.out.flush()
@@ -144,6 +215,17 @@ final class Hunter {
             }
         }
         runtime.out.flush()
+    }
+
+    /// What the page shows of an output: the detector's rate, the standings.
+    private func page(_ event: OutputEvent) {
+        switch event {
+        case let .detector(_, rate): huntView.detector = rate
+        case let .standings(_, finishers):
+            huntView.standings = finishers.map { "Hunter \($0.hunter) found treasure \($0.treasure) at \(Int($0.time.rounded())) s" }
+        default: return
+        }
+        console?.huntChanged()
     }
 
     /// The file again (the flags still win): everything a file change can change is applied
@@ -178,6 +260,7 @@ final class Hunter {
         }
         let (game, effects) = core.reconfigure(next.game, at: now)
         setup = next
+        huntView.trailSteps = next.hunt?.trail.count ?? 0
         speaker.json = next.json
         carryOut(effects)
         let what = applied + game

@@ -36,12 +36,19 @@ struct HunterSetup {
     /// a demo capture replays with its rewards: a real hunt's sealed rewards, answering
     /// random challenges, are replays and are refused).
     var challenge: UInt32?
+    /// The parent's page (`web`), the tags the parent named and calibrated, the file (the
+    /// page saves the trail into it).
+    var web = HunterConfiguration.Web()
+    var tags: [HunterConfiguration.Tag] = []
+    var file: String?
 
     var game: HunterCore.Configuration {
-        HunterCore.Configuration(
+        var game = HunterCore.Configuration(
             regions: regions, ranging: ranging, hunt: hunt,
             announce: announce,
             stopAfterFinish: stopAfterFound)
+        for tag in tags { if let power = tag.power { game.calibrations[tag.key] = power } }
+        return game
     }
 }
 

@@ -49,6 +49,12 @@ final class Speaker {
     private var effectUntil = -Double.infinity
     private lazy var click = Self.click(sampleRate: speech?.voice.synthesizer.sampleRate ?? 22050)
 
+    /// Each line said, as printed (the parent's page shows the latest).
+    var onSaid: (LineEvent, String) -> Void = { _, _ in }
+    /// The parent's page's previews (a clue tried, a test line, a rehearsal): synthesized or
+    /// read off the loop, played at once; the hunt's own lines are not told of them.
+    private let previewMailbox: Mailbox<PCMBuffer>
+
     /// A parent's clue (400 characters) after the pack's lead-in.
     static let composedLimit = 600
 
@@ -59,6 +65,7 @@ final class Speaker {
             rewardSpeechMailbox = try Mailbox()
             composedMailbox = try Mailbox()
             deviceMailbox = try Mailbox()
+            previewMailbox = try Mailbox()
         } catch {
             throw CLIError(.software, "event loop: \(error)")
         }
@@ -92,6 +99,12 @@ final class Speaker {
                 loop.expectationMet()
                 rewardSpeech = audio
                 rewardReady()
+            }
+        }
+        loop.watch(previewMailbox.fd) { [unowned self] in
+            for audio in previewMailbox.drain() {
+                loop.expectationMet()
+                self.audio?.play(audio, slot: .speech)
             }
         }
         loop.watch(composedMailbox.fd) { [unowned self] in
@@ -246,8 +259,32 @@ final class Speaker {
         }
     }
 
+    /// A parent's text said now, at a child's pace, by the voice of its language (the page's
+    /// "say it on the speaker" and test line); false without a voice.
+    @discardableResult
+    func preview(_ text: String) -> Bool {
+        guard let voice else { return false }
+        let mailbox = previewMailbox
+        let rate = voice.synthesizer.sampleRate
+        loop.expectAnswer()
+        voice.speak(untrusted: SpeechText.sanitize(text, maxCharacters: Self.composedLimit)) { result in
+            mailbox.post((try? result.get()) ?? PCMBuffer(sampleRate: rate))
+        }
+        Log.info("page: saying \"\(SpeechText.sanitize(text, maxCharacters: 80))\" on the speaker")
+        return true
+    }
+
+    /// A recording played now (a rehearsal on the speaker), at the voice's rate.
+    func preview(recording path: String) throws(WAVError) {
+        guard let rate = voice?.synthesizer.sampleRate else { return }
+        let buffer = try WAVFile.readForMixer(path: path, rate: rate, maximumSeconds: 900)
+        loop.expectAnswer()
+        previewMailbox.post(buffer)
+    }
+
     /// The `say` line and the log line of a line said.
     private func announce(_ event: LineEvent, text: String) {
+        onSaid(event, text)
         if json, let line = OutputEvent.say(time: runtime.now, event: event, text: text).jsonLine { runtime.out.line(line) }
         Log.info("say [\(event.rawValue)] \(text)")
     }

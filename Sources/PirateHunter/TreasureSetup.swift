@@ -29,6 +29,9 @@ struct TreasureSetup {
     var key: GameKey?
     /// `game.hunters`: the only hunter ids greeted; nil: any whose announcement verifies.
     var roster: Set<UInt16>?
+    /// The box's page (`web`; off in the demo, where the hunter's is the page) and its file.
+    var web = HunterConfiguration.Web()
+    var file: String?
 
     /// The game's part: what `TreasureBoxCore` runs with.
     var game: TreasureBoxCore.Configuration {

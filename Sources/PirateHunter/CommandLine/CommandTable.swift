@@ -144,6 +144,13 @@ enum Flags {
     static let noDetector = Flag("--no-detector", help: "no treasure detector clicks between lines (hunt.detector.enabled false)") { _, _, flags throws(CLIError) in
         flags.set { $0.hunt.detector.enabled = false }
     }
+    static let noWeb = Flag("--no-web", help: "no parent's page (web.enabled false)") { _, _, flags throws(CLIError) in
+        flags.set { $0.web.enabled = false }
+    }
+    static let webPort = Flag("--web-port", value: "N", help: "the parent's page's port (web.port, default 8080; 0: any free port)") { flag, text, flags throws(CLIError) in
+        guard let port = UInt16(text) else { throw CLIError(.usage, "\(flag): '\(text)' is not a port; allowed: 0 to 65535") }
+        flags.set { $0.web.port = port }
+    }
     static let virtualTime = Flag("--virtual-time", help: "run on virtual time, as fast as it computes (the simulator only; tests and benchmarks)")
     // Others.
     static let active = Flag("--active", help: "active scanning: names and treasure rewards from scan responses")

@@ -11,13 +11,13 @@ enum Commands {
     static let hunt = CommandSpec(
         name: "hunt", operands: "",
         summary: "the appliance: ranges the treasure's iBeacons, speaks the hunt, reads out the reward after the find (settings: /etc/pirate-hunter/hunter.json, docs/configuration.md)",
-        flags: Flags.controller + [Flags.region] + Flags.voice + [Flags.out, Flags.hunterID, Flags.rewardSVG, Flags.quiet, Flags.noDetector, Flags.waitForFix, Flags.virtualTime],
+        flags: Flags.controller + [Flags.region] + Flags.voice + [Flags.out, Flags.hunterID, Flags.rewardSVG, Flags.quiet, Flags.noDetector, Flags.waitForFix, Flags.noWeb, Flags.webPort, Flags.virtualTime],
         run: HuntCommand.run)
 
     static let treasure = CommandSpec(
         name: "treasure", operands: "",
         summary: "the treasure box: advertises the treasure as an iBeacon with its reward in the scan response, greets the hunters who find it (a kiosk on a terminal; settings: /etc/pirate-hunter/treasure.json)",
-        flags: Flags.controller + Flags.treasure + [Flags.noKiosk],
+        flags: Flags.controller + Flags.treasure + [Flags.noKiosk, Flags.noWeb, Flags.webPort],
         run: TreasureCommand.run)
 
     static let scan = CommandSpec(

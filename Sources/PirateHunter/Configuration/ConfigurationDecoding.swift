@@ -77,6 +77,10 @@ extension HunterConfiguration: ConfigurationSection {
             .section("treasure", \.treasure),
             .section("announce", \.announce),
             .section("game", \.game),
+            .section("web", \.web),
+            Setting("tags") { reader, value in
+                if let list = try reader.nested(TagList.self, "tags") { value.tags = list.tags }
+            },
             Setting("button") { reader, value in
                 if let section = try reader.nested(DecodedSection<Button>.self, "button") { value.button = section.value }
             },
@@ -297,6 +301,66 @@ extension HunterConfiguration.Treasure: ConfigurationSection {
             .integer("interval_ms", \.intervalMilliseconds, Self.intervalRange, " ms"),
             .optionalText("reward", \.reward, allowed: Limits.rewardAllowed, nonEmpty: false, check: Limits.rewardProblem),
         ]
+    }
+}
+
+extension HunterConfiguration.Web: ConfigurationSection {
+    static var initial: Self { Self() }
+    static var settings: [Setting<Self>] {
+        [
+            .flag("enabled", \.enabled),
+            .integer("port", \.port, 0...65_535),
+        ]
+    }
+}
+
+/// `tags`: the parent's names and calibrations, one entry per beacon, at most 64.
+struct TagList: Decodable {
+    static let allowed = "an array of { \"region\": \"UUID:MAJOR:MINOR\", \"name\", \"power\" }, at most 64"
+    static let maximum = 64
+    var tags: [HunterConfiguration.Tag] = []
+
+    init(from decoder: any Decoder) throws {
+        var container: any UnkeyedDecodingContainer
+        do {
+            container = try decoder.unkeyedContainer()
+        } catch {
+            throw ConfigFieldError(path: ObjectReader.path(decoder.codingPath), problem: "must be an array", allowed: Self.allowed)
+        }
+        while !container.isAtEnd {
+            let index = container.currentIndex
+            let tag = try container.decode(TagEntry.self).tag
+            let here = decoder.codingPath + [ConfigKey(intValue: index) ?? ConfigKey("\(index)"), ConfigKey("region")]
+            if tags.count >= Self.maximum {
+                throw ConfigFieldError(path: ObjectReader.path(here), problem: "is tag \(index + 1)", allowed: Self.allowed)
+            }
+            if tags.contains(where: { $0.key == tag.key }) {
+                throw ConfigFieldError(path: ObjectReader.path(here), problem: "names a tag already listed", allowed: "each tag once")
+            }
+            tags.append(tag)
+        }
+    }
+}
+
+struct TagEntry: Decodable {
+    var tag: HunterConfiguration.Tag
+
+    init(from decoder: any Decoder) throws {
+        let reader = try ObjectReader(decoder, known: ["region", "name", "power"])
+        let regionAllowed = "UUID:MAJOR:MINOR, one beacon (what `scan` prints)"
+        guard let text = try reader.string("region", allowed: regionAllowed) else {
+            throw reader.fail("region", "is missing", allowed: regionAllowed)
+        }
+        guard let region = RangingOutput.region(text), let major = region.major, let minor = region.minor else {
+            throw reader.fail("region", "'\(text)' is not one beacon", allowed: regionAllowed)
+        }
+        tag = HunterConfiguration.Tag(key: BeaconKey(uuid: region.uuid, major: major, minor: minor))
+        let nameAllowed = "a name of 1 to 40 characters"
+        if let name = try reader.string("name", allowed: nameAllowed) {
+            if name.isEmpty || name.count > 40 { throw reader.fail("name", name.isEmpty ? "is empty" : "is \(name.count) characters long", allowed: nameAllowed) }
+            tag.name = name
+        }
+        tag.power = try reader.int("power", Limits.power, unit: " dBm (RSSI at 1 m)").map { Int8($0) }
     }
 }
 

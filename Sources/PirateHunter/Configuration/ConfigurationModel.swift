@@ -94,6 +94,20 @@ struct HunterConfiguration: Sendable, Equatable {
         var resolvedBias: GPIOButton.Bias { bias ?? (activeLow ? .pullUp : .pullDown) }
     }
 
+    /// `web`: the parent's phone page (issue #26, docs/web.md).
+    struct Web: Sendable, Equatable {
+        var enabled = true
+        var port: UInt16 = 8080
+    }
+
+    /// `tags[]`: a beacon tag the parent named and calibrated (on the page or by hand).
+    struct Tag: Sendable, Equatable {
+        var key: BeaconKey
+        var name: String?
+        /// The RSSI at 1 m measured for it, used instead of the power it advertises.
+        var power: Int8?
+    }
+
     var transport: TransportSpec = .kernel(adapter: nil)
     /// nil: no button.
     var button: Button?
@@ -112,6 +126,8 @@ struct HunterConfiguration: Sendable, Equatable {
     var treasure = Treasure()
     var announce = Announce()
     var game = Game()
+    var web = Web()
+    var tags: [Tag] = []
     /// The file the settings came from (nil: defaults only).
     var file: String?
 
@@ -176,6 +192,9 @@ struct HunterConfiguration: Sendable, Equatable {
             setup.playback = playbackConfiguration()
         }
         setup.key = game.key
+        setup.web = web
+        setup.tags = tags
+        setup.file = file
         return setup
     }
 
@@ -190,6 +209,8 @@ struct HunterConfiguration: Sendable, Equatable {
         setup.record = record
         setup.key = game.key
         setup.roster = game.hunters
+        setup.web = web
+        setup.file = file
         return setup
     }
 }
