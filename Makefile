@@ -86,6 +86,7 @@ install: $(RELEASE_STAMP)
 		    -e 's|/etc/pirate-hunter/|$(SYSCONFDIR)/pirate-hunter/|g' \
 		    systemd/$$unit > $(DESTDIR)$(UNITDIR)/$$unit && chmod 0644 $(DESTDIR)$(UNITDIR)/$$unit || exit 1; \
 	done
+	install -D -m 0644 systemd/pirate-hunter.avahi.service $(DESTDIR)$(SYSCONFDIR)/avahi/services/pirate-hunter.service
 	for name in hunter treasure; do \
 		target=$(DESTDIR)$(SYSCONFDIR)/pirate-hunter/$$name.json; \
 		if [ -e $$target ]; then echo "kept $$target (not overwritten)"; \
@@ -106,6 +107,7 @@ uninstall:
 	rm -f $(DESTDIR)$(BINDIR)/pirate-hunter
 	rm -rf $(DESTDIR)$(DATADIR) $(DESTDIR)$(DOCDIR)
 	for unit in $(UNITS); do rm -f $(DESTDIR)$(UNITDIR)/$$unit; done
+	rm -f $(DESTDIR)$(SYSCONFDIR)/avahi/services/pirate-hunter.service
 	@if [ -z "$(DESTDIR)" ] && [ -d /run/systemd/system ]; then systemctl daemon-reload; fi
 	@echo "Removed. Kept $(SYSCONFDIR)/pirate-hunter (your settings); delete it by hand if you want."
 

@@ -5,7 +5,7 @@
 # With no Swift on PATH ($SWIFT, else swift) and a system that has Debian's own `swiftlang`
 # (Debian 13 trixie, Raspberry Pi OS), that is installed too: Swift 6.0.3 builds the project.
 set -euo pipefail
-pkgs=(libespeak-ng-dev espeak-ng-data libbluetooth-dev libasound2-dev libqrencode-dev libgpiod-dev libsodium-dev qrencode zbar-tools pkg-config python3)
+pkgs=(libespeak-ng-dev espeak-ng-data libbluetooth-dev libasound2-dev libqrencode-dev libgpiod-dev libsodium-dev libmicrohttpd-dev qrencode zbar-tools pkg-config python3)
 # Programs the tests run, from the package that has them here: `script` is in bsdutils
 # (essential) on Debian 12 but in bsdextrautils on Debian 13; mount and groff (the man
 # page's test) are not in a minimal Debian 13.

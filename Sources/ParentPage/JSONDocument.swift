@@ -195,7 +195,7 @@ public indirect enum JSONDocument: Sendable, Equatable {
                         if code >= 0xD800, code < 0xDC00, current == UInt8(ascii: "\\"), index + 1 < bytes.count, bytes[index + 1] == UInt8(ascii: "u") {
                             index += 2
                             let low = try hex4()
-                            code = 0x10000 + ((code - 0xD800) << 10) + (low &- 0xDC00 & 0x3FF)
+                            code = 0x10000 + ((code - 0xD800) << 10) + ((low &- 0xDC00) & 0x3FF)
                         }
                         out += Array(String(Unicode.Scalar(code).map(Character.init) ?? "\u{FFFD}").utf8)
                     default: out.append(e)

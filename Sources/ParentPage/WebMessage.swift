@@ -104,6 +104,8 @@ public final class EventStream {
     private func write(_ text: String) {
         guard !isClosed else { return }
         if pending.count + text.utf8.count > Self.limit {
+            // A phone that stopped reading: its backlog goes with it.
+            pending = []
             close()
             return
         }
@@ -121,11 +123,18 @@ public final class EventStream {
 
     public var hasPending: Bool { !pending.isEmpty }
 
+    /// No more text: what waits is still sent, then the stream ends.
     public func close() {
         guard !isClosed else { return }
         isClosed = true
-        pending = []
         onText()
         onClose()
+    }
+
+    /// The connection is gone (the server's word): nothing more is kept.
+    public func connectionGone() {
+        onText = {}
+        pending = []
+        close()
     }
 }

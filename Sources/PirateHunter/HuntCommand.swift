@@ -87,6 +87,8 @@ enum HuntCommand {
         var setup = configuration.hunterSetup(quiet: quiet)
         setup.rewardSVG = flags.rewardSVG
         DemoWorld.huntItsTrail(&setup)
+        // The demo is heard, not set up: no page (a hunt beside it keeps port 8080).
+        setup.web.enabled = false
         // The demo pairs its two sides itself: one key for the hunter, the box and hunter 2.
         let key = configuration.game.key ?? DemoWorld.gameKey
         setup.key = key
@@ -136,6 +138,7 @@ enum HuntCommand {
             box.logPrefix = "treasure box: "
             box.key = key
             box.ownsSignals = false
+            box.web.enabled = false
             let treasureBox = try TreasureBox(setup: box, runtime: runtime)
             // The air moves both controllers; the hunter's session is the one recorded.
             hunter.start(on: .inProcess(radio.hunter, world: { radio.air.advance(to: $0) }))

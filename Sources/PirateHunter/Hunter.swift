@@ -102,6 +102,22 @@ final class Hunter {
             }
         }
         console.hooks.checks = { [unowned self] in pageChecks() }
+        sayPageAddress(tries: 60)
+    }
+
+    /// Once at start, after the start-up line (and never over a line): where the page is and
+    /// its setup code, digit by digit, for the grown-up standing by the speaker.
+    private func sayPageAddress(tries: Int) {
+        guard tries > 0, let console else { return }
+        loop.schedule(after: 0.5) { [unowned self] in
+            guard speaker.isQuiet, huntView.lastSaid != nil || tries == 1 else { return sayPageAddress(tries: tries - 1) }
+            let host = ParentConsole.hostname().replacingDots()
+            let digits = console.gate.code.map(String.init)
+            let code = digits.prefix(3).joined(separator: " ") + ", " + digits.dropFirst(3).joined(separator: " ")
+            speaker.preview(
+                "Grown-ups: the setup page is at \(host) dot local, port \(console.server.port). The code is \(code).",
+                logAs: "the page's address and setup code")
+        }
     }
 
     /// The page's "Ready?" list: what this running hunter knows of itself.
@@ -267,6 +283,11 @@ final class Hunter {
         let rest = waiting.isEmpty ? "" : "; not until a restart: " + waiting.joined(separator: ", ")
         Log.info("configuration reloaded: \(what.isEmpty ? "nothing changed" : what.joined(separator: ", "))\(rest)")
     }
+}
+
+extension String {
+    /// "raspberrypi.home" as said: "raspberrypi dot home".
+    func replacingDots() -> String { split(separator: ".").joined(separator: " dot ") }
 }
 
 // MARK: - The button (issue #23): a press says the current clue again

@@ -21,6 +21,8 @@ enum RehearseCommand {
         let configuration = try HunterConfiguration.load(flags: flags, validate: true)
         var setup = configuration.hunterSetup()
         setup.rewardSVG = flags.rewardSVG
+        // A rehearsal is a simulated child, not the appliance: no page (the page runs it).
+        setup.web.enabled = false
         let hunt = configuration.huntConfiguration()
         let steps = hunt.trail.isEmpty ? [TrailStep(region: configuration.huntedRegions.first ?? DemoWorld.region)] : hunt.trail
         let walk = RehearsalWalk(steps: steps)

@@ -125,6 +125,7 @@ extension ReplayCommand {
     static func hunt(_ options: Options) throws(CLIError) -> ExitCode {
         let configuration = try HunterConfiguration.load(flags: options.flags)
         var setup = configuration.hunterSetup()
+        setup.web.enabled = false
         setup.record = nil
         setup.challenge = 0
         var staged: SafeFile.Staged?

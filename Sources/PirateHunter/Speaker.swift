@@ -262,7 +262,7 @@ final class Speaker {
     /// A parent's text said now, at a child's pace, by the voice of its language (the page's
     /// "say it on the speaker" and test line); false without a voice.
     @discardableResult
-    func preview(_ text: String) -> Bool {
+    func preview(_ text: String, logAs: String? = nil) -> Bool {
         guard let voice else { return false }
         let mailbox = previewMailbox
         let rate = voice.synthesizer.sampleRate
@@ -270,7 +270,7 @@ final class Speaker {
         voice.speak(untrusted: SpeechText.sanitize(text, maxCharacters: Self.composedLimit)) { result in
             mailbox.post((try? result.get()) ?? PCMBuffer(sampleRate: rate))
         }
-        Log.info("page: saying \"\(SpeechText.sanitize(text, maxCharacters: 80))\" on the speaker")
+        Log.info("page: saying \(logAs ?? "\"" + SpeechText.sanitize(text, maxCharacters: 80) + "\"") on the speaker")
         return true
     }
 

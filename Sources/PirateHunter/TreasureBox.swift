@@ -7,6 +7,7 @@ import GameKey
 import Hunt
 import CLinux
 import Kiosk
+import ParentPage
 import QRCode
 import Radio
 import Ranging
@@ -30,6 +31,9 @@ final class TreasureBox {
     private var stopped = false
     /// The controller's last refusal of our advertisement, until it advertises again.
     private var refusal: CommandFailure?
+    /// The box's page (nil: off, or its port was taken); the greetings it lists.
+    private var console: ParentConsole?
+    private var greetings: [String] = []
 
     init(setup: TreasureSetup, runtime: ApplianceRuntime) throws(CLIError) {
         self.setup = setup
@@ -71,7 +75,30 @@ final class TreasureBox {
             runtime.onResize = { [unowned self] in redraw() }
         }
         periodic()
+        startPage()
         refresh()
+    }
+
+    /// The box's page (docs/web.md): its beacon, reward, greetings and standings.
+    private func startPage() {
+        guard setup.web.enabled else { return }
+        console = ParentConsole.start(port: setup.web.port, file: nil, runtime: runtime, ranging: setup.ranging, tags: [], isBox: true)
+        console?.hooks.box = { [unowned self] in
+            let state = kioskState()
+            var view = BoxView(beacon: "\(state.uuid):\(state.major):\(state.minor), power \(state.power) dBm, every \(state.intervalMilliseconds) ms")
+            view.reward = state.reward
+            view.paired = setup.key != nil
+            view.greetings = greetings
+            view.standings = state.standingsInOrder.map { "Hunter \($0.hunter) found treasure \($0.treasure) at \(Int($0.at.rounded())) s" }
+            return view
+        }
+        console?.hooks.checks = { [unowned self] in
+            [
+                setup.key != nil ? CheckItem(status: .ok, text: "Game key: paired") : CheckItem(status: .problem, text: "Not paired: no reward is sent", fix: "pirate-hunter check --new-game, then pirate-hunter pair CODE on every Pi"),
+                setup.treasure.reward != nil ? CheckItem(status: .ok, text: "Reward: set") : CheckItem(status: .warning, text: "No reward", fix: "treasure.reward in treasure.json"),
+                session?.transport != nil ? CheckItem(status: .ok, text: "Bluetooth: advertising") : CheckItem(status: .problem, text: "Bluetooth: no controller", fix: "Switch Bluetooth on and run pirate-hunter check"),
+            ]
+        }
     }
 
     private func periodic() {
@@ -128,6 +155,9 @@ final class TreasureBox {
                     session?.apply(settings)
                 }
             case let .output(event):
+                if case let .greet(time, hunter, reward) = event {
+                    greetings = Array((greetings + ["Hunter \(hunter) at \(Int(time.rounded())) s\(reward == nil ? "" : ", reward sent")"]).suffix(20))
+                }
                 guard setup.json, let line = event.jsonLine else { continue }
                 runtime.out.line(line)
                 runtime.out.flush()
@@ -156,6 +186,9 @@ final class TreasureBox {
         var state = core.kioskState(advertising: status, qrLines: qrLines, at: now)
         // The key's fingerprint (never the key: children read this screen), or what to do.
         state.game = setup.key.map { "game \($0.fingerprint)" } ?? "NOT PAIRED: no reward sent (pirate-hunter check)"
+        // The grown-ups' page and its setup code (children cannot use it without a phone on
+        // the Wi-Fi and the code; the kiosk is where the box's code is read).
+        if let console { state.game = (state.game ?? "") + " · page \(console.address) code \(console.gate.code)" }
         return state
     }
 

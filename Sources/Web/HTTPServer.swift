@@ -126,7 +126,9 @@ public final class HTTPServer {
     // MARK: - The listening socket
 
     private static func listen(port: UInt16, loopbackOnly: Bool) throws(WebServerError) -> (fd: Int32, port: UInt16) {
-        var fd = Glibc.socket(AF_INET6, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+        // Loopback only (tests, benchmarks): 127.0.0.1 (a dual-stack socket on ::1 takes no
+        // IPv4). Otherwise every address, IPv6 and IPv4 on one socket.
+        var fd = loopbackOnly ? -1 : Glibc.socket(AF_INET6, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
         var six = fd >= 0
         if !six {
             fd = Glibc.socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
@@ -141,7 +143,7 @@ public final class HTTPServer {
             var address = sockaddr_in6()
             address.sin6_family = sa_family_t(AF_INET6)
             address.sin6_port = port.bigEndian
-            address.sin6_addr = loopbackOnly ? in6addr_loopback : in6addr_any
+            address.sin6_addr = in6addr_any
             result = withUnsafePointer(to: &address) {
                 $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in6>.size)) }
             }
@@ -366,8 +368,7 @@ public final class HTTPServer {
     fileprivate func streamEnded(_ context: StreamContext) {
         streamsOpen -= 1
         suspended[ObjectIdentifier(context)] = nil
-        context.stream.onText = {}
-        context.stream.close()
+        context.stream.connectionGone()
     }
 }
 

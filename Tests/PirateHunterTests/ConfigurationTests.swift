@@ -250,7 +250,7 @@ private func load(_ arguments: [String], for command: CommandSpec = Commands.hun
         let keys = HunterConfiguration.keys + RangingSection.keys
             + ["name", "uuid", "major", "minor", "language", "voices_directory", "cache_directory", "rate", "pitch",
                "range", "volume", "device", "volume_db", "found_hold", "trend_interval", "trend_quiet_after_line",
-               "pending_lifetime", "power", "interval_ms", "reward", "hunter_id", "seconds", "reward_timeout", "key", "hunters", "box"]
+               "pending_lifetime", "power", "interval_ms", "reward", "hunter_id", "seconds", "reward_timeout", "key", "hunters", "box", "enabled", "port"]
         for key in keys {
             #expect(docs.contains("`\(key)`"), "docs/configuration.md does not document `\(key)`")
         }
@@ -361,7 +361,7 @@ private func load(_ arguments: [String], for command: CommandSpec = Commands.hun
     }
 
     @Test(arguments: [
-        (#"{"transprot": "hci0"}"#, "hunter.json: transprot: unknown key; allowed: transport, regions, voice, audio, ranging, hunt, record, json, treasure, announce, game, button"),
+        (#"{"transprot": "hci0"}"#, "hunter.json: transprot: unknown key; allowed: transport, regions, voice, audio, ranging, hunt, record, json, treasure, announce, game, web, tags, button"),
         (#"{"voice": {"rat": 150}}"#, "hunter.json: voice.rat: unknown key; allowed: language, voices_directory, cache_directory, rate, pitch, range, volume"),
         (#"{"regions": [{"uuid": "E2C56DB5-DFFB-48D2-B060-D0F5A71096E0", "majr": 1}]}"#,
          "hunter.json: regions[0].majr: unknown key; allowed: name, uuid, major, minor"),

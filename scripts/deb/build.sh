@@ -86,7 +86,9 @@ install -D -m 0644 "$here/sysusers.conf" "$root/usr/lib/sysusers.d/pirate-hunter
 
 install -D -m 0644 config/hunter.example.json "$root/etc/pirate-hunter/hunter.json"
 install -D -m 0644 config/treasure.example.json "$root/etc/pirate-hunter/treasure.json"
-printf '/etc/pirate-hunter/hunter.json\n/etc/pirate-hunter/treasure.json\n' > "$root/DEBIAN/conffiles"
+# The parent's page on home Wi-Fi: http://<hostname>.local:8080 (avahi-daemon reads it).
+install -D -m 0644 systemd/pirate-hunter.avahi.service "$root/etc/avahi/services/pirate-hunter.service"
+printf '/etc/pirate-hunter/hunter.json\n/etc/pirate-hunter/treasure.json\n/etc/avahi/services/pirate-hunter.service\n' > "$root/DEBIAN/conffiles"
 
 mkdir -p "$root/usr/share/man/man1"
 "$root/usr/bin/pirate-hunter" help --man | gzip -9n > "$root/usr/share/man/man1/pirate-hunter.1.gz"
@@ -117,7 +119,7 @@ EOF
 # libswiftlang ships no shlibs file: its dependency is the one worked out above.
 shlibs=$(cd "$stage" && dpkg-shlibdeps ${swiftlang:+--ignore-missing-info} -O "root/usr/bin/pirate-hunter" 2>/dev/null | sed -n 's/^shlibs:Depends=//p')
 [ -n "$shlibs" ] || { echo "deb: dpkg-shlibdeps found no dependencies" >&2; exit 70; }
-for lib in libespeak-ng1 libasound2 libqrencode4 libgpiod libsodium23; do
+for lib in libespeak-ng1 libasound2 libqrencode4 libgpiod libsodium23 libmicrohttpd12; do
     [[ "$shlibs" == *"$lib"* ]] || { echo "deb: $lib missing from the computed Depends ($shlibs)" >&2; exit 70; }
 done
 if [ -n "$swiftlang" ]; then
@@ -138,7 +140,7 @@ Architecture: $arch
 Maintainer: pirate-hunter maintainers <maintainers@users.noreply.a-seed-bc8762dc.example>
 Installed-Size: $size
 Depends: $shlibs, espeak-ng-data, passwd
-Recommends: alsa-utils
+Recommends: alsa-utils, avahi-daemon
 Suggests: bluez
 Section: misc
 Priority: optional

@@ -33,6 +33,7 @@ enum CheckCommand {
         facts.units = CheckProbe.units()
         facts.button = configuration.button.map(CheckProbe.button)
         facts.bluetooth = CheckProbe.bluetooth(transport: configuration.transport, units: facts.units)
+        facts.page = CheckProbe.page(configuration.web)
         facts.voice = CheckProbe.voice(configuration)
         facts.audio = CheckProbe.audio(configuration, play: !arguments.has(Flags.silent) && facts.voice.engine == nil && facts.voice.linePack == nil)
 
@@ -51,6 +52,23 @@ enum CheckCommand {
 /// The probes: each reads the system as it is (sysfs, /proc, ALSA, the kernel's HCI socket)
 /// and never changes it (no adapter is brought up, no mixer level set).
 enum CheckProbe {
+    /// The page's address, and the codes the running services wrote into their runtime
+    /// directories (this process's own RUNTIME_DIRECTORY first: a test's).
+    static func page(_ web: HunterConfiguration.Web) -> CheckFacts.Page {
+        var page = CheckFacts.Page()
+        page.enabled = web.enabled
+        page.address = "http://\(ParentConsole.hostname()).local:\(web.port)/"
+        func code(_ directory: String) -> String? {
+            guard let text = text(directory + "/web-code") else { return nil }
+            let digits = text.filter(\.isNumber)
+            return digits.count == 6 ? digits : nil
+        }
+        let own = ProcessInfo.processInfo.environment["RUNTIME_DIRECTORY"].flatMap { $0.isEmpty ? nil : $0 }
+        page.hunterCode = own.flatMap(code) ?? code("/run/pirate-hunter")
+        page.boxCode = code("/run/pirate-treasure")
+        return page
+    }
+
     static func text(_ path: String) -> String? {
         guard let data = FileManager.default.contents(atPath: path) else { return nil }
         return String(decoding: data, as: UTF8.self)

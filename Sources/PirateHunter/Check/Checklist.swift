@@ -96,6 +96,16 @@ struct CheckFacts: Sendable {
     /// The configured button (nil: none configured).
     var button: Button?
     var units: [Unit] = []
+    var page = Page()
+
+    /// The parent's page: its address, and the setup code of each running appliance (read
+    /// from its runtime directory; nil: not running, or not readable by this user).
+    struct Page: Sendable, Equatable {
+        var enabled = true
+        var address = "http://raspberrypi.local:8080/"
+        var hunterCode: String?
+        var boxCode: String?
+    }
 
     struct Button: Sendable, Equatable {
         /// The chip's device path and the line.
@@ -160,7 +170,7 @@ struct Checklist: Sendable {
     init(_ facts: CheckFacts) {
         lines = Self.bluetooth(facts.bluetooth, units: facts.units) + Self.audio(facts.audio)
             + Self.voice(facts.voice) + Self.configuration(facts.configuration) + Self.button(facts.button)
-            + Self.service(facts.units)
+            + Self.service(facts.units) + Self.page(facts.page)
     }
 
     // MARK: Bluetooth
@@ -455,6 +465,19 @@ struct Checklist: Sendable {
             detail += user.isEmpty ? "" : " (unit runs\(user))"
             return .ok(.service, unit.name, detail)
         }
+    }
+
+    /// The page's address and setup code: what a parent types on the phone.
+    static func page(_ page: CheckFacts.Page) -> [CheckLine] {
+        guard page.enabled else { return [.skip(.service, "page", "off (web.enabled false)")] }
+        var lines: [CheckLine] = []
+        if let code = page.hunterCode {
+            lines.append(.ok(.service, "page", "\(page.address) on a phone on the same Wi-Fi; setup code \(code)"))
+        } else {
+            lines.append(.skip(.service, "page", "\(page.address) once the hunter runs; its setup code is made at start and printed here (run check with sudo to read it)"))
+        }
+        if let code = page.boxCode { lines.append(.ok(.service, "box page", "the treasure box's page, setup code \(code)")) }
+        return lines
     }
 
     // MARK: Output

@@ -1,0 +1,130 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import ParentPage
+import Testing
+import Web
+
+/// libmicrohttpd for real on a loopback port, driven as the appliance's loop drives it: the
+/// test's thread polls the server's fd and calls `process()` while a client socket talks.
+@Suite(.serialized)
+struct HTTPServerTests {
+    /// Sends `request` and pumps the server until the client has read everything (the
+    /// server closes) or `seconds` pass; the reply's bytes.
+    static func exchange(_ server: HTTPServer, _ request: [UInt8], seconds: Double = 5, until done: (([UInt8]) -> Bool)? = nil) -> [UInt8] {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        defer { close(fd) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = server.port.bigEndian
+        address.sin_addr.s_addr = UInt32(0x7F00_0001).bigEndian
+        let flags = fcntl(fd, F_GETFL)
+        _ = fcntl(fd, F_SETFL, flags | O_NONBLOCK)
+        _ = withUnsafePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) } }
+        var sent = 0
+        var reply: [UInt8] = []
+        var buffer = [UInt8](repeating: 0, count: 65536)
+        let deadline = Self.now() + seconds
+        while Self.now() < deadline {
+            var fds = [pollfd(fd: server.fd, events: Int16(POLLIN), revents: 0), pollfd(fd: fd, events: Int16(POLLIN), revents: 0)]
+            _ = poll(&fds, 2, 10)
+            server.process()
+            if sent < request.count {
+                let n = request[sent...].withUnsafeBytes { send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+                if n > 0 { sent += n }
+            }
+            let n = recv(fd, &buffer, buffer.count, 0)
+            if n > 0 { reply += buffer[0..<n] }
+            if n == 0 { break }
+            if let done, done(reply) { break }
+        }
+        return reply
+    }
+
+    static func now() -> Double {
+        var ts = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &ts)
+        return Double(ts.tv_sec) + Double(ts.tv_nsec) / 1e9
+    }
+
+    static func text(_ bytes: [UInt8]) -> String { String(decoding: bytes, as: UTF8.self) }
+
+    @Test func answersAFormAndReadsItsFields() throws {
+        var seen: WebRequest?
+        let server = try HTTPServer(port: 0, loopbackOnly: true) { request in
+            seen = request
+            return WebResponse(text: "<p>hello \(HTML.escape(request.form["name"] ?? ""))</p>")
+        }
+        defer { server.stop() }
+        #expect(server.port != 0)
+        let body = "name=Jack+%26+Jill&csrf=abc"
+        let reply = Self.text(Self.exchange(server, Array("POST /trail?x=1 HTTP/1.1\r\nHost: localhost\r\nOrigin: http://localhost\r\nCookie: ph_session=s1; other=2\r\nContent-Type: application/x-www-form-urlencoded\r\nContent-Length: \(body.utf8.count)\r\nConnection: close\r\n\r\n\(body)".utf8)))
+        #expect(reply.hasPrefix("HTTP/1.1 200"))
+        #expect(reply.contains("hello Jack &amp; Jill"))
+        #expect(reply.contains("Content-Security-Policy: default-src 'self'"))
+        #expect(seen?.form == ["name": "Jack & Jill", "csrf": "abc"])
+        #expect(seen?.query == ["x": "1"])
+        #expect(seen?.sessionCookie == "s1" && seen?.origin == "http://localhost" && seen?.host == "localhost")
+        #expect(seen?.client == "127.0.0.1")
+    }
+
+    @Test func aBigBodyIsRefusedUnreadAndTheServerGoesOn() throws {
+        var calls = 0
+        let server = try HTTPServer(port: 0, loopbackOnly: true) { _ in
+            calls += 1
+            return WebResponse(text: "ok")
+        }
+        defer { server.stop() }
+        let big = Self.text(Self.exchange(server, Array("POST /trail HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/x-www-form-urlencoded\r\nContent-Length: 10485760\r\n\r\nname=".utf8), seconds: 3))
+        #expect(big.hasPrefix("HTTP/1.1 413"))
+        // Chunked, no length: counted as it comes.
+        let chunk = String(repeating: "a", count: 70_000)
+        let chunked = Self.text(Self.exchange(server, Array("POST /trail HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/x-www-form-urlencoded\r\nTransfer-Encoding: chunked\r\nConnection: close\r\n\r\n\(String(chunk.utf8.count, radix: 16))\r\nx=\(chunk.dropFirst(2))\r\n0\r\n\r\n".utf8), seconds: 3))
+        #expect(chunked.hasPrefix("HTTP/1.1 413"))
+        #expect(calls == 0)
+        let after = Self.text(Self.exchange(server, Array("GET / HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n".utf8)))
+        #expect(after.hasPrefix("HTTP/1.1 200") && calls == 1)
+    }
+
+    @Test func notAFormAndNotAMethodAreRefused() throws {
+        let server = try HTTPServer(port: 0, loopbackOnly: true) { _ in WebResponse(text: "ok") }
+        defer { server.stop() }
+        let json = Self.text(Self.exchange(server, Array("POST / HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\nContent-Length: 2\r\nConnection: close\r\n\r\n{}".utf8)))
+        #expect(json.hasPrefix("HTTP/1.1 415"))
+        let put = Self.text(Self.exchange(server, Array("PUT / HTTP/1.1\r\nHost: localhost\r\nContent-Length: 0\r\nConnection: close\r\n\r\n".utf8)))
+        #expect(put.hasPrefix("HTTP/1.1 405"))
+        let junk = Self.text(Self.exchange(server, Array("\u{01}\u{02} nonsense\r\n\r\n".utf8), seconds: 2))
+        #expect(junk.isEmpty || junk.hasPrefix("HTTP/1.1 400"))
+    }
+
+    @Test func anEventStreamSendsWhatIsQueuedAndEndsWhenClosed() throws {
+        var stream: EventStream?
+        let server = try HTTPServer(port: 0, loopbackOnly: true) { _ in
+            let s = EventStream()
+            stream = s
+            s.send(event: "hello", data: "{}")
+            return .stream(s)
+        }
+        defer { server.stop() }
+        var sentLater = false
+        let reply = Self.text(Self.exchange(server, Array("GET /events HTTP/1.1\r\nHost: localhost\r\n\r\n".utf8), seconds: 5) { bytes in
+            let text = Self.text(bytes)
+            if text.contains("event: hello"), !sentLater {
+                sentLater = true
+                stream?.send(event: "tags", data: "line one\nline two")
+                stream?.close()
+            }
+            return text.hasSuffix("0\r\n\r\n")
+        })
+        #expect(reply.contains("text/event-stream"))
+        #expect(reply.contains("event: hello\ndata: {}\n\n"))
+        #expect(reply.contains("event: tags\ndata: line one\ndata: line two\n\n"))
+        #expect(server.openStreams == 0)
+    }
+
+    @Test func aPortInUseIsSaidAsSuch() throws {
+        let first = try HTTPServer(port: 0, loopbackOnly: true) { _ in WebResponse(text: "ok") }
+        defer { first.stop() }
+        #expect(throws: WebServerError.portInUse(first.port)) { try HTTPServer(port: first.port, loopbackOnly: true) { _ in WebResponse(text: "ok") } }
+    }
+}

@@ -1,0 +1,54 @@
+import ParentPage
+import Testing
+
+struct JSONDocumentTests {
+    @Test func aFileComesBackInItsOrderWithOnlyTheEditedKeysChanged() throws {
+        let text = #"{"transport": "auto", "voice": {"language": "en", "rate": 175}, "hunt": {"hint_after": 60, "trail": [{"region": "A"}]}, "game": {"key": "K"}}"#
+        var doc = try JSONDocument(parsing: Array(text.utf8))
+        var draft = TrailDraft(configuration: doc)
+        #expect(draft.steps.map(\.region) == ["A"])
+        draft.steps.append(TrailDraft.Step(region: "B", clue: "Look under the <bed> \"now\""))
+        draft.hunters = "2, 3"
+        doc = draft.applied(to: doc)
+        let again = try JSONDocument(parsing: Array(doc.text.utf8))
+        #expect(again == doc)
+        guard case let .object(members) = again else { Issue.record("not an object"); return }
+        #expect(members.map(\.0) == ["transport", "voice", "hunt", "game"])
+        #expect(again["hunt"]?["hint_after"]?.numberValue == 60)
+        #expect(again["hunt"]?["trail"]?.arrayValue?.count == 2)
+        #expect(again["hunt"]?["trail"]?.arrayValue?[1]["clue"]?.stringValue == "Look under the <bed> \"now\"")
+        #expect(again["game"]?["key"]?.stringValue == "K")
+        #expect(again["game"]?["hunters"] == .array([.number(2), .number(3)]))
+        #expect(doc.text.contains("<bed>"), "a file keeps < as typed")
+    }
+
+    @Test func badTextIsAnErrorNeverATrap() {
+        for text in ["", "{", "{\"a\" 1}", "[1,]", "\"\\u12\"", "tru", String(repeating: "[", count: 100) + String(repeating: "]", count: 100), "{\"a\":1} x", "\"a\u{01}\""] {
+            #expect(throws: JSONDocument.SyntaxError.self, "\(text)") { try JSONDocument(parsing: Array(text.utf8)) }
+        }
+    }
+
+    @Test func escapesAndSurrogatesRoundTrip() throws {
+        let doc = try JSONDocument(parsing: Array(#"{"a": "\u00e9\ud83c\udff4\n\t\"\\", "b": [true, false, null, -1.5e2]}"#.utf8))
+        #expect(doc["a"]?.stringValue == "é🏴\n\t\"\\")
+        #expect(try JSONDocument(parsing: Array(doc.text.utf8)) == doc)
+        #expect(doc["b"]?.arrayValue == [.bool(true), .bool(false), .null, .number(-150)])
+    }
+
+    @Test func aPostedFormIsBoundedAndKeepsWhatThePageDoesNotEdit() {
+        var previous = TrailDraft()
+        var step = TrailDraft.Step(region: "R1")
+        step.clueWAV = "one.wav"
+        step.box = true
+        previous.steps = [step]
+        var form: [String: String] = ["order": "any_order", "mode": "bogus", "hunters": " 2 "]
+        for n in 0..<30 { form["step-\(n)-region"] = "R\(n + 1)" }
+        form["step-0-clue"] = ""
+        form["step-1-clue"] = "  line one\r\nline two  "
+        let draft = TrailDraft(form: form, keepingFrom: previous)
+        #expect(draft.steps.count == TrailDraft.maximumSteps)
+        #expect(draft.steps[0].clueWAV == "one.wav" && draft.steps[0].box)
+        #expect(draft.steps[1].clue == "line one\nline two")
+        #expect(draft.order == "any_order" && draft.mode == "solo" && draft.hunters == "2")
+    }
+}
