@@ -605,6 +605,7 @@ public struct HunterCore: Sendable {
     /// the trail, said from its start line), what did not is kept. Returns what was applied,
     /// in words for the log, and the effects (a new trail's start line).
     public mutating func reconfigure(_ next: Configuration, at t: Double) -> (applied: [String], effects: [Effect]) {
+        if next.hunt != nil { stoppedHunt = nil }
         let old = configuration
         var applied: [String] = []
         var effects: [Effect] = []
@@ -644,6 +645,41 @@ public struct HunterCore: Sendable {
         // A new trail begins as a hunt does: the start-up line, then its first clue.
         if newHunt, director?.progress != nil, startupSaid { say(.started, at: t, into: &effects) }
         return (applied, effects)
+    }
+
+    /// The parent's page's Start and Stop (issue #26): the hunt's rules off (ranging goes on,
+    /// nothing is said, the detector is silent), or on again from the start-up line and the
+    /// trail's first clue. A reload with hunt rules starts a stopped hunt too.
+    public enum HuntControl: String, Sendable, Equatable { case stop, start }
+
+    public private(set) var stoppedHunt: HuntDirector.Configuration?
+
+    public mutating func control(_ control: HuntControl, at t: Double) -> (applied: [String], effects: [Effect]) {
+        switch control {
+        case .stop:
+            guard let hunt = configuration.hunt else { return ([], []) }
+            stoppedHunt = hunt
+            var off = configuration
+            off.hunt = nil
+            var (applied, effects) = reconfigure(off, at: t)
+            if !effects.contains(.detector(0)) { effects.append(.detector(0)) }
+            applied.append("stopped")
+            return (applied, effects)
+        case .start:
+            guard let hunt = stoppedHunt ?? configuration.hunt else { return ([], []) }
+            stoppedHunt = nil
+            var effects: [Effect] = []
+            if configuration.hunt != nil {
+                // Running: off, then on again from the first clue.
+                var off = configuration
+                off.hunt = nil
+                effects = reconfigure(off, at: t).effects
+            }
+            var on = configuration
+            on.hunt = hunt
+            let started = reconfigure(on, at: t)
+            return (started.applied, effects + started.effects)
+        }
     }
 
     /// The game's own proximity UUID ("PIRATE-HUNTER" in ASCII): the default treasure

@@ -62,13 +62,15 @@ enum HuntCommand {
             do {
                 let controller = try SimulatedController(family: .legacy, address: DemoWorld.hunterAddress, startTime: runtime.loop.now)
                 controller.add(world.walkingTreasure(treasure))
-                // Two more tags in view, as `scan --hci simulator` has them (the parent's page
-                // makes a trail of them): one standing 2 m away at 10 Hz, one 6 m away at 1 Hz.
+                // Three more tags in view (the parent's page makes a trail of them): standing 2 m
+                // away at 10 Hz, 6 m at 1 Hz, 4 m at 4 Hz.
                 let uuid = treasure.uuid
                 let near = IBeacon(uuid: uuid, major: 1, minor: 2, measuredPower: -59)
                 controller.add(world.standingBeacon(near.advertisingData, address: DemoWorld.hunterAddress, distance: 2, interval: 0.1))
                 let far = IBeacon(uuid: uuid, major: 1, minor: 3, measuredPower: -59)
                 controller.add(world.standingBeacon(far.advertisingData, address: SimulatedController.defaultAddress, distance: 6, interval: 1))
+                let middle = IBeacon(uuid: uuid, major: 1, minor: 4, measuredPower: -59)
+                controller.add(world.standingBeacon(middle.advertisingData, address: DemoWorld.boxAddress, distance: 4, interval: 0.25))
                 hunter.start(on: .inProcess(controller, world: { controller.advance(to: $0) }))
             } catch {
                 throw CLIError(.software, "simulator: \(error)")

@@ -93,13 +93,11 @@ final class Hunter {
             huntView.volumeDB = volume
         }
         console.hooks.control = { [unowned self] action in
-            switch action {
-            case "restart", "start":
-                reload()
-                return "the hunt starts again from the file (\(action))"
-            default:
-                return "'\(action)': stopping the hunt is systemctl stop pirate-hunter"
-            }
+            guard let control = action == "restart" ? .start : HunterCore.HuntControl(rawValue: action) else { return "'\(action)' is not start, restart or stop" }
+            let (applied, effects) = core.control(control, at: now)
+            huntView.running = core.stoppedHunt == nil && setup.hunt != nil
+            carryOut(effects)
+            return "hunt \(action): \(applied.isEmpty ? "nothing to do" : applied.joined(separator: ", "))"
         }
         console.hooks.checks = { [unowned self] in pageChecks() }
         sayPageAddress(tries: 60)
@@ -277,6 +275,7 @@ final class Hunter {
         let (game, effects) = core.reconfigure(next.game, at: now)
         setup = next
         huntView.trailSteps = next.hunt?.trail.count ?? 0
+        huntView.running = core.stoppedHunt == nil && next.hunt != nil
         speaker.json = next.json
         carryOut(effects)
         let what = applied + game

@@ -200,4 +200,29 @@ struct CoreDriver {
         #expect(applied == ["ranging starts over", "hunt (the trail starts over)"])
         #expect(effects == [.say(.startup)])
     }
+
+    /// The parent's page's Stop and Start (issue 26): a stopped hunt says nothing and its
+    /// detector is silent while ranging goes on; Start begins again with the start-up line.
+    @Test func aStoppedHuntIsSilentAndStartBeginsItAgain() {
+        var config = Self.oneChest()
+        config.hunt?.trail = [TrailStep(region: Self.region, clue: .text("Under the bed."))]
+        var d = CoreDriver(config)
+        d.feed(.radioReady(afterOutage: false), at: 0)
+        d.hear(rssi: -80, until: 10)
+        let (applied, stopped) = d.core.control(.stop, at: 10)
+        #expect(applied.contains("stopped") && stopped.contains(.detector(0)) && stopped.lines.isEmpty)
+        #expect(d.core.stoppedHunt != nil)
+        d.effects = []
+        d.hear(rssi: -50, until: 30)
+        #expect(d.effects.lines.isEmpty, "a stopped hunt spoke: \(d.effects.lines)")
+        #expect(!d.effects.contains { if case let .detector(rate) = $0 { rate > 0 } else { false } })
+        let (_, started) = d.core.control(.start, at: 30)
+        #expect(started.lines == [.startup])
+        #expect(d.core.stoppedHunt == nil)
+        // Start while running: from the start-up line again.
+        #expect(d.core.control(.start, at: 31).effects.lines == [.startup])
+        // Nothing to stop without hunt rules.
+        var plain = CoreDriver(HunterCore.Configuration(regions: [Self.region]))
+        #expect(plain.core.control(.stop, at: 1).applied.isEmpty)
+    }
 }
