@@ -110,16 +110,17 @@ public enum Pages {
 
     // MARK: - Ready?
 
-    public static func ready(_ checks: [CheckItem], address: String?, _ chrome: Chrome) -> String {
+    public static func ready(_ checks: [CheckItem], address: String?, refreshing: Bool = false, _ chrome: Chrome) -> String {
         let items = checks.map { item in
             "<li class=\"check \(item.status.rawValue)\"><span class=\"status\">\(item.status == .ok ? "ok" : item.status == .warning ? "check" : "fix")</span> \(HTML.escape(item.text))"
                 + (item.fix.map { "<br><span class=\"fix\">\(HTML.escape($0))</span>" } ?? "") + "</li>"
         }.joined()
         let here = address.map { "<p>This page: <strong>\(HTML.escape($0))</strong></p>" } ?? ""
         let renew = chrome.isBox ? "" : form("/code", chrome, "<button type=\"submit\">New setup code (signs everyone else out)</button>")
+        let refresh = refreshing ? "<meta http-equiv=\"refresh\" content=\"2\">" : ""
         return layout(
             "Ready?", chrome, active: "/ready",
-            "\(here)<ul id=\"checks\">\(items)</ul>\(renew)"
+            "\(refresh)\(here)<ul id=\"checks\">\(items)</ul>\(renew)"
                 + form("/logout", chrome, "<button type=\"submit\" class=\"quiet\">Sign out</button>"))
     }
 

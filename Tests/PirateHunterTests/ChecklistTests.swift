@@ -32,6 +32,8 @@ func readyFacts() -> CheckFacts {
     // Paired (issue #25): an unpaired Pi is a warning.
     facts.configuration.game = "ABCD"
     facts.units = [CheckFacts.Unit(name: "pirate-hunter.service", path: "/usr/lib/systemd/system/pirate-hunter.service", enabled: true, runningAs: ["pirate-hunter"], user: "pirate-hunter")]
+    // The running hunter's page and its code (issue #26).
+    facts.page = CheckFacts.Page(enabled: true, address: "http://piratepi.local:8080/", hunterCode: "042917")
     return facts
 }
 
@@ -42,6 +44,16 @@ extension Checklist {
 }
 
 @Suite struct ChecklistTests {
+    @Test func theRunningHuntersPageAndCodeArePrinted() {
+        let list = Checklist(readyFacts())
+        #expect(list.line(.service, "page")?.detail == "http://piratepi.local:8080/ on a phone on the same Wi-Fi; setup code 042917")
+        var facts = readyFacts()
+        facts.page.hunterCode = nil
+        #expect(Checklist(facts).line(.service, "page")?.status == .skip)
+        facts.page.enabled = false
+        #expect(Checklist(facts).line(.service, "page")?.detail == "off (web.enabled false)")
+    }
+
     @Test func aReadyPiIsAllGreenAndExitsZero() {
         let list = Checklist(readyFacts())
         #expect(list.exitCode == .ok)

@@ -38,6 +38,11 @@ final class ParentConsole {
     private var rehearsal = RehearsalState.idle
     private var rehearsalPID: pid_t?
     private var streams: [EventStream] = []
+    /// `pirate-hunter check`'s own lines (run as a child, its audio section left out: the
+    /// speaker is this hunter's), at most every 30 s.
+    private var checkLines: [CheckItem] = []
+    private var checkedAt: Double?
+    private var checkPID: pid_t?
     private var pushPending = false
     private var timer: Int?
     /// The configuration file the page saves into (nil: none given, nothing is saved).
@@ -204,7 +209,11 @@ final class ParentConsole {
         let chrome = Pages.Chrome(csrf: session.csrf, isBox: isBox)
         switch (request.method, request.path) {
         case ("GET", "/"): return .seeOther(isBox ? "/box" : "/ready")
-        case ("GET", "/ready"): return WebResponse(text: Pages.ready(hooks.checks(), address: address, chrome))
+        case ("GET", "/ready"):
+            refreshCheck(now: now)
+            var items = hooks.checks()
+            if checkPID != nil, checkedAt == nil { items.append(CheckItem(status: .warning, text: "pirate-hunter check is running: this page fills in by itself")) }
+            return WebResponse(text: Pages.ready(items + checkLines, address: address, refreshing: checkPID != nil, chrome))
         case ("POST", "/logout"):
             gate.logOut(session.id)
             return .seeOther("/login", headers: [AccessGate.clearedCookie])
@@ -450,6 +459,43 @@ final class ParentConsole {
             return .plain(404, "no rehearsal yet: press Rehearse first")
         }
         return WebResponse(contentType: "audio/wav", body: bytes, headers: [("Content-Disposition", "attachment; filename=\"rehearsal.wav\"")])
+    }
+
+    // MARK: - check
+
+    private func refreshCheck(now: Double) {
+        guard !isBox, checkPID == nil, checkedAt.map({ now - $0 > 30 }) ?? true else { return }
+        var arguments = [Self.executable(), "check", "--json", "--silent"]
+        if let file { arguments += ["--config", file] }
+        let output = directory + "/check.jsonl"
+        guard let pid = Self.spawn(arguments, log: output) else { return }
+        checkPID = pid
+        watchCheck(pid, output: output)
+    }
+
+    private func watchCheck(_ pid: pid_t, output: String) {
+        runtime.loop.schedule(after: 0.2) { [weak self] in
+            guard let self else { return }
+            var status: Int32 = 0
+            let done = waitpid(pid, &status, WNOHANG)
+            guard done == pid || done < 0 else { return watchCheck(pid, output: output) }
+            checkPID = nil
+            checkedAt = runtime.now
+            checkLines = Self.checkItems((try? Self.read(output)) ?? [])
+            unlink(output)
+        }
+    }
+
+    /// `check --json`'s lines as the page's items (not its audio section, nor its summary).
+    static func checkItems(_ bytes: [UInt8]) -> [CheckItem] {
+        String(decoding: bytes, as: UTF8.self).split(separator: "\n").compactMap { line in
+            guard let item = try? JSONDocument(parsing: Array(line.utf8)), item["event"]?.stringValue == "check",
+                let section = item["section"]?.stringValue, section != "audio", let name = item["name"]?.stringValue,
+                let status = item["status"]?.stringValue, status != "skip"
+            else { return nil }
+            let detail = item["detail"]?.stringValue ?? ""
+            return CheckItem(status: status == "ok" ? .ok : status == "warn" ? .warning : .problem, text: "\(section): \(name): \(detail)", fix: item["fix"]?.stringValue)
+        }
     }
 
     // MARK: - Files and processes
