@@ -134,7 +134,7 @@ public enum Pages {
             let label = HTML.escape(tag.name ?? "")
             let id = HTML.escape(tag.id)
             return """
-                <tr class="tag" data-id="\(id)"><td class="name">\(label.isEmpty ? "<em>unnamed</em>" : label)</td>\
+                <tr class="tag" data-id="\(id)"><td class="name">\(HTML.escape(tag.label))</td>\
                 <td class="id"><code>\(id)</code> <small>\(power)</small></td><td class="level">\(level)</td>\
                 <td class="distance">\(distance) <small>\(HTML.escape(tag.proximity.rawValue)), \(HTML.number(max(0, now - tag.lastHeard)))s</small></td>\
                 <td class="actions">\(form("/tags/name", chrome, "<input type=\"hidden\" name=\"id\" value=\"\(id)\"><label>Name <input name=\"name\" value=\"\(label)\" maxlength=\"40\"></label><button type=\"submit\">Save name</button>"))\
@@ -185,7 +185,10 @@ public enum Pages {
         if !canSave { out += "<p class=\"problem\">The hunter was started without a configuration file (--config): the trail can be tried, not saved.</p>" }
         var steps = ""
         for (n, step) in draft.steps.enumerated() {
-            var choices = tags.map { (id: $0.id, label: ($0.name.map { "\($0) · " } ?? "") + $0.id + ($0.level.map { " (\(HTML.number($0, decimals: 0)) dBm)" } ?? "")) }
+            var choices = tags.map { tag in
+                (id: tag.id, label: tag.label + (tag.level.map { " · \(HTML.number($0, decimals: 0)) dBm" } ?? "")
+                    + (tag.distance.map { " · about \(HTML.number($0.meters)) m" } ?? "") + " · " + tag.id.prefix(8) + "…")
+            }
             if !step.region.isEmpty, !choices.contains(where: { $0.id == step.region }) { choices.insert((step.region, step.region + " (not in view)"), at: 0) }
             if step.region.isEmpty { choices.insert(("", "choose a tag"), at: 0) }
             let options = choices.map { "<option value=\"\(HTML.escape($0.id))\"\($0.id == step.region ? " selected" : "")>\(HTML.escape($0.label))</option>" }.joined()

@@ -23,6 +23,10 @@ public struct TagsInView {
         public var calibratedPower: Int8?
         public var lastHeard: Double
         public var packets: Int
+
+        /// What a parent reads first: the name given, else "Tag MAJOR:MINOR" (the UUID is
+        /// the same on every tag of a kind).
+        public var label: String { name ?? "Tag \(key.major):\(key.minor)" }
     }
 
     public static let capacity = 64
