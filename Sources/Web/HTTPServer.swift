@@ -286,7 +286,8 @@ public final class HTTPServer {
         }
         if let (status, text) = exchange.refusal { return queue(connection, .plain(status, text)) }
         var response = handler(exchange.request)
-        if response.stream != nil, streamsOpen >= limits.streams {
+        if let stream = response.stream, streamsOpen >= limits.streams {
+            stream.connectionGone()
             response = .plain(503, "too many live views open (at most \(limits.streams)); close one")
         }
         return queue(connection, response)

@@ -122,6 +122,26 @@ struct HTTPServerTests {
         #expect(server.openStreams == 0)
     }
 
+    @Test func liveViewsAreBounded() throws {
+        var limits = HTTPServer.Limits()
+        limits.streams = 1
+        var made: [EventStream] = []
+        let server = try HTTPServer(port: 0, loopbackOnly: true, limits: limits) { _ in
+            let stream = EventStream()
+            made.append(stream)
+            stream.send(event: "hello", data: "{}")
+            return .stream(stream)
+        }
+        defer { server.stop() }
+        let request = Array("GET /events HTTP/1.1\r\nHost: localhost\r\n\r\n".utf8)
+        let first = Self.text(Self.exchange(server, request, seconds: 3) { Self.text($0).contains("event: hello") })
+        #expect(first.contains("event: hello"))
+        let second = Self.text(Self.exchange(server, request, seconds: 3) { Self.text($0).contains("\r\n\r\n") })
+        #expect(second.hasPrefix("HTTP/1.1 503"))
+        // The refused one is closed, never left waiting for text.
+        #expect(made.count == 2 && made[1].isClosed && !made[0].isClosed)
+    }
+
     @Test func aPortInUseIsSaidAsSuch() throws {
         let first = try HTTPServer(port: 0, loopbackOnly: true) { _ in WebResponse(text: "ok") }
         defer { first.stop() }
