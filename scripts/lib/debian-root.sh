@@ -44,7 +44,7 @@ cached_root() {
 # Named by the list's hash.
 trixie_swift_packages() {
     echo swiftlang make git ca-certificates \
-        libespeak-ng-dev espeak-ng-data libbluetooth-dev libasound2-dev libqrencode-dev libgpiod-dev \
+        libespeak-ng-dev espeak-ng-data libbluetooth-dev libasound2-dev libqrencode-dev libgpiod-dev libsodium-dev libmicrohttpd-dev \
         qrencode zbar-tools pkg-config python3 bsdextrautils mount groff-base \
         dpkg-dev binutils lintian | tr ' ' ','
 }
