@@ -369,6 +369,13 @@ public enum KioskScreen {
                 ids.append(Span(text, paired ? .label : .warn))
             }
         }
+        // The page's code first: the kiosk is where a grown-up reads it.
+        if let page = state.page {
+            let pageText = "page " + Text.clean(page)
+            let idsWidth = ids.reduce(0) { $0 + Text.width(of: $1.text) }
+            let line = [Span(pageText, .label)]
+            ids = Text.width(of: pageText) + 2 + idsWidth <= width ? line + [Span("  ", .label)] + ids : line
+        }
         if rows >= 2 { return [status, ids] }
         return rows == 1 ? [status] : []
     }

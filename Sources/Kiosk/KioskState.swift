@@ -133,6 +133,9 @@ public struct KioskState: Sendable, Equatable {
     /// Which game the box is paired with ("game ABCD": the key's fingerprint, for a parent
     /// to compare with each hunter's `pirate-hunter check`), or that it is not; nil: not shown.
     public var game: String?
+    /// The grown-ups' page and its setup code ("http://box.local:8080/ code 123456"), shown in
+    /// the footer before the ids; nil: no page.
+    public var page: String?
 
     public init(
         advertising: Advertising, uuid: String, major: UInt16, minor: UInt16, power: Int8,

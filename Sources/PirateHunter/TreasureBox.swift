@@ -188,7 +188,7 @@ final class TreasureBox {
         state.game = setup.key.map { "game \($0.fingerprint)" } ?? "NOT PAIRED: no reward sent (pirate-hunter check)"
         // The grown-ups' page and its setup code (children cannot use it without a phone on
         // the Wi-Fi and the code; the kiosk is where the box's code is read).
-        if let console { state.game = (state.game ?? "") + " · page \(console.address) code \(console.gate.code)" }
+        if let console { state.page = "\(console.address) code \(console.gate.code)" }
         return state
     }
 

@@ -311,3 +311,18 @@ let sampleStates: [(String, KioskState)] = [
         #expect(!stripSGR(KioskScreen.render(state, width: 120, height: 30, color: false, now: 100)).contains("game"))
     }
 }
+
+@Suite struct KioskPageTests {
+    /// The box's page and its setup code are in the footer (issue 26): before the ids, and
+    /// alone when the screen is too narrow for both.
+    @Test func theSetupCodeIsInTheFooter() {
+        var state = boxState(hunters: crowd)
+        state.page = "http://box.local:8080/ code 042917"
+        for (width, height) in [(80, 24), (200, 60), (60, 16)] {
+            let frame = KioskScreen.render(state, width: width, height: height, color: false, now: 100)
+            #expect(frame.contains("code 042917"), "\(width)x\(height)")
+        }
+        let wide = KioskScreen.render(state, width: 200, height: 60, color: false, now: 100)
+        #expect(wide.contains("major"))
+    }
+}
