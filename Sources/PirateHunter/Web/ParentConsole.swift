@@ -187,8 +187,14 @@ final class ParentConsole {
 
     // MARK: - Requests
 
-    private func answer(_ request: WebRequest) -> WebResponse {
+    private func answer(_ original: WebRequest) -> WebResponse {
         let now = runtime.now
+        // HEAD is answered as GET (libmicrohttpd sends no body).
+        var request = original
+        if request.method == "HEAD" {
+            guard request.path != "/events" else { return .plain(405, "a live view is a GET") }
+            request.method = "GET"
+        }
         switch gate.check(request, at: now) {
         case let .answer(response): return response
         case let .pass(session): return route(request, session: session, now: now)
