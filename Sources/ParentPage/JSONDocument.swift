@@ -170,7 +170,9 @@ public indirect enum JSONDocument: Sendable, Equatable {
             {
                 index += 1
             }
-            guard index > start, let n = Double(String(decoding: bytes[start..<index], as: UTF8.self)) else { throw fail() }
+            // JSON's numbers: no leading '+', finite (a Double that overflows is refused).
+            guard index > start, bytes[start] != UInt8(ascii: "+"), let n = Double(String(decoding: bytes[start..<index], as: UTF8.self)), n.isFinite
+            else { throw fail() }
             return n
         }
 
@@ -198,7 +200,8 @@ public indirect enum JSONDocument: Sendable, Equatable {
                             code = 0x10000 + ((code - 0xD800) << 10) + ((low &- 0xDC00) & 0x3FF)
                         }
                         out += Array(String(Unicode.Scalar(code).map(Character.init) ?? "\u{FFFD}").utf8)
-                    default: out.append(e)
+                    case UInt8(ascii: "\""), UInt8(ascii: "\\"), UInt8(ascii: "/"): out.append(e)
+                    default: throw fail()
                     }
                 default:
                     guard b >= 0x20 else { throw fail() }

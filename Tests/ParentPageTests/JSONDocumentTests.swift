@@ -51,4 +51,34 @@ struct JSONDocumentTests {
         #expect(draft.steps[1].clue == "line one\nline two")
         #expect(draft.order == "any_order" && draft.mode == "solo" && draft.hunters == "2")
     }
+
+    /// Random and mutated texts: an error or a document that writes back to itself, never a
+    /// trap (a file the page reads may be anything a parent's editor left).
+    @Test func randomTextNeverTraps() {
+        var state: UInt64 = 0x1234_5678_9ABC_DEF1
+        func next() -> UInt64 {
+            state ^= state << 13
+            state ^= state >> 7
+            state ^= state << 17
+            return state
+        }
+        let seed = Array(#"{"a": [1, -2.5e3, "x\u00e9\n", {"b": null, "c": true}], "d": {}}"#.utf8)
+        let alphabet = Array(#"{}[]:,"\ -+.eE0123456789tfnulrsaxu"#.utf8) + [0, 0x0A, 0xC3, 0xA9, 0xFF]
+        for round in 0..<5_000 {
+            var bytes = seed
+            for _ in 0..<(1 + Int(next() % 6)) {
+                let i = Int(next() % UInt64(bytes.count + 1))
+                let b = alphabet[Int(next() % UInt64(alphabet.count))]
+                switch next() % 3 {
+                case 0 where i < bytes.count: bytes[i] = b
+                case 1 where i < bytes.count: bytes.remove(at: i)
+                default: bytes.insert(b, at: min(i, bytes.count))
+                }
+            }
+            if round % 5 == 0 { bytes = (0..<Int(next() % 64)).map { _ in alphabet[Int(next() % UInt64(alphabet.count))] } }
+            if let doc = try? JSONDocument(parsing: bytes) {
+                #expect((try? JSONDocument(parsing: Array(doc.text.utf8))) == doc, "\(String(decoding: bytes, as: UTF8.self))")
+            }
+        }
+    }
 }
