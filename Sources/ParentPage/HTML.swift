@@ -1,3 +1,5 @@
+import Game
+
 /// Text made safe for HTML: everything a page shows that came from the air, the file or a
 /// form goes through `escape` (a tag's name is radio input).
 public enum HTML {
@@ -17,28 +19,15 @@ public enum HTML {
         return out
     }
 
-    /// A JSON string literal (for the event stream's data: `<` escaped, safe inside HTML;
-    /// for a file, kept as typed).
+    /// A JSON string literal (`JSONLine`'s quoting, the one the `--json` lines use); for a
+    /// page, `<` escaped too, so that it is safe inside HTML.
     public static func jsonString(_ text: String, forHTML: Bool = true) -> String {
-        var out = "\""
-        for scalar in text.unicodeScalars {
-            switch scalar {
-            case "\"": out += "\\\""
-            case "\\": out += "\\\\"
-            case "\n": out += "\\n"
-            case "\r": out += "\\r"
-            case "\t": out += "\\t"
-            case "<" where forHTML: out += "\\u003c"
-            default:
-                if scalar.value < 0x20 || scalar.value == 0x2028 || scalar.value == 0x2029 {
-                    let hex = String(scalar.value, radix: 16)
-                    out += "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
-                } else {
-                    out.unicodeScalars.append(scalar)
-                }
-            }
-        }
-        return out + "\""
+        var quoted = ""
+        JSONLine.appendQuoted(text, to: &quoted)
+        guard forHTML, quoted.contains("<") else { return quoted }
+        var out = ""
+        for c in quoted { if c == "<" { out += "\\u003c" } else { out.append(c) } }
+        return out
     }
 
     /// A number for a page or JSON: `decimals` places, no exponent.

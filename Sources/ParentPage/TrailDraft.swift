@@ -115,7 +115,7 @@ public struct TrailDraft: Sendable, Equatable {
 }
 
 extension String {
-    func replacingCRLF() -> String {
+    public func replacingCRLF() -> String {
         var out = ""
         var previousCR = false
         for scalar in unicodeScalars {
@@ -134,7 +134,8 @@ extension String {
         return out
     }
 
-    func trimmingSpaces() -> String {
+    /// Without the spaces (and line ends) around it.
+    public func trimmingSpaces() -> String {
         let scalars = unicodeScalars
         guard let first = scalars.firstIndex(where: { !$0.properties.isWhitespace }),
             let last = scalars.lastIndex(where: { !$0.properties.isWhitespace })

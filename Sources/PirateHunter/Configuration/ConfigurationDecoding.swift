@@ -220,12 +220,7 @@ struct TrailList: Decodable {
     var steps: [TrailStep] = []
 
     init(from decoder: any Decoder) throws {
-        var container: any UnkeyedDecodingContainer
-        do {
-            container = try decoder.unkeyedContainer()
-        } catch {
-            throw ConfigFieldError(path: ObjectReader.path(decoder.codingPath), problem: "must be an array", allowed: Self.allowed)
-        }
+        var container = try ObjectReader.array(decoder, allowed: Self.allowed)
         while !container.isAtEnd {
             let index = container.currentIndex
             let step = try container.decode(TrailStepEntry.self).step
@@ -321,12 +316,7 @@ struct TagList: Decodable {
     var tags: [HunterConfiguration.Tag] = []
 
     init(from decoder: any Decoder) throws {
-        var container: any UnkeyedDecodingContainer
-        do {
-            container = try decoder.unkeyedContainer()
-        } catch {
-            throw ConfigFieldError(path: ObjectReader.path(decoder.codingPath), problem: "must be an array", allowed: Self.allowed)
-        }
+        var container = try ObjectReader.array(decoder, allowed: Self.allowed)
         while !container.isAtEnd {
             let index = container.currentIndex
             let tag = try container.decode(TagEntry.self).tag
@@ -711,17 +701,23 @@ struct ObjectReader {
     }
 }
 
+extension ObjectReader {
+    /// The array a list section is, or its field's error naming what is allowed.
+    static func array(_ decoder: any Decoder, allowed: String) throws -> any UnkeyedDecodingContainer {
+        do {
+            return try decoder.unkeyedContainer()
+        } catch {
+            throw ConfigFieldError(path: path(decoder.codingPath), problem: "must be an array", allowed: allowed)
+        }
+    }
+}
+
 struct RegionList: Decodable {
     var regions: [Region] = []
 
     init(from decoder: any Decoder) throws {
         let allowed = "an array of { \"name\", \"uuid\", \"major\", \"minor\" }"
-        var container: any UnkeyedDecodingContainer
-        do {
-            container = try decoder.unkeyedContainer()
-        } catch {
-            throw ConfigFieldError(path: ObjectReader.path(decoder.codingPath), problem: "must be an array", allowed: allowed)
-        }
+        var container = try ObjectReader.array(decoder, allowed: allowed)
         while !container.isAtEnd {
             let index = container.currentIndex
             let entry = try container.decode(RegionEntry.self)

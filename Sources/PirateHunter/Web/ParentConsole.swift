@@ -290,7 +290,7 @@ final class ParentConsole {
 
     private func nameTag(_ request: WebRequest) -> WebResponse {
         guard let id = request.form["id"], let tag = tags.tag(id) else { return .plain(400, "no such tag in view") }
-        let name = (request.form["name"] ?? "").trimmingSpacesForPage()
+        let name = String((request.form["name"] ?? "").trimmingSpaces().prefix(40))
         tagMessage = updateTag(tag.key, id: id) { entry in
             if name.isEmpty { entry.remove("name") } else { entry.set("name", .string(name)) }
         }
@@ -574,15 +574,5 @@ final class ParentConsole {
         guard gethostname(&buffer, buffer.count - 1) == 0 else { return "raspberrypi" }
         let name = String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
         return name.isEmpty ? "raspberrypi" : name.lowercased()
-    }
-}
-
-extension String {
-    func trimmingSpacesForPage() -> String {
-        let scalars = unicodeScalars
-        guard let first = scalars.firstIndex(where: { !$0.properties.isWhitespace }),
-            let last = scalars.lastIndex(where: { !$0.properties.isWhitespace })
-        else { return "" }
-        return String(String(scalars[first...last]).prefix(40))
     }
 }
