@@ -27,6 +27,22 @@ public struct TagsInView {
         /// What a parent reads first: the name given, else "Tag MAJOR:MINOR" (the UUID is
         /// the same on every tag of a kind).
         public var label: String { name ?? "Tag \(key.major):\(key.minor)" }
+
+        /// The live view's JSON of this tag (the `tags` event's data).
+        public func json(now: Double) -> String {
+            func optional(_ value: Double?, _ decimals: Int) -> String { value.map { HTML.number($0, decimals: decimals) } ?? "null" }
+            var out = "{\"id\":" + HTML.jsonString(id)
+            out += ",\"name\":" + (name.map { HTML.jsonString($0) } ?? "null")
+            out += ",\"level\":" + optional(level, 1)
+            out += ",\"rssi\":" + (rssi.map { String($0) } ?? "null")
+            out += ",\"meters\":" + optional(distance?.meters, 2)
+            out += ",\"sigma\":" + optional(distance?.sigma, 2)
+            out += ",\"proximity\":\"" + proximity.rawValue + "\""
+            out += ",\"age\":" + HTML.number(max(0, now - lastHeard), decimals: 2)
+            out += ",\"heard\":" + HTML.number(lastHeard, decimals: 3)
+            out += ",\"power\":" + String(calibratedPower ?? advertisedPower)
+            return out + "}"
+        }
     }
 
     public static let capacity = 64

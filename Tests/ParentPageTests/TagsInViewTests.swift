@@ -61,6 +61,17 @@ struct TagsInViewTests {
         #expect(tag?.distance.map { abs($0.meters - 1) < 0.5 } == true)
     }
 
+    @Test func theLiveViewsJSONParses() throws {
+        var tags = TagsInView(names: [BeaconKey(uuid: Self.uuid, major: 1, minor: 1): "Kitchen \"<b>\""])
+        for i in 0..<25 { tags.heard(Self.sighting(minor: 1, rssi: -60, at: Double(i) * 0.1)) }
+        tags.advance(to: 3)
+        let text = tags.strongestFirst().map { $0.json(now: 3) }.joined()
+        let doc = try JSONDocument(parsing: Array(text.utf8))
+        #expect(doc["name"]?.stringValue == "Kitchen \"<b>\"" && !text.contains("<"))
+        #expect(doc["id"]?.stringValue == "50495241-5445-2D48-554E-544552000000:1:1")
+        #expect(doc["rssi"]?.numberValue == -60 && doc["power"]?.numberValue == -59 && doc["level"]?.numberValue != nil)
+    }
+
     @Test func textFromTheAirIsEscapedOnThePage() {
         var tags = TagsInView(names: [BeaconKey(uuid: Self.uuid, major: 1, minor: 1): "<script>alert(1)</script>"])
         tags.heard(Self.sighting(minor: 1, rssi: -60, at: 0))

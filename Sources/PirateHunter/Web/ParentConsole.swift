@@ -164,14 +164,8 @@ final class ParentConsole {
         let now = runtime.now
         tags.advance(to: now)
         let list = tags.strongestFirst()
-        let chrome = Pages.Chrome(csrf: "")
         // Each stream's rows carry its own session's token: rendered per stream below.
-        let json = "[" + list.map { tag in
-            "{\"id\":\(HTML.jsonString(tag.id)),\"name\":\(tag.name.map { HTML.jsonString($0) } ?? "null"),\"level\":\(tag.level.map { HTML.number($0) } ?? "null"),"
-                + "\"rssi\":\(tag.rssi.map(String.init) ?? "null"),\"meters\":\(tag.distance.map { HTML.number($0.meters, decimals: 2) } ?? "null"),"
-                + "\"sigma\":\(tag.distance.map { HTML.number($0.sigma, decimals: 2) } ?? "null"),\"proximity\":\"\(tag.proximity.rawValue)\","
-                + "\"age\":\(HTML.number(max(0, now - tag.lastHeard), decimals: 2)),\"heard\":\(HTML.number(tag.lastHeard, decimals: 3)),\"power\":\(tag.calibratedPower ?? tag.advertisedPower)}"
-        }.joined(separator: ",") + "]"
+        let json = "[" + list.map { $0.json(now: now) }.joined(separator: ",") + "]"
         let hunt = Pages.huntDetails(hooks.hunt())
         for stream in streams {
             let csrf = streamTokens[ObjectIdentifier(stream)] ?? ""
@@ -179,7 +173,6 @@ final class ParentConsole {
             stream.send(event: "tags", data: "{\"tags\":\(json),\"now\":\(HTML.number(now, decimals: 3)),\"rows\":\(HTML.jsonString(rows))}")
             stream.send(event: "hunt", data: "{\"html\":\(HTML.jsonString(hunt))}")
         }
-        _ = chrome
         server.process()
     }
 
