@@ -1,0 +1,374 @@
+#!/usr/bin/env python3
+"""The parent's page's defences (issue 26, docs/web.md), with a plain HTTP client (http.client
+and raw sockets) against the hunter on the simulator (`hunt --hci simulator --web-port PORT
+--json`):
+
+  no code        GET /tags without a session: 303 to /login; a POST without one: 403
+  foreign Host   Host: evil.example (with and without a session): 421 (DNS rebinding)
+  cross-origin   a POST with a valid session and CSRF token but Origin http://evil.example
+                 (or only a Referer from there, or Sec-Fetch-Site: cross-site): 403; the
+                 same POST from the page's own origin: accepted (the refusal was the origin's)
+  no csrf        a POST with the session and a good Origin but no (or a wrong) csrf: 403
+  wrong code x20 403 each (a .problem) until 5, then 429 with Retry-After; the right code
+                 from that address refused while it waits; from another address it still works
+  10 MB body     a POST declaring 10 MB: 413 without the body being read (answered before
+                 most of it is sent); 10 MB chunked (no Content-Length): 413; the page answers after
+  200 slow       200 connections (over 13 loopback addresses, 16 at most each) sending a
+                 request line a byte a second: while open, the hunt's --json goes on (range and
+                 say lines in every 5 s); the server ends them (10 s per request); after they
+                 are dropped, the page answers again within the per-request timeout
+
+usage: scripts/web/security-test.py [--binary .build/debug/pirate-hunter] [--keep] [--only NAME,...]
+Exit 0, or 1 with one line per failed check (every check runs; the last line sums up).
+"""
+import argparse
+import errno
+import os
+import re
+import select
+import socket
+import sys
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import harness  # noqa: E402
+from harness import Failure, check, clock  # noqa: E402
+
+TIMEOUT = 10  # the server's seconds per request (HTTPServer.Limits.secondsPerRequest)
+
+
+def location_path(r):
+    loc = r.header("Location") or ""
+    return re.sub(r"^https?://[^/]*", "", loc)
+
+
+def test_no_code(h, phone):
+    anon = harness.Phone(h.port)
+    r = anon.get("/tags")
+    check(r.status == 303 and location_path(r) == "/login", "GET /tags without a session: %r Location %r, not 303 to /login" % (r, r.header("Location")))
+    for path in ("/ready", "/trail", "/rehearse", "/hunt", "/events", "/rehearsal.wav"):
+        r = anon.get(path)
+        check(r.status == 303 and location_path(r) == "/login", "GET %s without a session: %r, not 303 to /login" % (path, r))
+    r = anon.request("POST", "/trail", fields={"action": "add", "csrf": phone.csrf})
+    check(r.status == 403, "POST /trail without a session (good Origin, another's csrf): %r, not 403" % r)
+    r = anon.request("POST", "/hunt", fields={"action": "stop"})
+    check(r.status == 403, "POST /hunt without a session: %r, not 403" % r)
+    fake = harness.Phone(h.port)
+    fake.session = "0" * 32
+    r = fake.get("/tags")
+    check(r.status == 303, "GET /tags with a made-up ph_session: %r, not 303" % r)
+    r = anon.get("/login")
+    check(r.status == 200 and 'id="login"' in r.text, "GET /login: %r without form#login" % r)
+    check("ph_session" not in r.text, "the code's page shows a session")
+    print("  no code: 303 to /login for every page, 403 for POSTs, a made-up cookie is no session")
+
+
+def test_foreign_host(h, phone):
+    for host in ("evil.example", "evil.example:%d" % h.port, "pi.attacker.example:%d" % h.port, "127.0.0.1.evil.example"):
+        r = phone.get("/tags", host=host)
+        check(r.status == 421, "GET /tags with Host: %s (and a session): %r, not 421" % (host, r))
+        r = harness.Phone(h.port).get("/login", host=host)
+        check(r.status == 421, "GET /login with Host: %s: %r, not 421" % (host, r))
+    r = phone.post("/hunt", {"action": "start"}, host="evil.example:%d" % h.port, origin="http://evil.example:%d" % h.port)
+    check(r.status == 421, "POST /hunt with Host and Origin evil.example: %r, not 421" % r)
+    for host in ("localhost:%d" % h.port, "127.0.0.1:%d" % h.port, "[::1]:%d" % h.port):
+        r = phone.get("/ready", host=host)
+        check(r.status == 200, "GET /ready with Host: %s: %r, not 200" % (host, r))
+    print("  foreign Host: 421 (with a session too); localhost, 127.0.0.1 and [::1] answered")
+
+
+def a_change(phone):
+    """A harmless change with every right field: a tag's name."""
+    return "/tags/name", {"id": harness.TAGS[0], "name": "Chest one"}
+
+
+def test_cross_origin(h, phone):
+    path, fields = a_change(phone)
+    r = phone.post(path, fields, origin="http://evil.example")
+    check(r.status == 403, "POST %s with a valid session and csrf, Origin http://evil.example: %r, not 403" % (path, r))
+    r = phone.post(path, fields, origin="http://localhost:%d.evil.example" % h.port)
+    check(r.status == 403, "POST %s with Origin http://localhost:PORT.evil.example: %r, not 403" % (path, r))
+    r = phone.post(path, fields, origin="null")
+    check(r.status == 403, "POST %s with Origin null: %r, not 403" % (path, r))
+    r = phone.post(path, fields, origin=None, headers={"Referer": "http://evil.example/trail"})
+    check(r.status == 403, "POST %s with only a Referer from evil.example: %r, not 403" % (path, r))
+    r = phone.post(path, fields, origin=None)
+    check(r.status == 403, "POST %s with neither Origin nor Referer: %r, not 403" % (path, r))
+    r = phone.post(path, fields, headers={"Sec-Fetch-Site": "cross-site"})
+    check(r.status == 403, "POST %s with Sec-Fetch-Site: cross-site: %r, not 403" % (path, r))
+    r = phone.post(path, fields)
+    check(r.status == 303, "POST %s from the page's own origin (control): %r, not 303" % (path, r))
+    r = phone.post(path, fields, origin=None, headers={"Referer": "http://localhost:%d/tags" % h.port})
+    check(r.status == 303, "POST %s with only the page's own Referer (control): %r, not 303" % (path, r))
+    print("  cross-origin: 403 for a foreign Origin, Referer or Sec-Fetch-Site; the same POST from the page: 303")
+
+
+def test_csrf(h, phone):
+    path, fields = a_change(phone)
+    r = phone.post(path, fields, csrf=False)
+    check(r.status == 403, "POST %s with the session, a good Origin and no csrf: %r, not 403" % (path, r))
+    r = phone.post(path, dict(fields, csrf="0" * len(phone.csrf or "x")), csrf=False)
+    check(r.status == 403, "POST %s with a wrong csrf: %r, not 403" % (path, r))
+    other = harness.Phone(h.port)
+    other.sign_in(h.code)
+    r = phone.post(path, dict(fields, csrf=other.csrf), csrf=False)
+    check(r.status == 403 or other.csrf == phone.csrf, "POST %s with another session's csrf: %r, not 403" % (path, r))
+    print("  csrf: 403 without it, with a wrong one, with another session's")
+
+
+def test_wrong_codes(h, phone):
+    wrong = "%06d" % ((int(h.code) + 500000) % 1000000)
+    attacker = harness.Phone(h.port, source="127.0.0.5")
+    statuses = []
+    for i in range(20):
+        r = attacker.log_in(wrong)
+        statuses.append(r.status)
+        check(not attacker.session, "wrong code %d gave a session" % (i + 1))
+        if r.status == 403:
+            check('class="problem"' in r.text, "wrong code %d: 403 without a .problem on the page" % (i + 1))
+        if r.status == 429:
+            check(r.header("Retry-After"), "wrong code %d: 429 without Retry-After" % (i + 1))
+    seq = " ".join(map(str, statuses))
+    check(all(s == 403 for s in statuses[:4]), "20 wrong codes from one address: %s (the first 4 should be 403)" % seq)
+    check(all(s == 429 for s in statuses[5:]), "20 wrong codes from one address: %s (429 from the 6th on)" % seq)
+    r = attacker.log_in(h.code)
+    check(r.status == 429 and not attacker.session, "the right code from the locked-out address: %r, not refused with 429" % r)
+    elsewhere = harness.Phone(h.port, source="127.0.0.6")
+    r = elsewhere.log_in(h.code)
+    check(r.status == 303 and elsewhere.session, "the right code from another address while 127.0.0.5 waits: %r, not 303" % r)
+    check(phone.get("/ready").status == 200, "a signed-in session stopped working after the wrong codes")
+    print("  wrong code x20: %s; the right code then: 429 there, 303 from elsewhere" % seq)
+
+
+def raw_connect(port, source=None, timeout=5):
+    s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    if source:
+        s.bind((source, 0))
+    s.settimeout(timeout)
+    s.connect(("127.0.0.1", port))
+    return s
+
+
+def read_status(s, timeout):
+    """The status code of the answer on s, or None."""
+    s.settimeout(timeout)
+    data = b""
+    try:
+        while b"\r\n" not in data:
+            chunk = s.recv(4096)
+            if not chunk:
+                break
+            data += chunk
+    except (socket.timeout, ConnectionResetError):
+        pass
+    m = re.match(rb"HTTP/1\.[01] (\d{3})", data)
+    return int(m.group(1)) if m else None
+
+
+def big_post(h, phone, chunked):
+    """Sends a 10 MB form as fast as the server takes it, watching for its answer; returns
+    (status, bytes of the body sent before the answer or the close)."""
+    total = 10 * 1024 * 1024
+    s = raw_connect(h.port, timeout=TIMEOUT + 5)
+    head = ("POST /trail HTTP/1.1\r\nHost: localhost:%d\r\nOrigin: http://localhost:%d\r\nCookie: ph_session=%s\r\n"
+            "Content-Type: application/x-www-form-urlencoded\r\n" % (h.port, h.port, phone.session))
+    head += "Transfer-Encoding: chunked\r\n\r\n" if chunked else "Content-Length: %d\r\n\r\n" % total
+    s.sendall(head.encode())
+    piece = b"step-0-clue=" + b"a" * (65536 - 12)
+    sent = 0
+    s.setblocking(False)
+    answer = b""
+    deadline = clock() + 30
+    while clock() < deadline:
+        r, w, _ = select.select([s], [s] if sent < total else [], [], 1)
+        if r:
+            try:
+                chunk = s.recv(65536)
+            except (ConnectionResetError, BlockingIOError):
+                chunk = b""
+            answer += chunk
+            if not chunk or b"\r\n" in answer:
+                break
+        if w and sent < total:
+            block = piece if not chunked else b"%x\r\n%s\r\n" % (len(piece), piece)
+            try:
+                s.send(block)
+                sent += len(piece)
+            except BlockingIOError:
+                pass
+            except (BrokenPipeError, ConnectionResetError):
+                break
+            if chunked and sent >= total:
+                try:
+                    s.send(b"0\r\n\r\n")
+                except OSError:
+                    break
+    if b"\r\n" not in answer:
+        s.setblocking(True)
+        status = read_status(s, 5)
+    else:
+        m = re.match(rb"HTTP/1\.[01] (\d{3})", answer)
+        status = int(m.group(1)) if m else None
+    s.close()
+    return status, sent
+
+
+def test_big_body(h, phone):
+    status, sent = big_post(h, phone, chunked=False)
+    check(status == 413, "a POST declaring a 10 MB body: %s, not 413" % status)
+    check(sent <= 2 * 1024 * 1024, "a POST declaring a 10 MB body: 413 only after %d KB of it were sent (read, not refused)" % (sent // 1024))
+    t = clock()
+    r = phone.get("/ready")
+    check(r.status == 200, "GET /ready after the 10 MB POST: %r" % r)
+    status2, sent2 = big_post(h, phone, chunked=True)
+    check(status2 == 413, "a chunked 10 MB POST (no Content-Length): %s, not 413" % status2)
+    r = phone.get("/ready")
+    check(r.status == 200, "GET /ready after the chunked 10 MB POST: %r" % r)
+    print("  10 MB body: 413 after %d KB sent (declared), 413 after %d KB (chunked); the page answers (%.0f ms)" % (
+        sent // 1024, sent2 // 1024, (clock() - t) * 1000))
+
+
+def test_slow_connections(h, phone):
+    sources = ["127.0.0.%d" % (20 + i) for i in range(13)]  # 13 x 16 >= 200
+    request = b"GET /ready HTTP/1.1\r\nHost: localhost:%d\r\n" % h.port
+    socks = []
+    refused = 0
+    opened_at = clock()
+    for i in range(200):
+        try:
+            s = raw_connect(h.port, source=sources[i % len(sources)], timeout=2)
+            s.setblocking(False)
+            socks.append([s, 0, True])
+        except OSError:
+            refused += 1
+    since = clock()
+    # A byte a second each, for TIMEOUT + 6 s: the server should end them after TIMEOUT.
+    hold = TIMEOUT + 6
+    server_closed_at = []
+    fresh = []  # a phone from its own address during the flood (not a pass condition)
+    last_fresh = 0
+    while clock() - since < hold:
+        for entry in socks:
+            s, n, alive = entry
+            if not alive:
+                continue
+            try:
+                r, _, _ = select.select([s], [], [], 0)
+                if r and not s.recv(4096):
+                    raise ConnectionResetError
+                if n < len(request) - 1:
+                    s.send(request[n:n + 1])
+                    entry[1] = n + 1
+            except (BlockingIOError, InterruptedError):
+                pass
+            except OSError:
+                entry[2] = False
+                server_closed_at.append(clock() - since)
+        if clock() - last_fresh > 3:
+            last_fresh = clock()
+            t = clock()
+            try:
+                r = harness.Phone(h.port, source="127.0.0.99", timeout=3).get("/ready", cookie=False)
+                fresh.append("%d in %.0f ms" % (r.status, (clock() - t) * 1000))
+            except OSError as e:
+                fresh.append("%s" % (e.__class__.__name__))
+        time.sleep(max(0, 1 - (clock() - since) % 1))
+    open_at_end = sum(1 for e in socks if e[2])
+    # The hunt went on: its --json lines in every 5 s of the flood.
+    lines = h.hunter.events(since)
+    kinds = {}
+    for _, e in lines:
+        kinds[e.get("event")] = kinds.get(e.get("event"), 0) + 1
+    buckets = [0] * int(hold // 5)
+    for t, e in lines:
+        k = int((t - since) // 5)
+        if k < len(buckets) and e.get("event") in ("range", "say", "proximity", "trend", "nearest", "detector", "sound"):
+            buckets[k] += 1
+    for s, _, _ in socks:
+        s.close()
+    dropped = clock()
+    answered = None
+    while clock() - dropped < TIMEOUT:
+        try:
+            r = harness.Phone(h.port, timeout=2).get("/ready", cookie=False)
+            if r.status in (200, 303):
+                answered = clock() - dropped
+                break
+        except OSError:
+            pass
+        time.sleep(0.2)
+    print("  200 slow: %d connected (%d refused at connect), %d still open after %d s of a byte a second; "
+          "the server closed %d (%s); --json during: %s; a fresh phone during: %s" % (
+              len(socks), refused, open_at_end, hold, len(server_closed_at),
+              "first at %.1f s, median %.1f s" % (min(server_closed_at), sorted(server_closed_at)[len(server_closed_at) // 2]) if server_closed_at else "none",
+              ", ".join("%s %d" % kv for kv in sorted(kinds.items(), key=lambda kv: str(kv[0]))) or "nothing",
+              ", ".join(fresh)))
+    check(h.hunter.alive(), "the hunter exited during the slow connections: %s" % h.hunter.stderr_tail())
+    check(all(n > 0 for n in buckets), "the hunt's --json stalled during the 200 slow connections: ranging/say lines per 5 s: %s" % buckets)
+    check(answered is not None, "the page did not answer within %d s after the 200 slow connections were dropped" % TIMEOUT)
+    check(open_at_end == 0, "%d of the 200 slow connections were still open after %d s sending a byte a second (at most %d s per request)" % (
+        open_at_end, hold, TIMEOUT))
+    print("  200 slow: the page answered %.2f s after they were dropped; --json lines per 5 s during: %s" % (answered, buckets))
+
+
+TESTS = [
+    ("no-code", test_no_code),
+    ("foreign-host", test_foreign_host),
+    ("cross-origin", test_cross_origin),
+    ("csrf", test_csrf),
+    ("wrong-codes", test_wrong_codes),
+    ("big-body", test_big_body),
+    ("slow", test_slow_connections),
+]
+
+
+class Context:
+    pass
+
+
+def run(a):
+    only = set(a.only.split(",")) if a.only else None
+    failures = []
+    with harness.Workdir("web-security-", keep=a.keep) as tmp:
+        h = Context()
+        h.hunter = harness.Hunter(a.binary, tmp)
+        h.port = h.hunter.port
+        try:
+            h.code = h.hunter.wait_code(60)
+            phone = harness.Phone(h.port)
+            phone.sign_in(h.code)
+            for name, test in TESTS:
+                if only and name not in only:
+                    continue
+                t = clock()
+                try:
+                    phone.get("/tags")  # a fresh csrf
+                    test(h, phone)
+                except Failure as f:
+                    failures.append("%s: %s" % (name, f))
+                    print("  FAIL %s: %s" % (name, f), file=sys.stderr)
+                except OSError as e:
+                    failures.append("%s: %s: %s" % (name, type(e).__name__, e))
+                    print("  FAIL %s: %s: %s" % (name, type(e).__name__, e), file=sys.stderr)
+                print("  (%s: %.1f s)" % (name, clock() - t))
+                check(h.hunter.alive(), "the hunter exited during %s: %s" % (name, h.hunter.stderr_tail()))
+        finally:
+            status = h.hunter.stop()
+        check(status == 0, "the hunter exited %s after SIGTERM, not 0: %s" % (status, h.hunter.stderr_tail()))
+    check(not failures, "%d check(s) failed: %s" % (len(failures), " || ".join(failures)))
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--binary", default=harness.default_binary())
+    ap.add_argument("--keep", action="store_true")
+    ap.add_argument("--only", help="comma-separated: " + ",".join(n for n, _ in TESTS))
+    a = ap.parse_args()
+    if not os.access(a.binary, os.X_OK):
+        print("security-test: FAIL: no %s: build it first (swift build)" % a.binary, file=sys.stderr)
+        sys.exit(1)
+    harness.main_guard("security-test", lambda: run(a))
+
+
+if __name__ == "__main__":
+    main()
