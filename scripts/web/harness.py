@@ -136,6 +136,13 @@ class Hunter:
         with self.lock:
             return [(t, e) for t, e in self.lines if t >= since and (kind is None or e.get("event") == kind)]
 
+    def stderr_text(self):
+        try:
+            with open(self.stderr_path, "rb") as f:
+                return f.read().decode("utf-8", "replace")
+        except OSError:
+            return ""
+
     def stderr_tail(self, n=5):
         try:
             with open(self.stderr_path, "rb") as f:
