@@ -42,6 +42,7 @@ import uuid
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(os.path.dirname(HERE))
+sys.dont_write_bytecode = True  # no __pycache__ beside harness.py in the work tree
 sys.path.insert(0, os.path.join(REPO, "scripts", "web"))
 import harness  # noqa: E402
 from harness import Failure, check, clock  # noqa: E402

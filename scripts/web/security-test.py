@@ -30,6 +30,7 @@ import socket
 import sys
 import time
 
+sys.dont_write_bytecode = True  # no __pycache__ beside harness.py in the work tree
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import harness  # noqa: E402
 from harness import Failure, check, clock  # noqa: E402
