@@ -276,6 +276,11 @@ def flow(b, hunter, code, artifacts):
     check(b.driver.execute_script("return window.__notReloaded === true"), "/tags changed by reloading, not live")
     b.wait("the 3 tags still there after a live update", lambda: set(harness.TAGS) <= set(ids()), timeout=10)
     check(b.finds("button#nearest") and b.finds("#nearest-result"), "/tags has no button#nearest and #nearest-result")
+    b.click("button#nearest")
+    b.wait("an answer in #nearest-result after 'hold a tag against the Pi'",
+           lambda: b.path() == "/tags" and b.driver.execute_script(
+               "return ((document.getElementById('nearest-result') || {}).textContent || '').trim()"), timeout=10)
+    print("hold a tag against the Pi: %s" % b.find("#nearest-result").text.strip())
     print("tags in view: %s" % ", ".join(ids()))
     b.snap("tags")
 
@@ -356,6 +361,7 @@ def flow(b, hunter, code, artifacts):
     # -- Save: the file holds the trail, the hunt reloads and says the first clue.
     b.open("/trail")
     check(steps_on_page(b) == 3, "/trail shows %d steps after the rehearsal, not 3" % steps_on_page(b))
+    inode = os.stat(hunter.config).st_ino
     saved_from = clock()
     b.submit_action("save")
     b.wait("#result after save", lambda: b.path() == "/trail" and b.finds("#result"))
@@ -364,6 +370,10 @@ def flow(b, hunter, code, artifacts):
     check("ok" in (result.get_attribute("class") or "").split(),
           "save: #result is %r, not ok: %s" % (result.get_attribute("class"), "; ".join(problems) or result.text))
     b.snap("trail-saved")
+    # Atomically: a new file renamed over the old (a new inode), no temporary left beside it.
+    check(os.stat(hunter.config).st_ino != inode, "the save rewrote %s in place (same inode), not a new file renamed over it" % hunter.config)
+    beside = sorted(os.listdir(os.path.dirname(hunter.config)))
+    check(beside == [os.path.basename(hunter.config)], "after the save the configuration's directory holds %s" % beside)
     with open(hunter.config) as f:
         saved = json.load(f)
     trail = (saved.get("hunt") or {}).get("trail") or []
