@@ -455,7 +455,8 @@ def run(a):
                     continue
                 t = clock()
                 try:
-                    phone.get("/tags")  # a fresh csrf
+                    if name != "limit":  # its own hunter (the first may be dead by then)
+                        phone.get("/tags")  # a fresh csrf
                     test(h, phone)
                 except Failure as f:
                     failures.append("%s: %s" % (name, f))
