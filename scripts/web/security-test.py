@@ -13,7 +13,8 @@ and raw sockets) against the hunter on the simulator (`hunt --hci simulator --we
                  from that address refused while it waits; from another address it still works
   10 MB body     a POST declaring 10 MB: 413 without the body being read (answered before
                  most of it is sent); 10 MB chunked (no Content-Length): 413; the page answers after
-  limit          48 idle connections at once (the limit in all), closed: the page answers at
+  streams        8 event streams open, the 9th 503, a new one after one closed
+  limit          20 connections from one address: 4 ended at once (16 a client); 48 idle connections at once (the limit in all), closed: the page answers at
                  once (its own hunter)
   200 slow       200 connections (over 13 loopback addresses, 16 at most each) sending a
                  request line a byte a second: while open, the hunt's --json goes on (range and
@@ -372,6 +373,39 @@ def test_slow_connections(h, phone):
     check(not problems, "; ".join(problems))
 
 
+def test_streams(h, phone):
+    """At most 8 event streams: the 9th is refused (503), and once one closes a new one opens."""
+    def open_stream():
+        s = raw_connect(h.port, timeout=5)
+        s.sendall(("GET /events HTTP/1.1\r\nHost: localhost:%d\r\nCookie: ph_session=%s\r\n\r\n" % (h.port, phone.session)).encode())
+        return s, read_status(s, 5)
+    streams = []
+    try:
+        for _ in range(8):
+            streams.append(open_stream())
+        statuses = [st for _, st in streams]
+        check(statuses == [200] * 8, "8 event streams: %s, not 200 each" % statuses)
+        ninth, status = open_stream()
+        ninth.close()
+        check(status == 503, "a 9th event stream: %s, not 503" % status)
+        streams[0][0].close()
+        streams.pop(0)
+        deadline = clock() + 5
+        while True:
+            again, status = open_stream()
+            streams.append((again, status))
+            if status == 200 or clock() > deadline:
+                break
+            again.close()
+            streams.pop()
+            time.sleep(0.3)
+        check(status == 200, "after one of 8 event streams closed, a new one: %s, not 200 (within 5 s)" % status)
+    finally:
+        for s, _ in streams:
+            s.close()
+    print("  event streams: 8 open, the 9th 503, a new one once one closed")
+
+
 def test_connection_limit(h, phone):
     """48 connections at once (the server's limit in all), idle, closed by us after 1 s: the
     page must answer again at once. Its own hunter: a page that stays dead must not take
@@ -381,8 +415,23 @@ def test_connection_limit(h, phone):
     other = harness.Hunter(h.hunter.binary, workdir, out=False)
     try:
         other.wait_code(60)
+        # 16 a client: of 20 from one address, the server ends 4 at once.
+        socks = [raw_connect(other.port, source="127.0.0.39", timeout=3) for _ in range(20)]
+        time.sleep(1)
+        ended = 0
+        for s in socks:
+            r, _, _ = select.select([s], [], [], 0)
+            try:
+                if r and not s.recv(1):
+                    ended += 1
+            except OSError:
+                ended += 1
+            s.close()
+        print("  connection limit: 20 from one address, %d ended by the server at once" % ended)
+        check(ended == 4, "20 connections from one address: the server ended %d at once, not 4 (16 a client)" % ended)
+        time.sleep(0.5)
         results = []
-        for count in (47, 48):
+        for count in (47, 48, 48, 48):  # the limit a few times: it did not always stick
             socks = []
             for i in range(count):
                 s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
@@ -411,8 +460,8 @@ def test_connection_limit(h, phone):
         print("  connection limit: %s" % ", ".join("%d idle connections closed: %s" % (n, "answered after %.2f s" % t if t is not None else "no answer within 5 s")
                                                    for n, t in results))
         dead = [n for n, t in results if t is None]
-        check(not dead, "after %d connections at once (the limit in all), all closed by the client, the page answers no more (within 5 s; with one fewer it does)" % dead[0]
-              if dead and dead[0] == 48 else "after %s idle connections closed, the page did not answer within 5 s" % dead)
+        check(not dead, "after %d connections at once (the limit in all; round %d of %d), all closed by the client, the page answers no more (within 5 s; "
+              "with 47 it does)" % (dead[0], len(results) - 1, 3) if dead and dead[0] == 48 else "after %s idle connections closed, the page did not answer within 5 s" % dead)
     finally:
         other.stop()
 
@@ -424,6 +473,7 @@ TESTS = [
     ("csrf", test_csrf),
     ("wrong-codes", test_wrong_codes),
     ("big-body", test_big_body),
+    ("streams", test_streams),
     ("slow", test_slow_connections),
     ("limit", test_connection_limit),
 ]
