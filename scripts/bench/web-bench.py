@@ -18,7 +18,9 @@
   RSS          VmRSS and VmHWM of the hunter (/proc/PID/status): idle with the page on
                (signed in once, nothing open), then with 5 phones for 60 s (5 sessions, each
                with an /events stream open and loading /tags, /hunt, /ready and /trail in
-               turn every 2 s): VmRSS's largest sample (1 s apart) and VmHWM at the end
+               turn every 2 s): VmRSS's largest sample (1 s apart) and VmHWM at the end;
+               and idle on --hci simulator (the simulated world in the process), signed in
+               once, beside the same with --no-web (what the page costs)
 
 Prints a markdown table with the targets (first byte <= 20 ms, SSE <= 200 ms, RSS <= 30 MB).
 The controller is ours, not the simulator, so that a sighting's moment is known; the
@@ -418,6 +420,32 @@ def run(a):
             status = hunter.stop()
             controller.stop()
         check(status == 0, "the hunter exited %s after SIGTERM: %s" % (status, hunter.stderr_tail()))
+
+        # The same, idle, on the simulator world (the browser test's hunt), for comparison.
+        simdir = os.path.join(tmp, "simulator")
+        os.mkdir(simdir, 0o700)
+        sim = harness.Hunter(a.binary, simdir, out=False, extra=["--device", "null"])
+        try:
+            harness.Phone(sim.port).sign_in(sim.wait_code(60))
+            time.sleep(10)
+            sim_rss, sim_hwm = sim.rss_kib()
+        finally:
+            sim.stop()
+        # And without the page: what the page itself costs.
+        nowebdir = os.path.join(tmp, "no-web")
+        os.mkdir(nowebdir, 0o700)
+        noweb = harness.Hunter(a.binary, nowebdir, out=False, web=False, extra=["--device", "null"])
+        try:
+            deadline = clock() + 30
+            while not noweb.events(kind="range") and clock() < deadline:
+                time.sleep(0.2)
+            time.sleep(10)
+            noweb_rss, noweb_hwm = noweb.rss_kib()
+        finally:
+            noweb.stop()
+        results.append(("RSS idle, page on, `--hci simulator` (VmRSS / VmHWM)", "%.1f MB / %.1f MB" % (sim_rss / 1024, sim_hwm / 1024),
+                        "<= 30 MB", sim_hwm <= 30 * 1024))
+        results.append(("RSS idle, `--no-web`, `--hci simulator` (the baseline)", "%.1f MB / %.1f MB" % (noweb_rss / 1024, noweb_hwm / 1024), "-", True))
 
     print()
     print("| %s | %s | %s | %s |" % ("figure (%s, loopback)" % os.path.relpath(a.binary, REPO), "measured", "target", "met"))
