@@ -11,15 +11,21 @@ and raw sockets) against the hunter on the simulator (`hunt --hci simulator --we
   no csrf        a POST with the session and a good Origin but no (or a wrong) csrf: 403
   wrong code x20 403 each (a .problem) until 5, then 429 with Retry-After; the right code
                  from that address refused while it waits; from another address it still works
-  10 MB body     a POST declaring 10 MB: 413 without the body being read (answered before
-                 most of it is sent); 10 MB chunked (no Content-Length): 413; the page answers after
-  streams        8 event streams open, the 9th 503, a new one after one closed
-  limit          20 connections from one address: 4 ended at once (16 a client); 48 idle connections at once (the limit in all), closed: the page answers at
-                 once (its own hunter)
-  200 slow       200 connections (over 13 loopback addresses, 16 at most each) sending a
-                 request line a byte a second: while open, the hunt's --json goes on (range and
-                 say lines in every 5 s); the server ends them (10 s per request); after they
-                 are dropped, the page answers again within the per-request timeout
+  10 MB body     a POST declaring 10 MB: 413 before any of the body is sent (in a 1 s pause
+                 after the headers); 10 MB chunked (no Content-Length): 413 in a 1 s pause
+                 after its first 128 KB; the page answers after each
+  streams        8 event streams open, the 9th 503, a new one once one closed
+  200 slow       200 connections at once (over 13 loopback addresses, 16 at most each)
+                 sending a request line a byte a second for 16 s: the hunt's --json goes on
+                 (ranging lines in every 5 s, at least half its rate before); the server ends
+                 the ones it accepted (10 s per request; the listen backlog told apart with
+                 ss); after they are dropped, the page answers again within 10 s
+  limit          a fresh hunter: 20 connections from one address, 4 ended at once (16 a
+                 client); 47, then 48 (the limit in all, three times) idle connections at
+                 once, closed by us after 1 s: the page answers again at once
+
+In the order above; the order matters where a check leaves the server changed (the wrong
+codes lock 127.0.0.5 out; slow connections may leave the page dead: limit has its own hunter).
 
 usage: scripts/web/security-test.py [--binary .build/debug/pirate-hunter] [--keep] [--only NAME,...]
 Exit 0, or 1 with one line per failed check (every check runs; the last line sums up).
