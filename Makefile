@@ -2,7 +2,7 @@
 SWIFT ?= swift
 export PATH := /opt/swift/usr/bin:$(PATH)
 
-.PHONY: deps build release test fuzz-smoke bench demo clean vm-test install uninstall units-check
+.PHONY: deps build release test fuzz-smoke bench demo clean vm-test install uninstall units-check web-test web-bench
 
 # --static-swift-stdlib when this Swift links the runtime into a binary (swift.org's
 # toolchains), else nothing (Debian 13's swiftlang: the binary then needs libswiftlang).
@@ -20,9 +20,27 @@ release: deps
 	@touch $(RELEASE_STAMP)
 
 # Every test: swift test (unit, integration, end to end on the simulator) and, beside it,
-# the kernel path in a VM (needs root or sudo for qemu's packages; SKIP_VM=1 leaves it out).
+# the kernel path in a VM (needs root or sudo for qemu's packages; SKIP_VM=1 leaves it out);
+# then the parent's page in a browser and its defences (make web-test; SKIP_WEB=1 leaves it out).
 test: deps
 	SWIFT=$(SWIFT) scripts/test-all.sh
+	@if [ "$(SKIP_WEB)" != 1 ]; then $(MAKE) --no-print-directory web-test; fi
+
+# The parent's page (issue 26, docs/web.md) on the simulator, against the debug build:
+# headless Chromium at phone size through Selenium (scripts/web/browser-test.py; its venv
+# made by scripts/web/setup.sh; screenshots kept in .build/web-artifacts), then a plain
+# HTTP client's attacks (scripts/web/security-test.py), both run, the first failure's status.
+# About a minute and a half.
+web-test: build
+	@scripts/web/setup.sh
+	@status=0; \
+	.build/web-venv/bin/python scripts/web/browser-test.py || status=$$?; \
+	.build/web-venv/bin/python scripts/web/security-test.py || { [ $$status -ne 0 ] || status=$$?; }; \
+	exit $$status
+
+# The page's figures on a release build: first byte, SSE latency, RSS with 5 phones.
+web-bench: deps
+	python3 scripts/bench/web-bench.py
 
 # A simulated hunt through the real pipeline, heard through the default ALSA device
 # (or written to demo.wav when there is none).

@@ -5,7 +5,9 @@
 #   scripts/deps.sh   nothing to install when the root is right (it has swiftlang)
 #   make test         with SKIP_VM=1: the VM's guest tests (scripts/vm) need qemu and a
 #                     kernel image; they run on the host in `make test` already, against
-#                     the same sources (the guest runs a binary built on the host)
+#                     the same sources (the guest runs a binary built on the host); and
+#                     SKIP_WEB=1: the page's browser and security tests (make web-test)
+#                     need chromium, and run on the host in `make test` already
 #   make demo         the simulated hunt, written to demo.wav (no sound card in the root)
 #   make deb          built with swiftlang: the runtime is libswiftlang's (Depends)
 # The package is copied to .build/trixie/ for scripts/deb/test.sh --dist trixie.
@@ -23,8 +25,8 @@ status=0
 scripts/trixie/run.sh --out "$out" '
     step() { local t=$SECONDS; echo "== $*"; "$@"; echo "== $* took $((SECONDS - t)) s"; }
     swift --version 2>&1 | head -1
-    step scripts/deps.sh
-    SKIP_VM=1 step make test
+    SKIP_WEB=1 step scripts/deps.sh
+    SKIP_VM=1 SKIP_WEB=1 step make test
     step make demo
     python3 -c "import wave; w = wave.open(\"demo.wav\"); print(\"   demo.wav: %.0f s of speech\" % (w.getnframes() / w.getframerate()))"
     step make deb
