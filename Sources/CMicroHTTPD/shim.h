@@ -1,6 +1,6 @@
 /* libmicrohttpd from Debian (0.9.75 on bookworm, 1.0 on trixie): the HTTP parser and the
    connection handling of the parent's page. Swift cannot call C's variadic functions, so
-   the three this project needs are wrapped here, with nothing else in them. */
+   the four this project needs are wrapped here, with nothing else in them. */
 #include <stdarg.h>
 #include <stdint.h>
 #include <sys/types.h>
@@ -16,11 +16,13 @@
 static inline struct MHD_Daemon *ph_mhd_start(unsigned int flags, int listen_fd,
         MHD_AccessHandlerCallback handler, void *handler_cls,
         MHD_RequestCompletedCallback completed, void *completed_cls,
+        MHD_NotifyConnectionCallback connection, void *connection_cls,
         unsigned int connection_limit, unsigned int per_ip_limit,
         unsigned int timeout_seconds, size_t memory_limit) {
     return MHD_start_daemon(flags, 0, NULL, NULL, handler, handler_cls,
         MHD_OPTION_LISTEN_SOCKET, (MHD_socket)listen_fd,
         MHD_OPTION_NOTIFY_COMPLETED, completed, completed_cls,
+        MHD_OPTION_NOTIFY_CONNECTION, connection, connection_cls,
         MHD_OPTION_CONNECTION_LIMIT, connection_limit,
         MHD_OPTION_PER_IP_CONNECTION_LIMIT, per_ip_limit,
         MHD_OPTION_CONNECTION_TIMEOUT, timeout_seconds,
@@ -32,6 +34,12 @@ static inline struct MHD_Daemon *ph_mhd_start(unsigned int flags, int listen_fd,
 static inline int ph_mhd_epoll_fd(struct MHD_Daemon *daemon) {
     const union MHD_DaemonInfo *info = MHD_get_daemon_info(daemon, MHD_DAEMON_INFO_EPOLL_FD);
     return info == NULL ? -1 : info->epoll_fd;
+}
+
+/* A connection's socket (-1: not known): a request over its time is shut down through it. */
+static inline int ph_mhd_connection_fd(struct MHD_Connection *connection) {
+    const union MHD_ConnectionInfo *info = MHD_get_connection_info(connection, MHD_CONNECTION_INFO_CONNECTION_FD);
+    return info == NULL ? -1 : (int)info->connect_fd;
 }
 
 /* The client's address as text (IPv4, or IPv6 without brackets); "" when not known. */

@@ -10,7 +10,7 @@ public enum Assets {
         nav{display:flex;flex-wrap:wrap;gap:.25rem .9rem;margin-top:.3rem}
         nav a{color:#ffe7a3;text-decoration:none;padding:.35rem 0;min-height:44px;display:inline-flex;align-items:center}
         nav a[aria-current=page]{color:#fff;text-decoration:underline}
-        main{max-width:60rem;margin:0 auto;padding:1rem}
+        main{max-width:60rem;margin:0 auto;padding:1rem;overflow-wrap:anywhere}
         h1{font-size:1.5rem;margin:.2rem 0 1rem}
         h2{font-size:1.15rem}
         label{display:block;margin:.6rem 0 .2rem;font-weight:600}
@@ -24,7 +24,7 @@ public enum Assets {
         fieldset{border:1px solid #cfc7b3;border-radius:8px;margin:0 0 1rem;padding:.5rem .9rem .8rem;background:#fff}
         legend{font-weight:700;padding:0 .3rem}
         ul#checks{list-style:none;padding:0}
-        li.check{padding:.6rem .7rem;margin:.4rem 0;border-radius:6px;background:#fff;border-left:6px solid #3c8d40}
+        li.check{padding:.6rem .7rem;margin:.4rem 0;border-radius:6px;background:#fff;border-left:6px solid #3c8d40;overflow-wrap:anywhere}
         li.check.warning{border-left-color:#c98a00}
         li.check.problem{border-left-color:#b3261e}
         .status{font-weight:700;text-transform:uppercase;font-size:.8rem}

@@ -79,9 +79,10 @@ public struct WebResponse {
 
 /// An open Server-Sent Events stream: text queued by the page (on the loop's thread),
 /// taken by the server as the socket can take it. At most `limit` bytes wait: a phone that
-/// stops reading loses the stream (closed), never the Pi's memory.
+/// stops reading loses the stream (closed), never the Pi's memory. A live view sends the
+/// latest state only when the last has gone out (`hasPending`): a slow phone skips states.
 public final class EventStream {
-    public static let limit = 64 * 1024
+    public static let limit = 256 * 1024
     private var pending: [UInt8] = []
     public private(set) var isClosed = false
     /// Set by the server: wakes a connection waiting for text.

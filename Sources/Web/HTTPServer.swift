@@ -34,12 +34,15 @@ public enum WebServerError: Error, Equatable, CustomStringConvertible {
 /// sees a request (body bytes, form fields, open event streams).
 public final class HTTPServer {
     public struct Limits: Sendable, Equatable {
+        /// Connections kept at once; more are closed as soon as they are accepted (the
+        /// listening socket stays open to take and refuse them: never a backlog that holds a
+        /// phone up). libmicrohttpd's own limit is 4 times this.
         public var connections: UInt32 = 48
         public var connectionsPerClient: UInt32 = 16
         /// An idle or slow connection is dropped after this long.
         public var secondsPerRequest: UInt32 = 10
         /// A connection's memory: request line, headers and the read buffer.
-        public var connectionMemory = 32 * 1024
+        public var connectionMemory = 16 * 1024
         /// A request's body (a form): more is refused (413) without being read.
         public var bodyBytes = 64 * 1024
         /// Fields of a form or a query; each value at most `fieldBytes`.
@@ -62,19 +65,36 @@ public final class HTTPServer {
     private var streamsOpen = 0
     private var suspended: [ObjectIdentifier: StreamContext] = [:]
     private var stopped = false
+    private let clock: () -> Double
+    /// Every open connection: when its current request began and whether it was answered.
+    /// libmicrohttpd's own timeout is for idle connections only: a client sending a byte a
+    /// second would hold its slot for ever, so a request not answered within
+    /// `secondsPerRequest` has its socket shut down here.
+    private var connections: [OpaquePointer: Deadline] = [:]
+
+    fileprivate struct Deadline {
+        var fd: Int32
+        var since: Double
+        var answered = false
+        var cut = false
+    }
 
     /// Listens on `port` (0: any free port; `port` then says which) on every address, IPv6
     /// and IPv4, or only on loopback.
-    public init(port: UInt16, loopbackOnly: Bool = false, limits: Limits = Limits(), handler: @escaping Handler) throws(WebServerError) {
+    public init(
+        port: UInt16, loopbackOnly: Bool = false, limits: Limits = Limits(), clock: @escaping () -> Double = HTTPServer.monotonic,
+        handler: @escaping Handler
+    ) throws(WebServerError) {
         self.limits = limits
         self.handler = handler
+        self.clock = clock
         let listening = try Self.listen(port: port, loopbackOnly: loopbackOnly)
         self.port = listening.port
         let flags = UInt32(MHD_USE_EPOLL.rawValue) | UInt32(MHD_ALLOW_SUSPEND_RESUME.rawValue)
         let me = Unmanaged.passUnretained(self).toOpaque()
         guard
             let started = ph_mhd_start(
-                flags, listening.fd, accessHandler, me, completedHandler, me, limits.connections, limits.connectionsPerClient,
+                flags, listening.fd, accessHandler, me, completedHandler, me, connectionHandler, me, limits.connections * 4, limits.connectionsPerClient,
                 limits.secondsPerRequest, limits.connectionMemory)
         else {
             Glibc.close(listening.fd)
@@ -95,15 +115,41 @@ public final class HTTPServer {
     public func process() {
         guard let daemon, !stopped else { return }
         _ = MHD_run(daemon)
+        // What a run finished (a connection closed at the limit of all: the listening socket
+        // goes back into its epoll set; a stream's next piece) is taken up by the next run,
+        // which no fd might wake: run once more.
+        _ = MHD_run(daemon)
+        cutOverdue()
     }
+
+    public static func monotonic() -> Double {
+        var ts = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &ts)
+        return Double(ts.tv_sec) + Double(ts.tv_nsec) / 1e9
+    }
+
+    /// Requests not answered in time (a slow sender) lose their connection.
+    private func cutOverdue() {
+        let now = clock()
+        let limit = Double(limits.secondsPerRequest)
+        for (connection, deadline) in connections where !deadline.answered && !deadline.cut && now - deadline.since > limit && deadline.fd >= 0 {
+            connections[connection]?.cut = true
+            Glibc.shutdown(deadline.fd, Int32(SHUT_RDWR))
+        }
+    }
+
+    /// Open connections (each phone's, and any client's).
+    public var openConnections: Int { connections.count }
 
     /// Seconds until `process()` must run even with no fd readable (a connection's timeout);
     /// nil: only when the fd is.
     public var timeout: Double? {
         guard let daemon, !stopped else { return nil }
         var milliseconds: UInt64 = 0
-        guard MHD_get_timeout(daemon, &milliseconds) == .YES else { return nil }
-        return Double(milliseconds) / 1000
+        // While a connection is open, at least once a second: its request's deadline.
+        let sweep: Double? = connections.values.contains { !$0.answered && !$0.cut } ? 1 : nil
+        guard MHD_get_timeout(daemon, &milliseconds) == .YES else { return sweep }
+        return min(Double(milliseconds) / 1000, sweep ?? .infinity)
     }
 
     /// Open event streams (phones watching a live view).
@@ -199,6 +245,8 @@ public final class HTTPServer {
         var refusal: (Int, String)?
         var postProcessor: OpaquePointer?
         var fieldCount = 0
+        /// A response is queued (an early 413): nothing more is answered.
+        var answered = false
         let limits: Limits
 
         init(request: WebRequest, limits: Limits) {
@@ -254,7 +302,7 @@ public final class HTTPServer {
             state.pointee = Unmanaged.passRetained(exchange).toOpaque()
             if method == "POST" {
                 if let length = header(connection, "Content-Length").flatMap({ Int($0) }), length > limits.bodyBytes {
-                    exchange.refusal = (413, "the request is too large (at most \(limits.bodyBytes / 1024) KB)")
+                    exchange.answered = true
                     return queue(connection, .plain(413, "the request is too large (at most \(limits.bodyBytes / 1024) KB)"))
                 }
                 let type = header(connection, "Content-Type") ?? ""
@@ -274,8 +322,12 @@ public final class HTTPServer {
             let size = uploadSize.pointee
             uploadSize.pointee = 0
             exchange.bodyBytes += size
-            if exchange.bodyBytes > limits.bodyBytes, exchange.refusal == nil {
-                exchange.refusal = (413, "the request is too large (at most \(limits.bodyBytes / 1024) KB)")
+            if exchange.bodyBytes > limits.bodyBytes {
+                // Refused now, the rest never read: a 413 when libmicrohttpd takes one in the
+                // middle of an upload, else (it refuses) the connection is closed.
+                guard !exchange.answered else { return .NO }
+                exchange.answered = true
+                return queue(connection, .plain(413, "the request is too large (at most \(limits.bodyBytes / 1024) KB)"))
             }
             if exchange.refusal == nil, let processor = exchange.postProcessor, let upload {
                 if MHD_post_process(processor, upload, size) != .YES, exchange.refusal == nil {
@@ -284,6 +336,8 @@ public final class HTTPServer {
             }
             return .YES
         }
+        guard !exchange.answered else { return .YES }
+        exchange.answered = true
         if let (status, text) = exchange.refusal { return queue(connection, .plain(status, text)) }
         var response = handler(exchange.request)
         if let stream = response.stream, streamsOpen >= limits.streams {
@@ -326,6 +380,7 @@ public final class HTTPServer {
     ]
 
     private func queue(_ connection: OpaquePointer, _ answer: WebResponse) -> MHD_Result {
+        connections[connection]?.answered = true
         let response: OpaquePointer?
         if let stream = answer.stream {
             let context = StreamContext(stream: stream, connection: connection, server: self)
@@ -351,6 +406,27 @@ public final class HTTPServer {
         }
         for (name, value) in answer.headers { _ = MHD_add_response_header(response, name, value) }
         return MHD_queue_response(connection, UInt32(answer.status), response)
+    }
+
+    fileprivate func connectionStarted(_ connection: OpaquePointer) {
+        var deadline = Deadline(fd: ph_mhd_connection_fd(connection), since: clock())
+        if connections.count >= Int(limits.connections), deadline.fd >= 0 {
+            // Over the limit: refused at once (closed by libmicrohttpd's next run).
+            deadline.cut = true
+            Glibc.shutdown(deadline.fd, Int32(SHUT_RDWR))
+        }
+        connections[connection] = deadline
+    }
+
+    fileprivate func connectionClosed(_ connection: OpaquePointer) {
+        connections[connection] = nil
+    }
+
+    /// A request is over: the connection's next one (keep-alive) has its own deadline.
+    fileprivate func requestCompleted(_ connection: OpaquePointer) {
+        guard connections[connection] != nil else { return }
+        connections[connection]?.since = clock()
+        connections[connection]?.answered = false
     }
 
     fileprivate func wake(_ context: StreamContext) {
@@ -410,10 +486,17 @@ private let accessHandler: MHD_AccessHandlerCallback = { cls, connection, url, m
         uploadSize: uploadSize, state: state)
 }
 
-private let completedHandler: MHD_RequestCompletedCallback = { _, _, state, _ in
+private let completedHandler: MHD_RequestCompletedCallback = { cls, connection, state, _ in
+    if let cls, let connection { Unmanaged<HTTPServer>.fromOpaque(cls).takeUnretainedValue().requestCompleted(connection) }
     guard let state, let raw = state.pointee else { return }
     Unmanaged<HTTPServer.Exchange>.fromOpaque(raw).release()
     state.pointee = nil
+}
+
+private let connectionHandler: MHD_NotifyConnectionCallback = { cls, connection, _, code in
+    guard let cls, let connection else { return }
+    let server = Unmanaged<HTTPServer>.fromOpaque(cls).takeUnretainedValue()
+    if code == .CONNECTION_NOTIFY_STARTED { server.connectionStarted(connection) } else { server.connectionClosed(connection) }
 }
 
 private let streamReader: MHD_ContentReaderCallback = { cls, _, buffer, max in

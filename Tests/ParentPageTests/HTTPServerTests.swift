@@ -80,7 +80,9 @@ struct HTTPServerTests {
         // Chunked, no length: counted as it comes.
         let chunk = String(repeating: "a", count: 70_000)
         let chunked = Self.text(Self.exchange(server, Array("POST /trail HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/x-www-form-urlencoded\r\nTransfer-Encoding: chunked\r\nConnection: close\r\n\r\n\(String(chunk.utf8.count, radix: 16))\r\nx=\(chunk.dropFirst(2))\r\n0\r\n\r\n".utf8), seconds: 3))
-        #expect(chunked.hasPrefix("HTTP/1.1 413"))
+        // Cut off as it comes: answered 413, or closed (libmicrohttpd takes no answer in the
+        // middle of an upload), never read to its end nor handed to the page.
+        #expect(chunked.isEmpty || chunked.hasPrefix("HTTP/1.1 413"), "\(chunked.prefix(40))")
         #expect(calls == 0)
         let after = Self.text(Self.exchange(server, Array("GET / HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n".utf8)))
         #expect(after.hasPrefix("HTTP/1.1 200") && calls == 1)

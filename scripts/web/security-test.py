@@ -12,7 +12,7 @@ and raw sockets) against the hunter on the simulator (`hunt --hci simulator --we
   wrong code x20 403 each (a .problem) until 5, then 429 with Retry-After; the right code
                  from that address refused while it waits; from another address it still works
   10 MB body     a POST declaring 10 MB: 413 before any of the body is sent (in a 1 s pause
-                 after the headers); 10 MB chunked (no Content-Length): 413 in a 1 s pause
+                 after the headers); 10 MB chunked (no Content-Length): 413 or closed in a 1 s pause
                  after its first 128 KB; the page answers after each
   streams        8 event streams open, the 9th 503, a new one once one closed
   200 slow       200 connections at once (over 13 loopback addresses, 16 at most each)
@@ -241,13 +241,16 @@ def test_big_body(h, phone):
     r = phone.get("/ready")
     check(r.status == 200, "GET /ready after the 10 MB POST: %r" % r)
     status2, sent2 = big_post(h, phone, chunked=True)
-    check(status2 == 413, "a chunked 10 MB POST (no Content-Length): %s, not 413" % status2)
+    # libmicrohttpd takes no answer in the middle of an upload (MHD_queue_response only once
+    # the headers or the whole request are in): past 64 KB the server closes the connection
+    # instead. Refused either way; what matters is that the rest is never read.
+    check(status2 in (413, None), "a chunked 10 MB POST (no Content-Length): %s, not 413 nor closed" % status2)
     check(sent2 <= 128 * 1024, "a chunked 10 MB POST (no Content-Length): no answer within 1 s of its first 128 KB; 413 only after %d KB were sent "
           "(the body over 64 KB read to its end, not refused)" % (sent2 // 1024))
     r = phone.get("/ready")
     check(r.status == 200, "GET /ready after the chunked 10 MB POST: %r" % r)
-    print("  10 MB body: 413 after %d KB sent (declared), 413 after %d KB (chunked); the page answers (%.0f ms)" % (
-        sent // 1024, sent2 // 1024, (clock() - t) * 1000))
+    print("  10 MB body: 413 after %d KB sent (declared), %s after %d KB (chunked); the page answers (%.0f ms)" % (
+        sent // 1024, status2 or "closed", sent2 // 1024, (clock() - t) * 1000))
 
 
 def listen_queue(port):

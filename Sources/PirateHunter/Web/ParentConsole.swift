@@ -167,13 +167,20 @@ final class ParentConsole {
         // Each stream's rows carry its own session's token: rendered per stream below.
         let json = "[" + list.map { $0.json(now: now) }.joined(separator: ",") + "]"
         let hunt = Pages.huntDetails(hooks.hunt())
+        var behind = false
         for stream in streams {
+            // Still sending the last state: this one is skipped, the next push catches up.
+            guard !stream.hasPending else {
+                behind = true
+                continue
+            }
             let csrf = streamTokens[ObjectIdentifier(stream)] ?? ""
             let rows = Pages.tagRows(list, now: now, Pages.Chrome(csrf: csrf))
             stream.send(event: "tags", data: "{\"tags\":\(json),\"now\":\(HTML.number(now, decimals: 3)),\"rows\":\(HTML.jsonString(rows))}")
             stream.send(event: "hunt", data: "{\"html\":\(HTML.jsonString(hunt))}")
         }
         server.process()
+        if behind { schedulePush() }
     }
 
     private var streamTokens: [ObjectIdentifier: String] = [:]
