@@ -199,7 +199,8 @@ import Simulation
     }
 
     @Test func aReversalNeedsMoreEvidence() {
-        var detector = makeDetector()
+        // The reversal rule alone: a 10 s window, the same z for both directions.
+        var detector = TrendDetector(window: 10, slope: 0.75, reversalFactor: 1.5, minimumInterval: 4, zThreshold: 4)
         var value = -80.0
         var fired: [Trend] = []
         for i in 0...200 {
@@ -245,6 +246,53 @@ import Simulation
             }
         }
         return out
+    }
+
+    /// A ramp in 7 dB noise: one jump at the best split often fits a noisy ramp about as well
+    /// as a line (the split is chosen, the line is not). Refused on any such look (the old
+    /// rule, `stepMargin` 0), a 1.2 dB/s approach was warmer on few seeds; with the default
+    /// margin (a step must fit 3 reading variances better) on most.
+    @Test func aNoisyRampIsWarmerThoughAStepFitsItAsWell() {
+        func warmerSeeds(stepMargin: Double) -> Int {
+            var count = 0
+            for seed in UInt64(1)...20 {
+                var noise = GaussianSource(seed: seed)
+                var detector = TrendDetector(window: 15, slope: 0.75, reversalFactor: 1.5, minimumInterval: 4, zThreshold: 4,
+                                             stepMargin: stepMargin)
+                var warmer = false
+                for i in 0..<120 {  // 12 s at 10 Hz, 1.2 dB/s
+                    let t = Double(i) * 0.1
+                    if detector.update(value: -85 + 1.2 * t + 7 * noise.nextGaussian(), time: t, noiseVariance: 49) == .warmer {
+                        warmer = true
+                    }
+                }
+                if warmer { count += 1 }
+            }
+            return count
+        }
+        let old = warmerSeeds(stepMargin: 0), new = warmerSeeds(stepMargin: RangingConfiguration.default.trendStepMargin)
+        #expect(new >= 14, "warmer on \(new) of 20 ramps")
+        #expect(new >= old + 4, "margin: \(new), refused at any fit: \(old)")
+    }
+
+    /// "Colder" needs a z of 6 (a body turning in front of the hunter makes the level fall),
+    /// "warmer" 4: a fall and a rise of the same z in between say only warmer.
+    @Test func colderNeedsMoreEvidenceThanWarmer() {
+        let c = RangingConfiguration.default
+        #expect(c.trendColderSignificance > c.trendSignificance)
+        // Noiseless: z = slope / (12 dB / sqrt(sum dt^2)), 15 s at 10 Hz: sum dt^2 = 150 x 15^2 / 12.
+        let se = (144 / (150 * 225 / 12.0)).squareRoot()
+        let slope = max(5 * se, c.trendSlope * 1.1)
+        #expect(slope / se < c.trendColderSignificance && slope / se > c.trendSignificance)
+        var rising = TrendDetector(configuration: c), falling = TrendDetector(configuration: c)
+        var up: [Trend] = [], down: [Trend] = []
+        for i in 0..<300 {
+            let t = Double(i) * 0.1
+            if let trend = rising.update(value: -80 + slope * t, time: t, noiseVariance: 144) { up.append(trend) }
+            if let trend = falling.update(value: -60 - slope * t, time: t, noiseVariance: 144) { down.append(trend) }
+        }
+        #expect(up.contains(.warmer))
+        #expect(down.isEmpty, "\(down)")
     }
 
     @Test func walkingTowardsTheBeaconIsWarmerNeverColder() {
