@@ -86,9 +86,15 @@ public struct RangingConfiguration: Sendable, Equatable {
     /// the line by this many reading variances of squared residual (0: refused as soon as it
     /// fits as well) ...
     public var trendStepMargin: Double = 3.0
+    /// ... in full from this many readings in the window, in proportion below.
+    public var trendStepMarginReadings: Int = 30
     /// "Colder"'s own z and step margin (a body turning in front makes the level fall at once).
     public var trendColderSignificance: Double = 6.0
     public var trendColderStepMargin: Double = 0
+    /// "Warmer" also at this z when the slope is at least `trendSteepSlope` (dB/s): a 1-2 Hz
+    /// beacon's 10-20 packets seldom reach z 4, and a walk close by is steep.
+    public var trendSteepSignificance: Double = 3.5
+    public var trendSteepSlope: Double = 1.5
     /// ... and at least this steep (dB/s) ...
     public var trendSlope: Double = 0.75
     /// ... and a reversal (warmer after colder or back) this many times steeper.

@@ -25,6 +25,13 @@ public struct TrendDetector: Sendable, Equatable {
     /// away starts with that fall.
     public let colderStepMargin: Double
     public let colderZThreshold: Double
+    /// "Warmer" also when the slope is at least `steepSlope` dB/s with a z of `steepZThreshold`
+    /// (a slow beacon's few packets: a walk close by is steep, while the level's other trends
+    /// at 10 Hz, significant but gentle, are not).
+    public let steepZThreshold: Double
+    /// The step margin applies in full from this many readings in the window, in proportion below.
+    public let stepMarginReadings: Int
+    public let steepSlope: Double
     public static let minimumPackets = 6
     /// The z threshold the engine uses.
     public static let significance = 4.0
@@ -36,7 +43,10 @@ public struct TrendDetector: Sendable, Equatable {
     private var lastTime: Double = -Double.infinity
 
     public init(window: Double, slope: Double, reversalFactor: Double, minimumInterval: Double, zThreshold: Double = 4,
-                stepMargin: Double = 0, colderStepMargin: Double? = nil, colderZThreshold: Double? = nil) {
+                stepMargin: Double = 0, colderStepMargin: Double? = nil, colderZThreshold: Double? = nil, steepZThreshold: Double = .infinity, steepSlope: Double = .infinity, stepMarginReadings: Int = 1) {
+        self.stepMarginReadings = stepMarginReadings
+        self.steepZThreshold = steepZThreshold
+        self.steepSlope = steepSlope
         self.window = window
         self.stepMargin = stepMargin
         self.colderStepMargin = colderStepMargin ?? stepMargin
@@ -53,19 +63,22 @@ public struct TrendDetector: Sendable, Equatable {
                   minimumInterval: configuration.trendMinimumInterval,
                   zThreshold: configuration.trendSignificance, stepMargin: configuration.trendStepMargin,
                   colderStepMargin: configuration.trendColderStepMargin,
-                  colderZThreshold: configuration.trendColderSignificance)
+                  colderZThreshold: configuration.trendColderSignificance,
+                  steepZThreshold: configuration.trendSteepSignificance, steepSlope: configuration.trendSteepSlope,
+                  stepMarginReadings: configuration.trendStepMarginReadings)
     }
 
     /// The test statistic now: (least-squares slope dB/s, z), when the window is full enough
     /// and the change is no step (`stepMargin`).
     public func statistic(at now: Double, noiseVariance: Double) -> (slope: Double, z: Double)? {
-        guard let fit = fit(at: now, noiseVariance: noiseVariance), fit.stepAdvantage < stepMargin else { return nil }
+        guard let fit = fit(at: now, noiseVariance: noiseVariance),
+              fit.stepAdvantage < stepMargin * min(1, Double(fit.readings) / Double(max(stepMarginReadings, 1))) else { return nil }
         return (fit.slope, fit.z)
     }
 
     /// The line's slope (dB/s) and z, and how many reading variances less squared residual
     /// the best one-jump fit leaves than the line (negative: the line fits better).
-    func fit(at now: Double, noiseVariance: Double) -> (slope: Double, z: Double, stepAdvantage: Double)? {
+    func fit(at now: Double, noiseVariance: Double) -> (slope: Double, z: Double, stepAdvantage: Double, readings: Int)? {
         var n = 0
         var st = 0.0, sv = 0.0
         var first = Double.infinity, lastSeen = -Double.infinity
@@ -99,7 +112,7 @@ public struct TrendDetector: Sendable, Equatable {
         let sigma2 = max(noiseVariance, residual / Double(max(n - 2, 1)))
         let advantage = sigma2 > 0 ? (residual - bestStepResidual(at: now)) / sigma2 : 0
         let se = (sigma2 / stt).squareRoot()
-        return (slope, se > 0 ? slope / se : 0, advantage)
+        return (slope, se > 0 ? slope / se : 0, advantage, n)
     }
 
     /// The least squared residual of two flat levels with one jump between (the best split,
@@ -133,12 +146,21 @@ public struct TrendDetector: Sendable, Equatable {
             values.removeFirst(drop)
         }
         guard time - lastTime >= minimumInterval,
-              let (fitted, z, advantage) = fit(at: time, noiseVariance: noiseVariance) else { return nil }
+              let (fitted, z, advantage, n) = fit(at: time, noiseVariance: noiseVariance) else { return nil }
         let direction: Trend = fitted > 0 ? .warmer : .colder
-        guard advantage < (direction == .warmer ? stepMargin : colderStepMargin) else { return nil }
+        // The margin in full from `stepMarginReadings` readings: how much better a step fits
+        // grows with the readings (n·R²/16 variances for a step of R), the luck of the chosen
+        // split does not; with a 1 Hz beacon's dozen readings a body's 15 dB step is only a
+        // few variances better.
+        let margin = (direction == .warmer ? stepMargin : colderStepMargin) * min(1, Double(n) / Double(max(stepMarginReadings, 1)))
+        guard advantage < margin else { return nil }
         var needed = direction == .warmer ? zThreshold : colderZThreshold
-        if let previous = last, previous != direction { needed *= reversalFactor }
-        guard abs(z) >= needed, abs(fitted) >= slope else { return nil }
+        var steepNeeded = direction == .warmer ? steepZThreshold : .infinity
+        if let previous = last, previous != direction {
+            needed *= reversalFactor
+            steepNeeded *= reversalFactor
+        }
+        guard (abs(z) >= needed && abs(fitted) >= slope) || (abs(z) >= steepNeeded && abs(fitted) >= steepSlope) else { return nil }
         last = direction
         lastTime = time
         return direction

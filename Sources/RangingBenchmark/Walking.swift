@@ -174,6 +174,9 @@ var walkingConfiguration: RangingConfiguration {
     if let v = tuning["tint"] { c.trendMinimumInterval = v }
     if let v = tuning["trf"] { c.trendReversalFactor = v }
     if let v = tuning["stepk"] { c.trendStepMargin = v }
+    if let v = tuning["sz"] { c.trendSteepSignificance = v }
+    if let v = tuning["stepn"] { c.trendStepMarginReadings = Int(v) }
+    if let v = tuning["ss"] { c.trendSteepSlope = v }
     if let v = tuning["cstepk"] { c.trendColderStepMargin = v }
     if let v = tuning["ctz"] { c.trendColderSignificance = v }
     if let v = tuning["minsil"] { c.minimumSilence = v }

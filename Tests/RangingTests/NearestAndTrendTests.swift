@@ -295,6 +295,56 @@ import Simulation
         #expect(down.isEmpty, "\(down)")
     }
 
+    /// A 1 Hz beacon: 13 readings of 7 dB (the first look: 3/4 of the 15 s window). A walk
+    /// close by (2.1 dB/s) is a z of 3.7 there: "warmer" through the steep rule (z 3.5,
+    /// 1.5 dB/s) and not without it (z 4). A gentler slope (1.2 dB/s) at a z of about 3.3 stays quiet.
+    @Test func aSlowBeaconsSteepApproachIsWarmer() {
+        let c = RangingConfiguration.default
+        func first(_ detector: TrendDetector, slope: Double, sd: Double) -> Trend? {
+            var detector = detector
+            for i in 0..<13 {
+                let t = Double(i)
+                // Alternating offsets of +-sd: a noise whose z is known, no seed needed.
+                let value = -85 + slope * t + (i % 2 == 0 ? sd : -sd)
+                if let trend = detector.update(value: value, time: t, noiseVariance: sd * sd) { return trend }
+            }
+            return nil
+        }
+        let steep = TrendDetector(configuration: c)
+        var strict = c
+        strict.trendSteepSignificance = 20
+        #expect(first(steep, slope: 2.1, sd: 7) == .warmer)
+        #expect(first(TrendDetector(configuration: strict), slope: 2.1, sd: 7) == nil)
+        #expect(first(steep, slope: 1.2, sd: 4.5) == nil)
+    }
+
+    /// A body stepping out of the way of a 1 Hz beacon (15 dB back at once): a dozen readings,
+    /// so the step fits only a few variances better than the line. With the margin in full
+    /// at any count it passed as "warmer" on many seeds; in proportion to the readings (30
+    /// for the full margin) on few.
+    @Test func aBodyLeavingASlowBeaconIsNoWarmer() {
+        func warmerSeeds(_ configuration: RangingConfiguration) -> Int {
+            var count = 0
+            for seed in UInt64(1)...40 {
+                var noise = GaussianSource(seed: seed)
+                var detector = TrendDetector(configuration: configuration)
+                var warmer = false
+                for i in 0..<30 {
+                    let t = Double(i)
+                    let value = (t < 12 ? -82.0 : -67.0) + 7 * noise.nextGaussian()
+                    if detector.update(value: value, time: t, noiseVariance: 49) == .warmer { warmer = true }
+                }
+                if warmer { count += 1 }
+            }
+            return count
+        }
+        var full = RangingConfiguration.default
+        full.trendStepMarginReadings = 1
+        let now = warmerSeeds(.default), before = warmerSeeds(full)
+        #expect(now <= 10, "warmer on \(now) of 40")
+        #expect(now < before, "in proportion: \(now), in full: \(before)")
+    }
+
     @Test func walkingTowardsTheBeaconIsWarmerNeverColder() {
         // 15 m to 1 m in 20 s: a brisk walk.
         let path = ScriptedPath([.init(time: 5, distance: 15), .init(time: 25, distance: 1)])
