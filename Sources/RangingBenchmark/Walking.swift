@@ -523,7 +523,8 @@ func probeTrendLegs(count: Int) {
     for seed in 1...UInt64(count) {
         let world = WalkingWorld(seed: seed)
         let reports = world.readings()
-        var detector = TrendDetector(window: c.trendWindow, slope: c.trendSlope, reversalFactor: 1, minimumInterval: 0, zThreshold: 1e9)
+        var detector = TrendDetector(window: c.trendWindow, slope: c.trendSlope, reversalFactor: 1, minimumInterval: 0, zThreshold: 1e9,
+                                     stepMargin: c.trendStepMargin, stepMarginReadings: c.trendStepMarginReadings)
         var filter = KalmanRSSIFilter(configuration: c)
         var looks: [(t: Double, z: Double?)] = []
         for r in reports {
