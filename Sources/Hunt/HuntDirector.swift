@@ -150,7 +150,8 @@ public struct HuntDirector: Sendable {
         /// Name of the sound played on entering and leaving the region.
         public var regionSound = Sound.arrr
         /// Immediate proximity held this long (s) is "treasure found".
-        public var foundHold = 1.0
+        /// (At hand, the engine's immediate, already needs ~3 s of readings at the treasure.)
+        public var foundHold = 0.5
         /// Warmer/colder at most this often (s), and not this soon after another line.
         public var trendInterval = 6.0
         public var trendQuietAfterLine = 3.0

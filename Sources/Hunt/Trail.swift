@@ -130,7 +130,7 @@ public struct TrailProgress: Sendable {
         /// At most one hint per this many seconds (s).
         public var hintInterval = 60.0
         /// Immediate held this long is a find (s), as for the director.
-        public var foundHold = 1.0
+        public var foundHold = 0.5
         public var mode: HuntMode = .solo
         public init() {}
     }

@@ -46,10 +46,19 @@ public struct AtHandDetector: Sendable, Equatable {
 
     /// The mean must be below the edge by this many standard errors.
     public let edgeZ: Double
+    /// At hand is judged on at least `confirmPackets` readings since the arrival, spanning at
+    /// least `confirmSpan` s: evidence in time as well as in packets, so a 10 Hz child
+    /// walking past a kind spot for a second is not at hand, and a 1 Hz one at the chest
+    /// does not wait for as many packets as a 10 Hz one.
+    public let confirmPackets: Int
+    public let confirmSpan: Double
 
     public init(edgeLoss: Double, releaseLoss: Double, window: Double, minimumPackets: Int = 5,
-                arrivalMargin: Double, arrivalZ: Double = 2.5, edgeZ: Double = 0) {
+                arrivalMargin: Double, arrivalZ: Double = 2.5, edgeZ: Double = 0, confirmPackets: Int? = nil,
+                confirmSpan: Double = 0) {
         self.edgeZ = edgeZ
+        self.confirmPackets = max(1, confirmPackets ?? minimumPackets)
+        self.confirmSpan = max(0, confirmSpan)
         self.edgeLoss = edgeLoss
         self.releaseLoss = releaseLoss
         self.window = window
@@ -59,16 +68,20 @@ public struct AtHandDetector: Sendable, Equatable {
     }
 
     public init(configuration: RangingConfiguration, minimumPackets: Int = Self.defaultPackets, edgeZ: Double = Self.defaultEdgeZ,
-                arrivalZ: Double = Self.defaultArrivalZ) {
+                arrivalZ: Double = Self.defaultArrivalZ, confirmPackets: Int = Self.defaultConfirmPackets,
+                confirmSpan: Double = Self.defaultConfirmSpan) {
         let model = LogDistanceModel(configuration: configuration)
         let edge = model.pathLoss(atMeters: configuration.atHandEdge)
         self.init(edgeLoss: edge, releaseLoss: edge + configuration.proximityHysteresis, window: configuration.atHandWindow,
-                  minimumPackets: minimumPackets, arrivalMargin: configuration.arrivalMargin, arrivalZ: arrivalZ, edgeZ: edgeZ)
+                  minimumPackets: minimumPackets, arrivalMargin: configuration.arrivalMargin, arrivalZ: arrivalZ, edgeZ: edgeZ,
+                  confirmPackets: confirmPackets, confirmSpan: confirmSpan)
     }
 
     public static let defaultPackets = 8
     public static let defaultEdgeZ = 2.0
     public static let defaultArrivalZ = 3.0
+    public static let defaultConfirmPackets = 4
+    public static let defaultConfirmSpan = 3.0
 
     /// Mean path loss of the last `count` readings (within `longestWindow` s) and its
     /// standard error; nil when there are fewer.
@@ -160,8 +173,9 @@ public struct AtHandDetector: Sendable, Equatable {
         // their mean below the edge by `edgeZ` standard errors. An arrival they put back near
         // the typical level was a fluke and is forgotten.
         if let since = arrivalSince {
+            let afterTimes = times.filter { $0 >= since }
             let after = zip(times, losses).filter { $0.0 >= since }.map(\.1)
-            if after.count >= minimumPackets {
+            if after.count >= confirmPackets, let first = afterTimes.first, time - first >= confirmSpan {
                 let mean = after.reduce(0, +) / Double(after.count)
                 let se = (max(noiseVariance, 0) / Double(after.count)).squareRoot()
                 if mean + edgeZ * se < edgeLoss && arrivalTypical - mean >= arrivalMargin / 2 {
@@ -176,6 +190,7 @@ public struct AtHandDetector: Sendable, Equatable {
 
     public mutating func reset() {
         self = AtHandDetector(edgeLoss: edgeLoss, releaseLoss: releaseLoss, window: window, minimumPackets: minimumPackets,
-                              arrivalMargin: arrivalMargin, arrivalZ: arrivalZ, edgeZ: edgeZ)
+                              arrivalMargin: arrivalMargin, arrivalZ: arrivalZ, edgeZ: edgeZ,
+                              confirmPackets: confirmPackets, confirmSpan: confirmSpan)
     }
 }

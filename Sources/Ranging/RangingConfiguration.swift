@@ -76,12 +76,25 @@ public struct RangingConfiguration: Sendable, Equatable {
 
     // MARK: Trend (TrendDetector)
     /// Slope of the nearest beacon's filtered RSSI over this window (s) ...
-    public var trendWindow: Double = 10.0
+    public var trendWindow: Double = 15.0
     /// ... must be significant (slope / its standard error >= `TrendDetector.significance`,
     /// 4: two-sided false-alarm probability 6e-5 per look) ...
     /// ... and at least this many standard errors from flat (`TrendDetector.significance`;
     /// docs/ranging.md, "Warmer and colder from motion": lower buys recall with false lines) ...
     public var trendSignificance: Double = 4.0
+    /// ... and not a step: one jump between two flat levels must not fit the window better than
+    /// the line by this many reading variances of squared residual (0: refused as soon as it
+    /// fits as well) ...
+    public var trendStepMargin: Double = 3.0
+    /// ... in full from this many readings in the window, in proportion below.
+    public var trendStepMarginReadings: Int = 30
+    /// "Colder"'s own z and step margin (a body turning in front makes the level fall at once).
+    public var trendColderSignificance: Double = 6.0
+    public var trendColderStepMargin: Double = 0
+    /// "Warmer" also at this z when the slope is at least `trendSteepSlope` (dB/s): a 1-2 Hz
+    /// beacon's 10-20 packets seldom reach z 4, and a walk close by is steep.
+    public var trendSteepSignificance: Double = 3.5
+    public var trendSteepSlope: Double = 1.5
     /// ... and at least this steep (dB/s) ...
     public var trendSlope: Double = 0.75
     /// ... and a reversal (warmer after colder or back) this many times steeper.

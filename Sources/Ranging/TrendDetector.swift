@@ -18,6 +18,20 @@ public struct TrendDetector: Sendable, Equatable {
     public let reversalFactor: Double
     public let minimumInterval: Double
     public let zThreshold: Double
+    /// A step refuses the trend only when it leaves at least this many reading variances
+    /// less squared residual than the line (0: as soon as it fits as well).
+    public let stepMargin: Double
+    /// "Colder" has its own: a body turning in front makes the level fall at once, and a walk
+    /// away starts with that fall.
+    public let colderStepMargin: Double
+    public let colderZThreshold: Double
+    /// "Warmer" also when the slope is at least `steepSlope` dB/s with a z of `steepZThreshold`
+    /// (a slow beacon's few packets: a walk close by is steep, while the level's other trends
+    /// at 10 Hz, significant but gentle, are not).
+    public let steepZThreshold: Double
+    /// The step margin applies in full from this many readings in the window, in proportion below.
+    public let stepMarginReadings: Int
+    public let steepSlope: Double
     public static let minimumPackets = 6
     /// The z threshold the engine uses.
     public static let significance = 4.0
@@ -28,8 +42,15 @@ public struct TrendDetector: Sendable, Equatable {
     public private(set) var last: Trend?
     private var lastTime: Double = -Double.infinity
 
-    public init(window: Double, slope: Double, reversalFactor: Double, minimumInterval: Double, zThreshold: Double = 4) {
+    public init(window: Double, slope: Double, reversalFactor: Double, minimumInterval: Double, zThreshold: Double = 4,
+                stepMargin: Double = 0, colderStepMargin: Double? = nil, colderZThreshold: Double? = nil, steepZThreshold: Double = .infinity, steepSlope: Double = .infinity, stepMarginReadings: Int = 1) {
+        self.stepMarginReadings = stepMarginReadings
+        self.steepZThreshold = steepZThreshold
+        self.steepSlope = steepSlope
         self.window = window
+        self.stepMargin = stepMargin
+        self.colderStepMargin = colderStepMargin ?? stepMargin
+        self.colderZThreshold = colderZThreshold ?? zThreshold
         self.slope = slope
         self.reversalFactor = reversalFactor
         self.minimumInterval = minimumInterval
@@ -40,11 +61,24 @@ public struct TrendDetector: Sendable, Equatable {
         self.init(window: configuration.trendWindow, slope: configuration.trendSlope,
                   reversalFactor: configuration.trendReversalFactor,
                   minimumInterval: configuration.trendMinimumInterval,
-                  zThreshold: configuration.trendSignificance)
+                  zThreshold: configuration.trendSignificance, stepMargin: configuration.trendStepMargin,
+                  colderStepMargin: configuration.trendColderStepMargin,
+                  colderZThreshold: configuration.trendColderSignificance,
+                  steepZThreshold: configuration.trendSteepSignificance, steepSlope: configuration.trendSteepSlope,
+                  stepMarginReadings: configuration.trendStepMarginReadings)
     }
 
-    /// The test statistic now: (least-squares slope dB/s, z), when the window is full enough.
+    /// The test statistic now: (least-squares slope dB/s, z), when the window is full enough
+    /// and the change is no step (`stepMargin`).
     public func statistic(at now: Double, noiseVariance: Double) -> (slope: Double, z: Double)? {
+        guard let fit = fit(at: now, noiseVariance: noiseVariance),
+              fit.stepAdvantage < stepMargin * min(1, Double(fit.readings) / Double(max(stepMarginReadings, 1))) else { return nil }
+        return (fit.slope, fit.z)
+    }
+
+    /// The line's slope (dB/s) and z, and how many reading variances less squared residual
+    /// the best one-jump fit leaves than the line (negative: the line fits better).
+    func fit(at now: Double, noiseVariance: Double) -> (slope: Double, z: Double, stepAdvantage: Double, readings: Int)? {
         var n = 0
         var st = 0.0, sv = 0.0
         var first = Double.infinity, lastSeen = -Double.infinity
@@ -72,22 +106,23 @@ public struct TrendDetector: Sendable, Equatable {
         }
         // A slope, or a step? A body stepping between (or out) moves the level at once, and
         // a line through a step is steep: when one jump between two flat levels fits the
-        // window at least as well as the line, the change was abrupt, not a walk (that is
-        // the proximity's business, with its dwell), and no trend is claimed.
-        if stepFitsBetter(than: residual, at: now) { return nil }
+        // window as well as the line (within `stepMargin` reading variances), the change was
+        // abrupt, not a walk (that is the proximity's business, with its dwell), and no
+        // trend is claimed.
         let sigma2 = max(noiseVariance, residual / Double(max(n - 2, 1)))
+        let advantage = sigma2 > 0 ? (residual - bestStepResidual(at: now)) / sigma2 : 0
         let se = (sigma2 / stt).squareRoot()
-        return (slope, se > 0 ? slope / se : 0)
+        return (slope, se > 0 ? slope / se : 0, advantage, n)
     }
 
-    /// Whether two flat levels with one jump between (the best split, at least 2 readings a
-    /// side) leave no more squared residual than `lineResidual`. O(readings in the window).
-    func stepFitsBetter(than lineResidual: Double, at now: Double) -> Bool {
+    /// The least squared residual of two flat levels with one jump between (the best split,
+    /// at least 2 readings a side); infinity with fewer than 4 readings. O(readings in the window).
+    func bestStepResidual(at now: Double) -> Double {
         var total = 0.0, totalSquares = 0.0, n = 0
         for (t, v) in zip(times, values) where now - t <= window {
             total += v; totalSquares += v * v; n += 1
         }
-        guard n >= 4 else { return false }
+        guard n >= 4 else { return .infinity }
         var left = 0.0, k = 0
         var best = Double.infinity
         for (t, v) in zip(times, values) where now - t <= window {
@@ -97,7 +132,7 @@ public struct TrendDetector: Sendable, Equatable {
             let rss = totalSquares - left * left / Double(k) - right * right / Double(n - k)
             best = min(best, rss)
         }
-        return best <= lineResidual
+        return best
     }
 
     /// Feeds one reading (dBm) with the reading noise (dB²) the filter has learned.
@@ -111,11 +146,21 @@ public struct TrendDetector: Sendable, Equatable {
             values.removeFirst(drop)
         }
         guard time - lastTime >= minimumInterval,
-              let (fitted, z) = statistic(at: time, noiseVariance: noiseVariance) else { return nil }
+              let (fitted, z, advantage, n) = fit(at: time, noiseVariance: noiseVariance) else { return nil }
         let direction: Trend = fitted > 0 ? .warmer : .colder
-        var needed = zThreshold
-        if let previous = last, previous != direction { needed *= reversalFactor }
-        guard abs(z) >= needed, abs(fitted) >= slope else { return nil }
+        // The margin in full from `stepMarginReadings` readings: how much better a step fits
+        // grows with the readings (n·R²/16 variances for a step of R), the luck of the chosen
+        // split does not; with a 1 Hz beacon's dozen readings a body's 15 dB step is only a
+        // few variances better.
+        let margin = (direction == .warmer ? stepMargin : colderStepMargin) * min(1, Double(n) / Double(max(stepMarginReadings, 1)))
+        guard advantage < margin else { return nil }
+        var needed = direction == .warmer ? zThreshold : colderZThreshold
+        var steepNeeded = direction == .warmer ? steepZThreshold : .infinity
+        if let previous = last, previous != direction {
+            needed *= reversalFactor
+            steepNeeded *= reversalFactor
+        }
+        guard (abs(z) >= needed && abs(fitted) >= slope) || (abs(z) >= steepNeeded && abs(fitted) >= steepSlope) else { return nil }
         last = direction
         lastTime = time
         return direction

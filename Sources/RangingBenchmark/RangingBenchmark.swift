@@ -589,6 +589,14 @@ enum RangingBenchmark {
             probeStill(row: probe[0], seed: UInt64(probe[1]))
             return
         }
+        if let probe = getenv("LEG_PROBE").flatMap({ Int(String(cString: $0)) }) {
+            probeLegs(count: probe)
+            return
+        }
+        if let probe = getenv("TREND_PROBE").flatMap({ Int(String(cString: $0)) }) {
+            probeTrendLegs(count: probe)
+            return
+        }
         if let probe = getenv("ENGINE_PROBE").flatMap({ UInt64(String(cString: $0)) }) {
             probeEngine(seed: probe)
             return

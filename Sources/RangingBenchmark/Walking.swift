@@ -173,6 +173,12 @@ var walkingConfiguration: RangingConfiguration {
     if let v = tuning["ts"] { c.trendSlope = v }
     if let v = tuning["tint"] { c.trendMinimumInterval = v }
     if let v = tuning["trf"] { c.trendReversalFactor = v }
+    if let v = tuning["stepk"] { c.trendStepMargin = v }
+    if let v = tuning["sz"] { c.trendSteepSignificance = v }
+    if let v = tuning["stepn"] { c.trendStepMarginReadings = Int(v) }
+    if let v = tuning["ss"] { c.trendSteepSlope = v }
+    if let v = tuning["cstepk"] { c.trendColderStepMargin = v }
+    if let v = tuning["ctz"] { c.trendColderSignificance = v }
     if let v = tuning["minsil"] { c.minimumSilence = v }
     if let v = tuning["sigma"] { c.environmentSigma = v }
     return c
@@ -181,7 +187,9 @@ var walkingConfiguration: RangingConfiguration {
 func oursOnWalk(_ reports: [SimulatedReading], until end: Double, lineSeconds: Double = 2) -> WalkTold {
     let c = walkingConfiguration
     let atHand = AtHandDetector(configuration: c, minimumPackets: Int(tuning["packets"] ?? Double(AtHandDetector.defaultPackets)),
-                                edgeZ: tuning["edgez"] ?? AtHandDetector.defaultEdgeZ, arrivalZ: tuning["arrivalz"] ?? AtHandDetector.defaultArrivalZ)
+                                edgeZ: tuning["edgez"] ?? AtHandDetector.defaultEdgeZ, arrivalZ: tuning["arrivalz"] ?? AtHandDetector.defaultArrivalZ,
+                                confirmPackets: Int(tuning["cpackets"] ?? Double(AtHandDetector.defaultConfirmPackets)),
+                                confirmSpan: tuning["cspan"] ?? AtHandDetector.defaultConfirmSpan)
     var engine = RangingEngine(configuration: c, regions: [Region(name: "treasure", uuid: OurRanger.uuid)], atHand: atHand)
     var hunt = HuntDirector.Configuration(region: "treasure")
     if let v = tuning["hold"] { hunt.foundHold = v }
@@ -446,7 +454,9 @@ func probeAtHand(seed: UInt64) {
     let world = WalkingWorld(seed: seed)
     let c = walkingConfiguration
     var detector = AtHandDetector(configuration: c, minimumPackets: Int(tuning["packets"] ?? Double(AtHandDetector.defaultPackets)),
-                                  edgeZ: tuning["edgez"] ?? AtHandDetector.defaultEdgeZ, arrivalZ: tuning["arrivalz"] ?? AtHandDetector.defaultArrivalZ)
+                                  edgeZ: tuning["edgez"] ?? AtHandDetector.defaultEdgeZ, arrivalZ: tuning["arrivalz"] ?? AtHandDetector.defaultArrivalZ,
+                                confirmPackets: Int(tuning["cpackets"] ?? Double(AtHandDetector.defaultConfirmPackets)),
+                                confirmSpan: tuning["cspan"] ?? AtHandDetector.defaultConfirmSpan)
     var filter = KalmanRSSIFilter(configuration: c)
     var lastPrint = -Double.infinity
     for r in world.readings() {
@@ -493,4 +503,39 @@ func probeEngine(seed: UInt64) {
     }
     for leg in world.approaches() { print("leg \(format(leg.start, 1))-\(format(leg.end, 1))") }
     for l in oursOnWalk(world.readings(), until: world.duration).lines { print("said \(format(l.time, 1)) \(l.line.rawValue)") }
+}
+
+/// LEG_PROBE=N: the approach legs of tuning walks 1...N: rate, length, true level change, packets (tuning aid).
+func probeLegs(count: Int) {
+    for seed in 1...UInt64(count) {
+        let world = WalkingWorld(seed: seed)
+        let reports = world.readings()
+        for leg in world.approaches() {
+            let n = reports.count { $0.time >= leg.start && $0.time <= leg.end }
+            print("seed \(seed) rate \(format(1 / world.advertisingInterval, 0)) dur \(format(leg.end - leg.start, 1)) d \(format(world.distance(at: leg.start), 1))->\(format(world.distance(at: leg.end), 1)) level \(format(world.meanRSSI(at: leg.start), 1))->\(format(world.meanRSSI(at: leg.end), 1)) packets \(n) sd \(format(world.packetSigma, 1))")
+        }
+    }
+}
+
+/// TREND_PROBE=N: for the approach legs of tuning walks 1...N, the trend test's best z during the leg (tuning aid).
+func probeTrendLegs(count: Int) {
+    let c = walkingConfiguration
+    for seed in 1...UInt64(count) {
+        let world = WalkingWorld(seed: seed)
+        let reports = world.readings()
+        var detector = TrendDetector(window: c.trendWindow, slope: c.trendSlope, reversalFactor: 1, minimumInterval: 0, zThreshold: 1e9,
+                                     stepMargin: c.trendStepMargin, stepMarginReadings: c.trendStepMarginReadings)
+        var filter = KalmanRSSIFilter(configuration: c)
+        var looks: [(t: Double, z: Double?)] = []
+        for r in reports {
+            filter.update(rssi: r.rssi, time: r.time)
+            _ = detector.update(value: Double(r.rssi), time: r.time, noiseVariance: filter.noiseVariance)
+            looks.append((r.time, detector.statistic(at: r.time, noiseVariance: filter.noiseVariance)?.z))
+        }
+        for leg in world.approaches() {
+            let inLeg = looks.filter { $0.t >= leg.start && $0.t <= leg.end + 3 }
+            let zs = inLeg.compactMap(\.z)
+            print("seed \(seed) rate \(format(1 / world.advertisingInterval, 0)) dur \(format(leg.end - leg.start, 1)) looks \(inLeg.count) refused \(inLeg.count - zs.count) maxz \(format(zs.max() ?? .nan, 1))")
+        }
+    }
 }

@@ -49,7 +49,7 @@ private func load(_ arguments: [String], for command: CommandSpec = Commands.hun
         #expect(configuration.audio.volumeDB == 0)
         let hunt = configuration.huntConfiguration()
         #expect(hunt.region == "treasure")
-        #expect(hunt.foundHold == 1 && hunt.trendInterval == 6 && hunt.trendQuietAfterLine == 3 && hunt.pendingLifetime == 4)
+        #expect(hunt.foundHold == 0.5 && hunt.trendInterval == 6 && hunt.trendQuietAfterLine == 3 && hunt.pendingLifetime == 4)
         #expect(configuration.record == nil)
         #expect(configuration.json == false)
         #expect(configuration.treasure.uuid == HunterConfiguration.defaultUUID)
@@ -241,7 +241,7 @@ private func load(_ arguments: [String], for command: CommandSpec = Commands.hun
             }
             return out
         })
-        #expect(fields.count == 32)
+        #expect(fields.count == 38)
         #expect(Set(RangingSection.keys) == expected)
     }
 

@@ -33,9 +33,33 @@ import Glibc
                 let changes = feed(&detector, loss: 0 + error, from: 60, seconds: 30, rate: rate, noise: &noise)
                 let first = changes.first ?? .infinity
                 #expect(detector.isAtHand, "rate \(rate) error \(error)")
-                #expect(first - 60 <= (rate >= 10 ? 3 : 12), "rate \(rate) error \(error): at hand after \(first - 60) s")
+                // At 10 Hz the arrival, then 3 s of readings after it (`confirmSpan`: a child
+                // walking past a kind spot is not at hand); at 2 Hz the packets' evidence.
+                #expect(first - 60 <= (rate >= 10 ? 4.5 : 12), "rate \(rate) error \(error): at hand after \(first - 60) s")
             }
         }
+    }
+
+    /// Walking past a kind spot: 1.5 s at a level that reads at hand, then on (10 Hz). The
+    /// arrival comes, but the readings after it span less than `confirmSpan`: no at hand
+    /// (with 8 packets and no span, as before, it was).
+    @Test func walkingPastAKindSpotIsNotAtHand() {
+        var passedBefore = 0, passedNow = 0
+        for seed in UInt64(1)...10 {
+            for confirmSpan in [0.0, AtHandDetector.defaultConfirmSpan] {
+                var noise = GaussianSource(seed: seed)
+                var detector = AtHandDetector(configuration: .default, minimumPackets: 8, confirmPackets: confirmSpan > 0 ? 4 : 8,
+                                              confirmSpan: confirmSpan)
+                _ = feed(&detector, loss: 20, from: 0, seconds: 60, rate: 10, noise: &noise)
+                var changes = feed(&detector, loss: -2, from: 60, seconds: 2, rate: 10, noise: &noise)
+                changes += feed(&detector, loss: 20, from: 62, seconds: 20, rate: 10, noise: &noise)
+                if !changes.isEmpty {
+                    if confirmSpan > 0 { passedNow += 1 } else { passedBefore += 1 }
+                }
+            }
+        }
+        #expect(passedNow == 0, "at hand on \(passedNow) of 10 passes")
+        #expect(passedBefore >= 5, "without the span: \(passedBefore) of 10")
     }
 
     @Test func standingStillNearTheChestIsNeverAtHand() {

@@ -199,7 +199,8 @@ import Simulation
     }
 
     @Test func aReversalNeedsMoreEvidence() {
-        var detector = makeDetector()
+        // The reversal rule alone: a 10 s window, the same z for both directions.
+        var detector = TrendDetector(window: 10, slope: 0.75, reversalFactor: 1.5, minimumInterval: 4, zThreshold: 4)
         var value = -80.0
         var fired: [Trend] = []
         for i in 0...200 {
@@ -245,6 +246,103 @@ import Simulation
             }
         }
         return out
+    }
+
+    /// A ramp in 7 dB noise: one jump at the best split often fits a noisy ramp about as well
+    /// as a line (the split is chosen, the line is not). Refused on any such look (the old
+    /// rule, `stepMargin` 0), a 1.2 dB/s approach was warmer on few seeds; with the default
+    /// margin (a step must fit 3 reading variances better) on most.
+    @Test func aNoisyRampIsWarmerThoughAStepFitsItAsWell() {
+        func warmerSeeds(stepMargin: Double) -> Int {
+            var count = 0
+            for seed in UInt64(1)...20 {
+                var noise = GaussianSource(seed: seed)
+                var detector = TrendDetector(window: 15, slope: 0.75, reversalFactor: 1.5, minimumInterval: 4, zThreshold: 4,
+                                             stepMargin: stepMargin)
+                var warmer = false
+                for i in 0..<120 {  // 12 s at 10 Hz, 1.2 dB/s
+                    let t = Double(i) * 0.1
+                    if detector.update(value: -85 + 1.2 * t + 7 * noise.nextGaussian(), time: t, noiseVariance: 49) == .warmer {
+                        warmer = true
+                    }
+                }
+                if warmer { count += 1 }
+            }
+            return count
+        }
+        let old = warmerSeeds(stepMargin: 0), new = warmerSeeds(stepMargin: RangingConfiguration.default.trendStepMargin)
+        #expect(new >= 14, "warmer on \(new) of 20 ramps")
+        #expect(new >= old + 4, "margin: \(new), refused at any fit: \(old)")
+    }
+
+    /// "Colder" needs a z of 6 (a body turning in front of the hunter makes the level fall),
+    /// "warmer" 4: a fall and a rise of the same z in between say only warmer.
+    @Test func colderNeedsMoreEvidenceThanWarmer() {
+        let c = RangingConfiguration.default
+        #expect(c.trendColderSignificance > c.trendSignificance)
+        // Noiseless: z = slope / (12 dB / sqrt(sum dt^2)), 15 s at 10 Hz: sum dt^2 = 150 x 15^2 / 12.
+        let se = (144 / (150 * 225 / 12.0)).squareRoot()
+        let slope = max(5 * se, c.trendSlope * 1.1)
+        #expect(slope / se < c.trendColderSignificance && slope / se > c.trendSignificance)
+        var rising = TrendDetector(configuration: c), falling = TrendDetector(configuration: c)
+        var up: [Trend] = [], down: [Trend] = []
+        for i in 0..<300 {
+            let t = Double(i) * 0.1
+            if let trend = rising.update(value: -80 + slope * t, time: t, noiseVariance: 144) { up.append(trend) }
+            if let trend = falling.update(value: -60 - slope * t, time: t, noiseVariance: 144) { down.append(trend) }
+        }
+        #expect(up.contains(.warmer))
+        #expect(down.isEmpty, "\(down)")
+    }
+
+    /// A 1 Hz beacon: 13 readings of 7 dB (the first look: 3/4 of the 15 s window). A walk
+    /// close by (2.1 dB/s) is a z of 3.7 there: "warmer" through the steep rule (z 3.5,
+    /// 1.5 dB/s) and not without it (z 4). A gentler slope (1.2 dB/s) at a z of about 3.3 stays quiet.
+    @Test func aSlowBeaconsSteepApproachIsWarmer() {
+        let c = RangingConfiguration.default
+        func first(_ detector: TrendDetector, slope: Double, sd: Double) -> Trend? {
+            var detector = detector
+            for i in 0..<13 {
+                let t = Double(i)
+                // Alternating offsets of +-sd: a noise whose z is known, no seed needed.
+                let value = -85 + slope * t + (i % 2 == 0 ? sd : -sd)
+                if let trend = detector.update(value: value, time: t, noiseVariance: sd * sd) { return trend }
+            }
+            return nil
+        }
+        let steep = TrendDetector(configuration: c)
+        var strict = c
+        strict.trendSteepSignificance = 20
+        #expect(first(steep, slope: 2.1, sd: 7) == .warmer)
+        #expect(first(TrendDetector(configuration: strict), slope: 2.1, sd: 7) == nil)
+        #expect(first(steep, slope: 1.2, sd: 4.5) == nil)
+    }
+
+    /// A body stepping out of the way of a 1 Hz beacon (15 dB back at once): a dozen readings,
+    /// so the step fits only a few variances better than the line. With the margin in full
+    /// at any count it passed as "warmer" on many seeds; in proportion to the readings (30
+    /// for the full margin) on few.
+    @Test func aBodyLeavingASlowBeaconIsNoWarmer() {
+        func warmerSeeds(_ configuration: RangingConfiguration) -> Int {
+            var count = 0
+            for seed in UInt64(1)...40 {
+                var noise = GaussianSource(seed: seed)
+                var detector = TrendDetector(configuration: configuration)
+                var warmer = false
+                for i in 0..<30 {
+                    let t = Double(i)
+                    let value = (t < 12 ? -82.0 : -67.0) + 7 * noise.nextGaussian()
+                    if detector.update(value: value, time: t, noiseVariance: 49) == .warmer { warmer = true }
+                }
+                if warmer { count += 1 }
+            }
+            return count
+        }
+        var full = RangingConfiguration.default
+        full.trendStepMarginReadings = 1
+        let now = warmerSeeds(.default), before = warmerSeeds(full)
+        #expect(now <= 10, "warmer on \(now) of 40")
+        #expect(now < before, "in proportion: \(now), in full: \(before)")
     }
 
     @Test func walkingTowardsTheBeaconIsWarmerNeverColder() {

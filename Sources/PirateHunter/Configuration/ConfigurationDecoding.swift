@@ -418,6 +418,11 @@ enum RangingSection {
             ("nearest_dwell", \.nearestDwell, 0...600, " s"),
             ("trend_window", \.trendWindow, 1...600, " s"),
             ("trend_significance", \.trendSignificance, 0.5...20, ""),
+            ("trend_step_margin", \.trendStepMargin, 0...1000, " reading variances"),
+            ("trend_colder_significance", \.trendColderSignificance, 0.5...20, ""),
+            ("trend_colder_step_margin", \.trendColderStepMargin, 0...1000, " reading variances"),
+            ("trend_steep_significance", \.trendSteepSignificance, 0.5...20, ""),
+            ("trend_steep_slope", \.trendSteepSlope, 0.01...100, " dB/s"),
             ("trend_slope", \.trendSlope, 0.01...100, " dB/s"),
             ("trend_reversal_factor", \.trendReversalFactor, 1...100, ""),
             ("trend_minimum_interval", \.trendMinimumInterval, 0...3600, " s"),
@@ -429,6 +434,7 @@ enum RangingSection {
             ("proximity_minimum_packets", \.proximityMinimumPackets, 1...1000),
             ("enter_packets", \.enterPackets, 1...100),
             ("confirm_packets", \.confirmPackets, 1...100),
+            ("trend_step_margin_readings", \.trendStepMarginReadings, 1...100_000),
         ]
     }
     static var ranges: [(key: String, path: WritableKeyPath<RangingConfiguration, ClosedRange<Int>>)] {
