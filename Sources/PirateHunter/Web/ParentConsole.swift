@@ -266,6 +266,15 @@ final class ParentConsole {
             }
             hooks.setVolume(volume)
             _ = hooks.say("Ahoy! This be how loud I am.")
+            // Kept for the next start too: the file's audio.volume_db (a reload applies it).
+            if file != nil {
+                let problems = save { document in
+                    var audio = document["audio"] ?? .object([])
+                    audio.set("volume_db", .number(volume.rounded()))
+                    document.set("audio", audio)
+                }
+                for problem in problems { Log.warning("parent's page: the volume is not saved: \(problem)") }
+            }
             return .seeOther("/hunt")
         default: return Pages.notFound()
         }
