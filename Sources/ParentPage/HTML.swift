@@ -33,6 +33,8 @@ public enum HTML {
     /// A number for a page or JSON: `decimals` places, no exponent.
     public static func number(_ value: Double, decimals: Int = 1) -> String {
         guard value.isFinite else { return "null" }
+        // Far past anything a page shows (an implausible distance): never an Int that traps.
+        guard abs(value) < 1e12 else { return value < 0 ? "-1e12" : "1e12" }
         var scale = 1.0
         for _ in 0..<decimals { scale *= 10 }
         let scaled = (abs(value) * scale).rounded()

@@ -80,8 +80,8 @@ public struct TrailDraft: Sendable, Equatable {
     public var huntersValue: JSONDocument? {
         let parts = hunters.split(whereSeparator: { $0 == "," || $0 == " " }).map(String.init)
         guard !parts.isEmpty else { return nil }
-        let numbers = parts.compactMap { Double($0) }
-        return numbers.count == parts.count ? .array(numbers.map(JSONDocument.number)) : .string(hunters)
+        let numbers = parts.compactMap { Int($0) }
+        return numbers.count == parts.count ? .array(numbers.map { .number(Double($0)) }) : .string(hunters)
     }
 
     /// The draft of a configuration file's `hunt` and `game` sections.

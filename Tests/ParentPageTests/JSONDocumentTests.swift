@@ -35,6 +35,18 @@ struct JSONDocumentTests {
         #expect(doc["b"]?.arrayValue == [.bool(true), .bool(false), .null, .number(-150)])
     }
 
+    @Test func numbersFromAFormOrTheAirNeverTrap() {
+        var draft = TrailDraft()
+        for text in ["1e400", "nan", "-inf", "99999999999999999999", "2, x"] {
+            draft.hunters = text
+            #expect(draft.huntersValue == .string(text), "\(text)")
+        }
+        draft.hunters = "2 3"
+        #expect(draft.huntersValue == .array([.number(2), .number(3)]))
+        #expect(HTML.number(6e15) == "1e12" && HTML.number(-Double.greatestFiniteMagnitude) == "-1e12" && HTML.number(.nan) == "null")
+        #expect(HTML.number(-0.04) == "0.0" && HTML.number(12.345, decimals: 2) == "12.35" && HTML.number(-3.25, decimals: 1) == "-3.3")
+    }
+
     @Test func aPostedFormIsBoundedAndKeepsWhatThePageDoesNotEdit() {
         var previous = TrailDraft()
         var step = TrailDraft.Step(region: "R1")
