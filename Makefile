@@ -29,13 +29,16 @@ test: deps
 # The parent's page (issue 26, docs/web.md) on the simulator, against the debug build:
 # headless Chromium at phone size through Selenium (scripts/web/browser-test.py; its venv
 # made by scripts/web/setup.sh; screenshots kept in .build/web-artifacts), then a plain
-# HTTP client's attacks (scripts/web/security-test.py), both run, the first failure's status.
+# HTTP client's attacks (scripts/web/security-test.py), a file mended on the page while the
+# hunt waits for it (scripts/web/mend-test.py): all run, the first failure's status.
 # About a minute and a half.
 web-test: build
+	@scripts/deps.sh --web
 	@scripts/web/setup.sh
 	@status=0; \
 	.build/web-venv/bin/python scripts/web/browser-test.py || status=$$?; \
 	.build/web-venv/bin/python scripts/web/security-test.py || { [ $$status -ne 0 ] || status=$$?; }; \
+	.build/web-venv/bin/python scripts/web/mend-test.py || { [ $$status -ne 0 ] || status=$$?; }; \
 	exit $$status
 
 # The page's figures on a release build: first byte, SSE latency, RSS with 5 phones.

@@ -76,7 +76,7 @@ final class Hunter {
             huntView.lastSaid = text
             console?.huntChanged()
         }
-        console = ParentConsole.start(port: setup.web.port, file: setup.file, runtime: runtime, ranging: setup.ranging, tags: setup.tags)
+        console = ParentConsole.start(port: setup.web.port, file: setup.file, runtime: runtime, ranging: setup.ranging, tags: setup.tags, gate: setup.pageGate)
         guard let console else { return }
         console.hooks.hunt = { [unowned self] in huntView }
         console.hooks.say = { [unowned self] text in speaker.preview(text) }

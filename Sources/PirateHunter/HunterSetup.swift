@@ -2,6 +2,7 @@ import Audio
 import Game
 import GameKey
 import Hunt
+import ParentPage
 import Ranging
 import Voice
 
@@ -41,6 +42,9 @@ struct HunterSetup {
     var web = HunterConfiguration.Web()
     var tags: [HunterConfiguration.Tag] = []
     var file: String?
+    /// The page's gate from the wait for a mended file (`hunt --wait-for-fix`): the parent
+    /// who mended it stays signed in, with the same code.
+    var pageGate: AccessGate?
 
     var game: HunterCore.Configuration {
         var game = HunterCore.Configuration(

@@ -5,6 +5,7 @@ import Audio
 import FoundationEssentials
 import Game
 import Hunt
+import ParentPage
 import Voice
 
 /// `hunt --wait-for-fix` (what the service runs): a configuration the hunt refuses is not an
@@ -24,13 +25,14 @@ enum SettingsNotice {
     /// Waits until `load` succeeds, saying each new problem once; returns what it loaded.
     static func wait(
         after error: CLIError, flags: ConfigurationFlags, json: Bool,
-        load: () throws(CLIError) -> HunterSetup
+        load: @escaping () throws(CLIError) -> HunterSetup
     ) -> HunterSetup {
         var problem = error
         var told = Set<String>()
         let path = flags.configPath ?? HunterConfiguration.defaultPath
         var stamp = fileStamp(path)
         tell(problem, flags: flags, json: json, told: &told)
+        if let setup = waitWithPage(problem: problem, path: path, flags: flags, json: json, told: &told, load: load) { return setup }
         while true {
             var pause = timespec(tv_sec: Int(pollInterval), tv_nsec: 0)
             var left = timespec()
@@ -47,6 +49,58 @@ enum SettingsNotice {
                 tell(problem, flags: flags, json: json, told: &told)
             }
         }
+    }
+
+    /// The wait with the parent's page up (docs/web.md), when the flags leave it on and its
+    /// port is free: Ready? lists what is wrong, the Trail page can mend a trail's mistake
+    /// (saved through the validator), and the file is read again every `pollInterval`
+    /// seconds and after each save; nil when the page cannot run (the plain wait then).
+    /// Its runtime takes no signals: SIGTERM ends the wait as before.
+    private static func waitWithPage(
+        problem first: CLIError, path: String, flags: ConfigurationFlags, json: Bool, told: inout Set<String>,
+        load: @escaping () throws(CLIError) -> HunterSetup
+    ) -> HunterSetup? {
+        var settings = HunterConfiguration()
+        settings.apply(flags)
+        guard settings.web.enabled, let runtime = try? ApplianceRuntime(RuntimeOptions(signals: [])),
+            let console = ParentConsole.start(port: settings.web.port, file: path, runtime: runtime, ranging: settings.ranging, tags: [])
+        else { return nil }
+        var problem = first
+        var loaded: HunterSetup?
+        var stamp = fileStamp(path)
+        func items() -> [CheckItem] {
+            [CheckItem(status: .problem, text: "The settings have a mistake: the hunt waits for it to be mended", fix: "Mend it here (Trail) or in \(path); pirate-hunter check lists the same")]
+                + ([problem.message] + problem.further).map { CheckItem(status: .problem, text: $0) }
+        }
+        console.hooks.checks = items
+        var idle = HuntView()
+        idle.running = false
+        console.hooks.hunt = { idle }
+        var toldNow = told
+        let tryLoad = { () -> Void in
+            let now = fileStamp(path)
+            guard now != stamp else { return }
+            stamp = now
+            do throws(CLIError) {
+                loaded = try load()
+                Log.info("the settings can be hunted now: starting")
+                // Not from inside the page's answer to the save: after it.
+                runtime.loop.schedule(after: 0) { runtime.stop(.ok) }
+            } catch {
+                problem = error
+                tell(problem, flags: flags, json: json, told: &toldNow)
+            }
+        }
+        runtime.onReload = tryLoad
+        runtime.loop.repeatEvery(pollInterval) { _ in
+            tryLoad()
+            return loaded == nil
+        }
+        Log.info("waiting for the settings to be fixed; the parent's page shows what is wrong: \(console.address)")
+        _ = try? runtime.run(keeping: [console])
+        told = toldNow
+        loaded?.pageGate = console.gate
+        return loaded
     }
 
     /// The lines of `problem` in the log, and said once (per boot, per first line).

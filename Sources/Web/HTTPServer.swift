@@ -114,13 +114,21 @@ public final class HTTPServer {
     /// Runs what is ready: accepts, reads, calls the page, writes. On the loop's thread only.
     public func process() {
         guard let daemon, !stopped else { return }
+        running += 1
         _ = MHD_run(daemon)
         // What a run finished (a connection closed at the limit of all: the listening socket
         // goes back into its epoll set; a stream's next piece) is taken up by the next run,
         // which no fd might wake: run once more.
         _ = MHD_run(daemon)
+        running -= 1
         cutOverdue()
+        if stopAsked, running == 0 { stop() }
     }
+
+    /// Inside `process()` (a page's handler runs there): libmicrohttpd must not be stopped
+    /// from its own callback, so a stop asked then waits until the run is over.
+    private var running = 0
+    private var stopAsked = false
 
     public static func monotonic() -> Double {
         var ts = timespec()
@@ -159,6 +167,10 @@ public final class HTTPServer {
     /// connection suspended) and the socket.
     public func stop() {
         guard !stopped, let daemon else { return }
+        guard running == 0 else {
+            stopAsked = true
+            return
+        }
         stopped = true
         for context in suspended.values {
             context.stream.onText = {}

@@ -58,13 +58,18 @@ final class ParentConsole {
 
     /// Starts the page on `port`; nil (with one warning line) when it cannot: the appliance
     /// goes on without it.
-    static func start(port: UInt16, file: String?, runtime: ApplianceRuntime, ranging: RangingConfiguration, tags: [HunterConfiguration.Tag], isBox: Bool = false) -> ParentConsole? {
+    /// `gate`: the one a page before this one used (the wait for a mended file): its code and
+    /// sessions go on.
+    static func start(
+        port: UInt16, file: String?, runtime: ApplianceRuntime, ranging: RangingConfiguration, tags: [HunterConfiguration.Tag], isBox: Bool = false,
+        gate: AccessGate? = nil
+    ) -> ParentConsole? {
         guard !runtime.loop.isVirtual else {
             Log.info("parent's page: off on virtual time")
             return nil
         }
         do {
-            return try ParentConsole(port: port, file: file, runtime: runtime, ranging: ranging, tags: tags, isBox: isBox)
+            return try ParentConsole(port: port, file: file, runtime: runtime, ranging: ranging, tags: tags, isBox: isBox, gate: gate)
         } catch let error as WebServerError {
             Log.warning("parent's page: \(error); the \(isBox ? "box" : "hunt") goes on without it (web.port or --web-port picks another, --no-web switches it off)")
             return nil
@@ -74,12 +79,15 @@ final class ParentConsole {
         }
     }
 
-    private init(port: UInt16, file: String?, runtime: ApplianceRuntime, ranging: RangingConfiguration, tags configured: [HunterConfiguration.Tag], isBox: Bool) throws {
+    private init(
+        port: UInt16, file: String?, runtime: ApplianceRuntime, ranging: RangingConfiguration, tags configured: [HunterConfiguration.Tag], isBox: Bool,
+        gate carried: AccessGate?
+    ) throws {
         self.runtime = runtime
         self.file = file
         self.isBox = isBox
         let host = Self.hostname()
-        gate = AccessGate(names: [host, host + ".local", "localhost"], random: GameKey.randomBytes)
+        gate = carried ?? AccessGate(names: [host, host + ".local", "localhost"], random: GameKey.randomBytes)
         var names: [BeaconKey: String] = [:]
         var calibrations: [BeaconKey: Int8] = [:]
         for tag in configured {
