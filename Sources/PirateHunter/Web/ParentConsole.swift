@@ -182,7 +182,12 @@ final class ParentConsole {
                 behind = true
                 continue
             }
-            let csrf = streamTokens[ObjectIdentifier(stream)] ?? ""
+            // A stream whose session ended (signed out, a new code, idle) is closed: the
+            // live view is the session's, not the connection's.
+            guard let (sessionID, csrf) = streamTokens[ObjectIdentifier(stream)], gate.sessions.contains(where: { $0.id == sessionID }) else {
+                stream.close()
+                continue
+            }
             let rows = Pages.tagRows(list, now: now, Pages.Chrome(csrf: csrf))
             stream.send(event: "tags", data: "{\"tags\":\(json),\"now\":\(HTML.number(now, decimals: 3)),\"rows\":\(HTML.jsonString(rows))}")
             stream.send(event: "hunt", data: "{\"html\":\(HTML.jsonString(hunt))}")
@@ -191,7 +196,8 @@ final class ParentConsole {
         if behind { schedulePush() }
     }
 
-    private var streamTokens: [ObjectIdentifier: String] = [:]
+    /// Each live view's session and its CSRF token (its rows' forms carry the token).
+    private var streamTokens: [ObjectIdentifier: (String, String)] = [:]
 
     // MARK: - Requests
 
@@ -230,16 +236,18 @@ final class ParentConsole {
             return WebResponse(text: Pages.ready(items + checkLines, address: address, refreshing: checkPID != nil, chrome))
         case ("POST", "/logout"):
             gate.logOut(session.id)
+            schedulePush()
             return .seeOther("/login", headers: [AccessGate.clearedCookie])
         case ("POST", "/code"):
             gate.renewCode(keeping: session.id)
+            schedulePush()
             do { try writeCode() } catch { Log.warning("parent's page: the new setup code: \(error)") }
             Log.info("parent's page: a new setup code (the others are signed out); `pirate-hunter check` prints it")
             return .seeOther("/ready")
         case ("GET", "/events"):
             let stream = EventStream()
             streams.append(stream)
-            streamTokens[ObjectIdentifier(stream)] = session.csrf
+            streamTokens[ObjectIdentifier(stream)] = (session.id, session.csrf)
             stream.onClose = { [weak self, unowned stream] in self?.streamTokens[ObjectIdentifier(stream)] = nil }
             stream.send(event: "hello", data: "{}")
             schedulePush()
