@@ -31,6 +31,7 @@ usage: scripts/bench/web-bench.py [--binary .build/release/pirate-hunter] [--no-
 Exit 0 when every figure meets its target, 1 otherwise (2: the benchmark could not run).
 """
 import argparse
+import importlib.util
 import json
 import os
 import random
@@ -56,18 +57,16 @@ TAG_UUID = uuid.UUID(harness.UUID)
 
 
 # ---------------------------------------------------------------------------------------
-# A controller of our own: what fake-controller.py does, with reports written on demand.
-
-def complete(opcode, extra=b""):
-    params = bytes([1]) + struct.pack("<H", opcode) + b"\x00" + extra
-    return bytes([0x04, 0x0E, len(params)]) + params
+# A controller of our own: fake-controller.py's HCI packets, with reports written on demand.
+_fake_spec = importlib.util.spec_from_file_location("fake_controller", os.path.join(HERE, "fake-controller.py"))
+fake_controller = importlib.util.module_from_spec(_fake_spec)
+_fake_spec.loader.exec_module(fake_controller)
+complete = fake_controller.complete
 
 
 def report(minor, rssi, major=1, power=-59):
     address = bytes([minor & 0xFF, (minor >> 8) & 0xFF, 0x33, 0x44, 0x55, 0xC6])
-    data = bytes([0x02, 0x01, 0x06, 0x1A, 0xFF, 0x4C, 0x00, 0x02, 0x15]) + TAG_UUID.bytes + struct.pack(">HHb", major, minor, power)
-    params = bytes([0x02, 1, 0x03, 0x01]) + address + bytes([len(data)]) + data + struct.pack("b", rssi)
-    return bytes([0x04, 0x3E, len(params)]) + params
+    return fake_controller.report(TAG_UUID, rssi, major=major, minor=minor, address=address, power=power)
 
 
 class Controller(threading.Thread):
@@ -473,9 +472,7 @@ def main():
         if subprocess.call([swift, "build", "-c", "release", "--product", "pirate-hunter"], cwd=REPO, env=env) != 0:
             print("web-bench: the release build failed", file=sys.stderr)
             sys.exit(2)
-    if not os.access(a.binary, os.X_OK):
-        print("web-bench: no %s" % a.binary, file=sys.stderr)
-        sys.exit(2)
+    harness.require_binary("web-bench", a.binary, fix="build it (swift build -c release)")
     harness.main_guard("web-bench", lambda: run(a))
 
 

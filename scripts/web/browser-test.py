@@ -412,9 +412,7 @@ def main():
     ap.add_argument("--artifacts", default=os.path.join(harness.REPO, ".build", "web-artifacts"))
     ap.add_argument("--keep", action="store_true", help="keep the run's temporary directory (config, stderr)")
     a = ap.parse_args()
-    if not os.access(a.binary, os.X_OK):
-        print("browser-test: FAIL: no %s: build it first (swift build)" % a.binary, file=sys.stderr)
-        sys.exit(1)
+    harness.require_binary("browser-test", a.binary)
     harness.main_guard("browser-test", lambda: run(a))
 
 

@@ -66,6 +66,13 @@ def free_port():
         return s.getsockname()[1]
 
 
+def require_binary(name, binary, fix="build it first (swift build)"):
+    """The one line and exit 1 when the program to test is not there."""
+    if not os.access(binary, os.X_OK):
+        print("%s: FAIL: no %s: %s" % (name, binary, fix), file=sys.stderr)
+        sys.exit(1)
+
+
 def default_binary(config="debug"):
     return os.path.join(REPO, ".build", config, "pirate-hunter")
 

@@ -582,9 +582,7 @@ def main():
     ap.add_argument("--keep", action="store_true")
     ap.add_argument("--only", help="comma-separated: " + ",".join(n for n, _ in TESTS))
     a = ap.parse_args()
-    if not os.access(a.binary, os.X_OK):
-        print("security-test: FAIL: no %s: build it first (swift build)" % a.binary, file=sys.stderr)
-        sys.exit(1)
+    harness.require_binary("security-test", a.binary)
     harness.main_guard("security-test", lambda: run(a))
 
 

@@ -466,22 +466,31 @@ final class ParentConsole {
     }
 
     private func watchRehearsal(_ pid: pid_t, wav: String, toSpeaker: Bool) {
-        runtime.loop.schedule(after: 0.25) { [weak self] in
+        whenExited(pid) { [weak self] exitCode in
             guard let self else { return }
-            var status: Int32 = 0
-            let done = waitpid(pid, &status, WNOHANG)
-            guard done == pid || done < 0 else { return watchRehearsal(pid, wav: wav, toSpeaker: toSpeaker) }
             rehearsalPID = nil
-            let exitCode = (status >> 8) & 0xFF
-            guard done == pid, status & 0x7F == 0, exitCode == 0 else {
+            guard exitCode == 0 else {
                 let log = (try? Self.read(directory + "/rehearsal.log")).map { String(decoding: $0.suffix(400), as: UTF8.self) } ?? ""
-                let reason = log.split(separator: "\n").last(where: { $0.contains("pirate-hunter") || $0.contains("error") }).map(String.init) ?? "exit \(exitCode)"
+                let reason = log.split(separator: "\n").last(where: { $0.contains("pirate-hunter") || $0.contains("error") }).map(String.init)
+                    ?? exitCode.map { "exit \($0)" } ?? "killed"
                 rehearsal = .failed(reason)
                 return
             }
             let seconds = (try? WAVFile.read(path: wav).durationSeconds) ?? 0
             rehearsal = .ready(seconds: seconds)
             if toSpeaker, let problem = hooks.playRecording(wav) { Log.warning("parent's page: the rehearsal on the speaker: \(problem)") }
+        }
+    }
+
+    /// `done` with the child's exit code (nil: killed by a signal, or not ours) once it has
+    /// ended, asked every 0.2 s on the loop (waitpid, WNOHANG: the loop never waits for it).
+    private func whenExited(_ pid: pid_t, _ done: @escaping (Int32?) -> Void) {
+        runtime.loop.schedule(after: 0.2) { [weak self] in
+            guard let self else { return }
+            var status: Int32 = 0
+            let ended = waitpid(pid, &status, WNOHANG)
+            guard ended == pid || ended < 0 else { return whenExited(pid, done) }
+            done(ended == pid && status & 0x7F == 0 ? (status >> 8) & 0xFF : nil)
         }
     }
 
@@ -505,11 +514,8 @@ final class ParentConsole {
     }
 
     private func watchCheck(_ pid: pid_t, output: String) {
-        runtime.loop.schedule(after: 0.2) { [weak self] in
+        whenExited(pid) { [weak self] _ in
             guard let self else { return }
-            var status: Int32 = 0
-            let done = waitpid(pid, &status, WNOHANG)
-            guard done == pid || done < 0 else { return watchCheck(pid, output: output) }
             checkPID = nil
             checkedAt = runtime.now
             checkLines = Self.checkItems((try? Self.read(output)) ?? [])
