@@ -86,7 +86,11 @@ public struct WalkingWorld: Sendable {
 
     public init(seed: UInt64) {
         self.seed = seed
-        var random = SplitMix64(seed: seed &* 0x9E37_79B9_7F4A_7C15 &+ 0x5157)
+        // The seed is hashed first: SplitMix64 steps its state by the golden gamma, so states
+        // seeded `seed · gamma + c` made seed s + 1's draws seed s's shifted by one (the walks
+        // of consecutive seeds were the same path: 200 "walks" were a handful).
+        var seeder = SplitMix64(seed: seed ^ 0x5157)
+        var random = SplitMix64(seed: seeder.next())
         func uniform(_ range: ClosedRange<Double>) -> Double {
             range.lowerBound + (range.upperBound - range.lowerBound) * random.nextUniform()
         }

@@ -11,6 +11,20 @@ import Glibc
         #expect(a.readings() != c.readings())
     }
 
+    @Test func walksOfNeighbouringSeedsAreNotTheSamePath() {
+        // Their legs must differ: a generator seeded so that seed s + 1's draws were seed s's
+        // shifted by one gave seeds 1, 4, 7 and 9 the same legs.
+        func legs(_ seed: UInt64) -> [Int] {
+            WalkingWorld(seed: seed).approaches().map { Int((($0.end - $0.start) * 4).rounded()) }
+        }
+        let all = (1...24).map { legs(UInt64($0)) }
+        #expect(Set(all).count == all.count)
+        for s: UInt64 in 1...12 {
+            let a = WalkingWorld(seed: s), b = WalkingWorld(seed: s + 1)
+            #expect(abs(a.duration - b.duration) > 0.01 || a.poses.last != b.poses.last)
+        }
+    }
+
     @Test func walksLastFourToTenMinutesAndEndAtHandHeightOverTheChest() {
         for seed: UInt64 in 1...12 {
             let world = WalkingWorld(seed: seed)
