@@ -154,6 +154,13 @@ public struct HuntDirector: Sendable {
         public var foundHold = 0.5
         /// Warmer/colder at most this often (s), and not this soon after another line.
         public var trendInterval = 6.0
+        /// A region exit is said (the arrr and "region-left") only once the region has stayed
+        /// left this long (s); a re-entry before then is said neither. A child walking with the
+        /// beacon behind its body, far off or past a wall, loses every packet for a few seconds
+        /// now and then: the engine's exit follows its silence model, the child hears only an
+        /// exit that lasts (walking benchmark: 0.5 false left + entered pairs an hour at 0,
+        /// 0.1 at 6 s).
+        public var leftConfirmation = 6.0
         public var trendQuietAfterLine = 3.0
         /// A line waiting behind a more important one is dropped after this long (s).
         public var pendingLifetime = 4.0
@@ -201,6 +208,8 @@ public struct HuntDirector: Sendable {
     public private(set) var lastFoundStep: Int?
     private var lastLineAt = -Double.infinity
     private var lastTrendAt = -Double.infinity
+    /// Since when the hunted region's exit waits for `leftConfirmation`.
+    private var exitSince: Double?
     private var inside = false
     private var saidProximity: Proximity = .unknown
     private var immediateSince: Double?
@@ -321,7 +330,7 @@ public struct HuntDirector: Sendable {
 
     /// Checks timers (found hold, the trail's other treasures, hints) without a new event.
     public mutating func tick(at time: Double) -> [HuntAction] {
-        var actions = checkFound(at: time)
+        var actions = confirmExit(at: time) + checkFound(at: time)
         guard var p = progress else { return actions }
         if let since = awaitingRewardSince, time - since >= configuration.rewardWait { awaitingRewardSince = nil }
         // Another chest is news only once the find, its reward and the next clue are over,
@@ -443,6 +452,7 @@ public struct HuntDirector: Sendable {
         guard let known = progress?.region(of: step) else { return }
         region = configuration.trail[step].region.name
         inside = known.inside
+        exitSince = nil
         saidProximity = known.proximity
         immediateSince = known.proximity == .immediate ? known.immediateSince : nil
         foundAnnounced = false
@@ -457,20 +467,27 @@ public struct HuntDirector: Sendable {
         let region = self.region
         switch event {
         case let .regionState(_, name, state) where name == region:
-            guard state == .inside, !inside else { return [] }
+            guard state == .inside else { return [] }
+            if exitSince != nil {
+                exitSince = nil
+                return []
+            }
+            guard !inside else { return [] }
             return entered(at: time)
         case let .regionEnter(_, name) where name == region:
+            if exitSince != nil {
+                // Back before the exit was said: neither is.
+                exitSince = nil
+                return []
+            }
             guard !inside else { return [] }
             return entered(at: time)
         case let .regionExit(_, name) where name == region:
-            guard inside else { return [] }
-            inside = false
+            guard inside, exitSince == nil else { return [] }
+            // No find from a class held before the exit; the rest waits for the confirmation.
             immediateSince = nil
-            saidProximity = .unknown
-            classes = [:]
-            // A proximity line still waiting is stale news now.
-            if let p = pending, p.event.precedence <= LineEvent.proximityUnknown.precedence { pending = nil }
-            return [.sound(configuration.regionSound)] + say(.regionLeft, at: time)
+            exitSince = time
+            return confirmExit(at: time)
         case let .proximity(_, key, _, _) where !hunts(key):
             // Another treasure of the trail: the trail watches it.
             return []
@@ -491,6 +508,19 @@ public struct HuntDirector: Sendable {
         default:
             return []
         }
+    }
+
+    /// The exit, said once the region has stayed left `leftConfirmation` s.
+    private mutating func confirmExit(at time: Double) -> [HuntAction] {
+        guard let since = exitSince, time - since >= configuration.leftConfirmation else { return [] }
+        exitSince = nil
+        inside = false
+        immediateSince = nil
+        saidProximity = .unknown
+        classes = [:]
+        // A proximity line still waiting is stale news now.
+        if let p = pending, p.event.precedence <= LineEvent.proximityUnknown.precedence { pending = nil }
+        return [.sound(configuration.regionSound)] + say(.regionLeft, at: time)
     }
 
     /// The closest class of the region's beacons (unknown when none has one), and since when

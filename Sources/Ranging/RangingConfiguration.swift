@@ -42,7 +42,7 @@ public struct RangingConfiguration: Sendable, Equatable {
     /// At hand (AtHandDetector: a child standing at the treasure, the hunter at chest height
     /// over it, ~1 m) is immediate: the mean path loss of the last `atHandWindow` s below the
     /// model's loss at `atHandEdge` m (room for a tag's power error) ...
-    public var atHandEdge: Double = 2.5
+    public var atHandEdge: Double = 2.0
     public var atHandWindow: Double = 2.0
     /// ... and at least this much (dB) below the least loss of the last minute (an arrival).
     public var arrivalMargin: Double = 8.0

@@ -69,7 +69,8 @@ extension HuntDirector {
         _ = d.feed(.proximity(time: 1, key: key, from: .unknown, to: .immediate))
         _ = d.feed(.regionState(time: 1, region: region, state: .inside))
         _ = d.feed(.regionExit(time: 2, region: region))
-        _ = d.handle(.speechFinished, at: 3)
+        #expect(d.tick(at: 8) == [.sound(.arrr), .say(.regionLeft, interrupt: true)])
+        _ = d.handle(.speechFinished, at: 9)
         #expect(d.feed(.regionEnter(time: 10, region: region)) == [.sound(.arrr), .say(.regionEntered, interrupt: false)])
         _ = d.handle(.speechFinished, at: 12)
         #expect(d.tick(at: 20) == [], "no find from a class before the exit")
@@ -124,9 +125,11 @@ extension HuntDirector {
         #expect(d.feed(.proximity(time: 2, key: key, from: .unknown, to: .far)) == [.say(.proximityFar, interrupt: false)])
         // Same precedence and newer: replaces the line being spoken.
         #expect(d.feed(.proximity(time: 2.5, key: key, from: .far, to: .near)) == [.say(.proximityNear, interrupt: true)])
-        // Exit matters more: interrupts.
-        #expect(d.feed(.regionExit(time: 3, region: region)) == [.sound(.arrr), .say(.regionLeft, interrupt: true)])
-        #expect(d.handle(.speechFinished, at: 5) == [])
+        // Exit matters more: interrupts (once it has lasted the confirmation).
+        #expect(d.feed(.regionExit(time: 3, region: region)) == [])
+        #expect(d.tick(at: 8.9) == [])
+        #expect(d.tick(at: 9) == [.sound(.arrr), .say(.regionLeft, interrupt: true)])
+        #expect(d.handle(.speechFinished, at: 11) == [])
     }
 
     @Test func aLesserLineWaitsForTheCurrentOneAndGoesStale() {
@@ -189,7 +192,49 @@ extension HuntDirector {
         _ = d.feed(.proximity(time: 2, key: key, from: .unknown, to: .far))
         _ = d.handle(.speechFinished, at: 3)
         #expect(d.feed(.proximity(time: 9, key: key, from: .far, to: .unknown)) == [])
-        #expect(d.feed(.regionExit(time: 9, region: region)) == [.sound(.arrr), .say(.regionLeft, interrupt: false)])
+        #expect(d.feed(.regionExit(time: 9, region: region)) == [])
+        #expect(d.tick(at: 15) == [.sound(.arrr), .say(.regionLeft, interrupt: false)])
+    }
+
+    @Test func anExitUndoneWithinTheConfirmationIsNeverSaid() {
+        var d = director()
+        _ = d.feed(.regionEnter(time: 0, region: region))
+        _ = d.handle(.speechFinished, at: 1)
+        _ = d.feed(.proximity(time: 2, key: key, from: .unknown, to: .far))
+        _ = d.handle(.speechFinished, at: 3)
+        // A few seconds of lost packets (a body, a wall): the engine's exit and enter are
+        // neither said.
+        #expect(d.feed(.regionExit(time: 20, region: region)) == [])
+        #expect(d.tick(at: 23) == [])
+        #expect(d.feed(.regionEnter(time: 24, region: region)) == [])
+        #expect(d.tick(at: 40) == [])
+        #expect(d.isInside)
+        // Still in the game: the next class change is said as usual.
+        #expect(d.feed(.proximity(time: 41, key: key, from: .far, to: .near)) == [.say(.proximityNear, interrupt: false)])
+        // A lasting exit is said once, after the confirmation, and the way back in again.
+        _ = d.handle(.speechFinished, at: 43)
+        #expect(d.feed(.regionExit(time: 50, region: region)) == [])
+        #expect(d.tick(at: 56) == [.sound(.arrr), .say(.regionLeft, interrupt: false)])
+        #expect(!d.isInside)
+        _ = d.handle(.speechFinished, at: 58)
+        #expect(d.tick(at: 70) == [])
+        #expect(d.feed(.regionEnter(time: 71, region: region)) == [.sound(.arrr), .say(.regionEntered, interrupt: false)])
+    }
+
+    @Test func noFindFromAClassHeldBeforeAnExitThatIsUndone() {
+        var d = director()
+        _ = d.feed(.regionEnter(time: 0, region: region))
+        _ = d.handle(.speechFinished, at: 1)
+        _ = d.feed(.nearest(time: 1, region: region, key: key))
+        _ = d.feed(.proximity(time: 2, key: key, from: .unknown, to: .near))
+        _ = d.handle(.speechFinished, at: 3)
+        #expect(d.feed(.proximity(time: 4, key: key, from: .near, to: .immediate)).first == .say(.proximityImmediate, interrupt: false))
+        // Lost before the hold: no find while it is gone, nor right after it comes back.
+        #expect(d.feed(.regionExit(time: 4.2, region: region)) == [])
+        _ = d.handle(.speechFinished, at: 6)
+        #expect(d.tick(at: 7) == [])
+        #expect(d.feed(.regionEnter(time: 7.5, region: region)) == [])
+        #expect(d.tick(at: 8).isEmpty)
     }
 
     @Test func adapterLinesOncePerChange() {
