@@ -195,6 +195,7 @@ func oursOnWalk(_ reports: [SimulatedReading], until end: Double, lineSeconds: D
     if let v = tuning["hold"] { hunt.foundHold = v }
     if let v = tuning["hti"] { hunt.trendInterval = v }
     if let v = tuning["hq"] { hunt.trendQuietAfterLine = v }
+    if let v = tuning["lc"] { hunt.leftConfirmation = v }
     var director = HuntDirector(configuration: hunt)
     var told = WalkTold()
     var speechEnds: Double?
@@ -446,65 +447,75 @@ func runWalking(heldOut: Bool, count: Int, writeCaptures: String?, replays: Stri
               + "\(silences.isEmpty ? "-" : format(median(silences), 1)) | "
               + "\(pairs == 0 ? "-" : format(100 * Double(right) / Double(pairs), 1) + " %") |")
     }
-    var ceilings: [String] = []
-    for z in [4.0, 3.0] {
-        var byRate: [Int: (Int, Int)] = [:]
-        for seed in seeds {
-            let world = WalkingWorld(seed: seed)
-            let rate = Int((1 / world.advertisingInterval).rounded())
-            let key = rate <= 2 ? 1 : rate
-            let c = evidenceCeiling(world, world.readings(), z: z)
-            byRate[key, default: (0, 0)].0 += c.heard
-            byRate[key, default: (0, 0)].1 += c.legs
+    for (kind, name) in [(Ceiling.slope, "slope since the leg's start"), (.rise, "last 3 s against the 10 s before the leg")] {
+        var parts: [String] = []
+        for z in [4.0, 3.0] {
+            var byRate: [Int: (heard: Int, legs: Int)] = [:]
+            for seed in seeds {
+                let world = WalkingWorld(seed: seed)
+                let rate = Int((1 / world.advertisingInterval).rounded())
+                let c = evidenceCeiling(world, world.readings(), kind, z: z)
+                byRate[rate <= 2 ? 1 : rate, default: (0, 0)].heard += c.heard
+                byRate[rate <= 2 ? 1 : rate, default: (0, 0)].legs += c.legs
+            }
+            let figures = [10, 4, 1].map { k -> String in
+                let (h, n) = byRate[k] ?? (0, 0)
+                return n == 0 ? "-" : format(Double(h) / Double(n), 2)
+            }
+            parts.append("z \(format(z, 0)) " + figures.joined(separator: "/"))
         }
-        let parts = [10, 4, 1].map { k -> String in
-            let (h, n) = byRate[k] ?? (0, 0)
-            return n == 0 ? "-" : format(Double(h) / Double(n), 2)
-        }
-        ceilings.append("z \(format(z, 0)): " + parts.joined(separator: "/"))
+        print("(evidence ceiling, \(name), approaches heard at 10/4/1-2 Hz: " + parts.joined(separator: "; ") + ")")
     }
-    print("(evidence ceiling, approaches a slope test knowing each leg's start could hear at 10/4/1-2 Hz: " + ceilings.joined(separator: "; ") + ")")
     print("(\(format(rows[names.last ?? ""]?.reduce(0) { $0 + $1.1.seconds / 3600 } ?? 0, 2)) h of walking; definitions: docs/ranging.md, \"The walking world\")")
 }
 
-/// The evidence ceiling: how many approaches a slope test could hear at all from the leg's
-/// own packets, knowing when the leg starts (an oracle of timing, not of level) and the
-/// per-packet noise (the world's spread with its channel offsets). At each packet from the
-/// leg's start to `approachGrace` s past its end, the least-squares slope of the readings
-/// since the start; heard when its z reaches `z` with a slope >= 0.75 dB/s. No false-alarm
-/// cost is counted: a ranger cannot do better at that z without more than the packets.
-func evidenceCeiling(_ world: WalkingWorld, _ reports: [SimulatedReading], z threshold: Double) -> (heard: Int, legs: Int) {
+/// The evidence ceilings: how many approaches a test could hear at all from the packets,
+/// knowing when each leg starts (an oracle of timing, not of level) and the per-packet noise
+/// (the world's spread with its channel offsets). No false-alarm cost is counted, so a ranger
+/// that does not know when legs start cannot do better at that z:
+/// - `.slope`: at each packet from the leg's start to `approachGrace` s past its end, the
+///   least-squares slope of the readings since the start; heard when its z reaches the
+///   threshold with a slope >= 0.75 dB/s;
+/// - `.rise`: every 0.25 s of the leg, the mean of the last 3 s of the leg against the mean of
+///   the 10 s before it (where the child was no nearer: a leg is a maximal run of closing);
+///   heard when the difference's z reaches the threshold. It counts the body's shadow lifting
+///   as the child turns towards the chest, which a ranger cannot tell from a turn standing.
+enum Ceiling { case slope, rise }
+
+func evidenceCeiling(_ world: WalkingWorld, _ reports: [SimulatedReading], _ kind: Ceiling, z threshold: Double) -> (heard: Int, legs: Int) {
     let offsets = world.channelOffsets
     let offsetVariance = offsets.map { $0 * $0 }.reduce(0, +) / Double(max(offsets.count, 1))
     let sigma2 = world.packetSigma * world.packetSigma + offsetVariance
     var heard = 0, legs = 0
     for leg in world.approaches() {
         legs += 1
-        if getenv("CEILING_TWO") != nil {
-            // Two-sample: the last 3 s against the 10 s before the leg.
+        let last = leg.end + WalkRules.approachGrace
+        switch kind {
+        case .slope:
+            var n = 0.0, st = 0.0, sv = 0.0, stt = 0.0, stv = 0.0
+            for r in reports where r.time >= leg.start && r.time <= last {
+                let t = r.time - leg.start, v = Double(r.rssi)
+                n += 1; st += t; sv += v; stt += t * t; stv += t * v
+                guard n >= 3 else { continue }
+                let sxx = stt - st * st / n
+                guard sxx > 0 else { continue }
+                let slope = (stv - st * sv / n) / sxx
+                if slope >= 0.75, slope / (sigma2 / sxx).squareRoot() >= threshold { heard += 1; break }
+            }
+        case .rise:
             let before = reports.filter { $0.time >= leg.start - 10 && $0.time < leg.start }.map { Double($0.rssi) }
             guard before.count >= 3 else { continue }
-            let mb = before.reduce(0, +) / Double(before.count)
+            let reference = before.reduce(0, +) / Double(before.count)
             var t = leg.start + 1
-            while t <= leg.end + WalkRules.approachGrace {
+            while t <= last {
                 let now = reports.filter { $0.time > t - 3 && $0.time <= t && $0.time >= leg.start }.map { Double($0.rssi) }
                 if now.count >= 2 {
-                    let mn = now.reduce(0, +) / Double(now.count)
-                    if (mn - mb) / (sigma2 / Double(now.count) + sigma2 / Double(before.count)).squareRoot() >= threshold { heard += 1; break }
+                    let mean = now.reduce(0, +) / Double(now.count)
+                    let se = (sigma2 / Double(now.count) + sigma2 / Double(before.count)).squareRoot()
+                    if (mean - reference) / se >= threshold { heard += 1; break }
                 }
                 t += 0.25
             }
-            continue
-        }
-        var n = 0.0, st = 0.0, sv = 0.0, stt = 0.0, stv = 0.0
-        for r in reports where r.time >= leg.start && r.time <= leg.end + WalkRules.approachGrace {
-            let t = r.time - leg.start, v = Double(r.rssi)
-            n += 1; st += t; sv += v; stt += t * t; stv += t * v
-            guard n >= 3 else { continue }
-            let sxx = stt - st * st / n
-            guard sxx > 0 else { continue }
-            let slope = (stv - st * sv / n) / sxx
-            if slope >= 0.75, slope / (sigma2 / sxx).squareRoot() >= threshold { heard += 1; break }
         }
     }
     return (heard, legs)
