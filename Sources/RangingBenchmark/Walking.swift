@@ -189,7 +189,9 @@ func oursOnWalk(_ reports: [SimulatedReading], until end: Double, lineSeconds: D
     let atHand = AtHandDetector(configuration: c, minimumPackets: Int(tuning["packets"] ?? Double(AtHandDetector.defaultPackets)),
                                 edgeZ: tuning["edgez"] ?? AtHandDetector.defaultEdgeZ, arrivalZ: tuning["arrivalz"] ?? AtHandDetector.defaultArrivalZ,
                                 confirmPackets: Int(tuning["cpackets"] ?? Double(AtHandDetector.defaultConfirmPackets)),
-                                confirmSpan: tuning["cspan"] ?? AtHandDetector.defaultConfirmSpan)
+                                confirmSpan: tuning["cspan"] ?? AtHandDetector.defaultConfirmSpan,
+                                longStand: tuning["ls"] ?? AtHandDetector.defaultLongStand,
+                                longStandZ: tuning["lsz"] ?? AtHandDetector.defaultLongStandZ)
     var engine = RangingEngine(configuration: c, regions: [Region(name: "treasure", uuid: OurRanger.uuid)], atHand: atHand)
     var hunt = HuntDirector.Configuration(region: "treasure")
     if let v = tuning["hold"] { hunt.foundHold = v }

@@ -40,6 +40,37 @@ import Glibc
         }
     }
 
+    @Test func aSlowLoudTagIsAtHandOnceTheChildHasStoodThere() {
+        // 1 Hz, the tag 4 dB too loud, the hunter 1.1 m over it: about 5 dB of loss, under the
+        // 2 m edge (6 dB) but seldom by 1.5 standard errors of a 1 Hz mean.
+        var found = 0, early = 0, farFound = 0
+        for seed in UInt64(1)...20 {
+            var noise = GaussianSource(seed: seed)
+            var detector = AtHandDetector(configuration: .default)
+            _ = feed(&detector, loss: 22, from: 0, seconds: 60, rate: 1, noise: &noise)
+            let changes = feed(&detector, loss: 5, from: 60, seconds: 30, rate: 1, noise: &noise)
+            if detector.isAtHand { found += 1 }
+            if let first = changes.first, first - 60 < AtHandDetector.defaultLongStand { early += 1 }
+            // The same walk ending at a pause 3.5 m away (12 dB of loss): never at hand.
+            var noise2 = GaussianSource(seed: seed + 100)
+            var paused = AtHandDetector(configuration: .default)
+            _ = feed(&paused, loss: 22, from: 0, seconds: 60, rate: 1, noise: &noise2)
+            if !feed(&paused, loss: 12, from: 60, seconds: 30, rate: 1, noise: &noise2).isEmpty { farFound += 1 }
+        }
+        #expect(found >= 14, "\(found) of 20 found, \(early) before the long stand")
+        #expect(farFound == 0)
+        // Without the long stand, fewer.
+        var before = 0
+        for seed in UInt64(1)...20 {
+            var noise = GaussianSource(seed: seed)
+            var detector = AtHandDetector(configuration: .default, longStand: .infinity)
+            _ = feed(&detector, loss: 22, from: 0, seconds: 60, rate: 1, noise: &noise)
+            _ = feed(&detector, loss: 5, from: 60, seconds: 30, rate: 1, noise: &noise)
+            if detector.isAtHand { before += 1 }
+        }
+        #expect(before < found)
+    }
+
     /// Walking past a kind spot: 1.5 s at a level that reads at hand, then on (10 Hz). The
     /// arrival comes, but the readings after it span less than `confirmSpan`: no at hand
     /// (with 8 packets and no span, as before, it was).
