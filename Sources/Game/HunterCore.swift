@@ -78,6 +78,9 @@ public struct HunterCore: Sendable {
         case clueAsked
         /// The speaker missing at start has appeared.
         case speakerFound
+        /// The parent's page is up: where (the Pi's name, the port) and its setup code, said
+        /// once for the grown-up by the speaker after the start-up line.
+        case pageOpened(host: String, port: Int, code: String)
     }
 
     public enum Level: Sendable, Equatable { case info, warning, error }
@@ -274,6 +277,10 @@ public struct HunterCore: Sendable {
             say(.clueAsked, at: time, into: &effects)
         case .speakerFound:
             say(.speakerFound, at: time, into: &effects)
+        case let .pageOpened(host, port, code):
+            let detail = LineDetail(host: host, port: port, code: code)
+            // No hunt (nothing to wait for): said at once.
+            if director == nil { effects.append(.tell(.noticePage, detail)) } else { say(.pageOpened(detail), at: time, into: &effects) }
         }
         return effects
     }

@@ -53,6 +53,9 @@ public enum LineEvent: String, CaseIterable, Sendable, Codable {
     /// No game key: nothing from the air is believed (rivals, the box's reward) until the
     /// hunter is paired with the box (`pirate-hunter pair`), issue #25.
     case noticeUnpaired = "notice-unpaired"
+    /// Where the parent's page is and its setup code (`{host}`, `{port}`, `{code}`), once at
+    /// start for the grown-up by the speaker (issue 26).
+    case noticePage = "notice-page"
 
     public static func proximity(_ p: Proximity) -> LineEvent {
         switch p {
@@ -71,7 +74,7 @@ public enum LineEvent: String, CaseIterable, Sendable, Codable {
         switch self {
         case .clue, .finale: return 6
         case .noticeBluetoothOff, .noticeNoAdapter, .noticeNoPermission, .noticeNoBluetooth, .noticeSettings, .noticeSettingsStep,
-             .noticeSpeakerFound, .noticeUnpaired: return 6
+             .noticeSpeakerFound, .noticeUnpaired, .noticePage: return 6
         case .treasureFound, .reward, .outOfOrder, .spinStop: return 5
         case .rivalFound, .rivalsFound: return 4
         case .regionEntered, .regionLeft, .adapterMissing, .adapterBack: return 4
@@ -88,7 +91,7 @@ public enum LineEvent: String, CaseIterable, Sendable, Codable {
     /// added), not rendered at start-up.
     public var isComposed: Bool {
         switch self {
-        case .clue, .hint, .outOfOrder, .rivalFound, .rivalsFound, .finale, .noticeSettingsStep: true
+        case .clue, .hint, .outOfOrder, .rivalFound, .rivalsFound, .finale, .noticeSettingsStep, .noticePage: true
         default: false
         }
     }
@@ -118,6 +121,9 @@ public enum HuntAction: Equatable, Sendable {
 /// Everything the director reacts to.
 public enum HuntInput: Equatable, Sendable {
     case started
+    /// The parent's page is up (`host`, `port`, `code` of the detail): said once, after the
+    /// start-up line and what follows it, when nothing else is being said.
+    case pageOpened(LineDetail)
     case ranging(RangingEvent)
     case adapterMissing
     case adapterBack
@@ -210,6 +216,12 @@ public struct HuntDirector: Sendable {
     private var lastTrendAt = -Double.infinity
     /// Since when the hunted region's exit waits for `leftConfirmation`.
     private var exitSince: Double?
+    /// The page's address waiting for a quiet moment, since when; whether the start-up
+    /// line was said.
+    private var pageNotice: (detail: LineDetail, since: Double)?
+    private var startedHunt = false
+    /// Without a start-up line (the radio never came up) the page's address waits this long.
+    public static let pageNoticeWait = 30.0
     private var inside = false
     private var saidProximity: Proximity = .unknown
     private var immediateSince: Double?
@@ -244,7 +256,11 @@ public struct HuntDirector: Sendable {
     /// Feeds one input at `time`; returns what to do, in order.
     public mutating func handle(_ input: HuntInput, at time: Double) -> [HuntAction] {
         switch input {
+        case let .pageOpened(detail):
+            pageNotice = (detail, time)
+            return sayPageNotice(at: time)
         case .started:
+            startedHunt = true
             if var p = progress {
                 p.start(at: time)
                 progress = p
@@ -294,9 +310,9 @@ public struct HuntDirector: Sendable {
             if !next.isEmpty { return spinning + next }
             let rivals = tellRivals(at: time)
             if !rivals.isEmpty { return spinning + rivals }
-            guard let waiting = pending else { return spinning }
+            guard let waiting = pending else { return spinning + sayPageNotice(at: time) }
             pending = nil
-            guard time - waiting.since <= configuration.pendingLifetime else { return spinning }
+            guard time - waiting.since <= configuration.pendingLifetime else { return spinning + sayPageNotice(at: time) }
             return spinning + say(waiting.event, waiting.detail, at: time)
         case let .ranging(event):
             return ranging(event, at: time)
@@ -331,7 +347,7 @@ public struct HuntDirector: Sendable {
     /// Checks timers (found hold, the trail's other treasures, hints) without a new event.
     public mutating func tick(at time: Double) -> [HuntAction] {
         var actions = confirmExit(at: time) + checkFound(at: time)
-        guard var p = progress else { return actions }
+        guard var p = progress else { return actions + sayPageNotice(at: time) }
         if let since = awaitingRewardSince, time - since >= configuration.rewardWait { awaitingRewardSince = nil }
         // Another chest is news only once the find, its reward and the next clue are over,
         // and never cuts them (it stays due until then).
@@ -350,6 +366,7 @@ public struct HuntDirector: Sendable {
         }
         if speaking == nil { actions += nextFollowUp(at: time) }
         if speaking == nil { actions += tellRivals(at: time) }
+        if speaking == nil { actions += sayPageNotice(at: time) }
         if speaking == nil, followUps.isEmpty, awaitingRewardSince == nil, let step = progress?.current,
             progress?.hintDue(at: time) == true, time - lastLineAt >= configuration.trendQuietAfterLine {
             progress?.hintGiven(at: time)
@@ -508,6 +525,15 @@ public struct HuntDirector: Sendable {
         default:
             return []
         }
+    }
+
+    /// The page's address, once: after the start-up line (or `pageNoticeWait` s without one),
+    /// never over a line nor before the follow-ups (the first clue) or a waiting line.
+    private mutating func sayPageNotice(at time: Double) -> [HuntAction] {
+        guard let notice = pageNotice, speaking == nil, pending == nil, followUps.isEmpty,
+              startedHunt || time - notice.since >= Self.pageNoticeWait else { return [] }
+        pageNotice = nil
+        return say(.noticePage, notice.detail, at: time)
     }
 
     /// The exit, said once the region has stayed left `leftConfirmation` s.

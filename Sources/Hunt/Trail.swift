@@ -65,11 +65,20 @@ public struct LineDetail: Sendable, Equatable {
     public var text: String?
     /// A recording of the parent (a clue), played after the line.
     public var recording: String?
+    /// The parent's page (`{host}`: the Pi's name, `{port}`, `{code}`: the setup code, said
+    /// digit by digit in two groups).
+    public var host: String?
+    public var port: Int?
+    public var code: String?
 
     public init(
         step: Int? = nil, treasure: Int? = nil, next: Int? = nil, hunter: UInt16? = nil, seconds: Double? = nil,
-        text: String? = nil, recording: String? = nil, count: Int? = nil
+        text: String? = nil, recording: String? = nil, count: Int? = nil, host: String? = nil, port: Int? = nil,
+        code: String? = nil
     ) {
+        self.host = host
+        self.port = port
+        self.code = code
         self.count = count
         self.step = step
         self.treasure = treasure
@@ -81,7 +90,8 @@ public struct LineDetail: Sendable, Equatable {
     }
 
     /// The pack line's placeholders filled in: `{treasure}`, `{next}`, `{hunter}`, `{count}`,
-    /// `{minutes}`, `{seconds}`; a placeholder without a value is left out.
+    /// `{minutes}`, `{seconds}`, `{host}`, `{port}`, `{code}`; a placeholder without a value is
+    /// left out.
     /// `{NAME:ONE:MANY}` adds the word for the number: `{minutes:minute:minutes}` is
     /// "1 minute", "2 minutes" (for packs whose language counts that way).
     public func fill(_ template: String) -> String {
@@ -90,6 +100,14 @@ public struct LineDetail: Sendable, Equatable {
         if let next { values["next"] = String(next) }
         if let hunter { values["hunter"] = String(hunter) }
         if let count { values["count"] = String(count) }
+        if let host { values["host"] = host }
+        if let port { values["port"] = String(port) }
+        if let code {
+            // "042917" -> "0 4 2, 9 1 7": a digit at a time, in two groups.
+            let digits = code.map(String.init)
+            let half = (digits.count + 1) / 2
+            values["code"] = digits.prefix(half).joined(separator: " ") + ", " + digits.dropFirst(half).joined(separator: " ")
+        }
         if let seconds {
             let whole = max(0, Int(seconds.rounded()))
             values["minutes"] = String(whole / 60)

@@ -100,22 +100,10 @@ final class Hunter {
             return "hunt \(action): \(applied.isEmpty ? "nothing to do" : applied.joined(separator: ", "))"
         }
         console.hooks.checks = { [unowned self] in pageChecks() }
-        sayPageAddress(tries: 60)
-    }
-
-    /// Once at start, after the start-up line (and never over a line): where the page is and
-    /// its setup code, digit by digit, for the grown-up standing by the speaker.
-    private func sayPageAddress(tries: Int) {
-        guard tries > 0, let console else { return }
-        loop.schedule(after: 0.5) { [unowned self] in
-            guard speaker.isQuiet, huntView.lastSaid != nil || tries == 1 else { return sayPageAddress(tries: tries - 1) }
-            let host = ParentConsole.hostname().replacingDots()
-            let digits = console.gate.code.map(String.init)
-            let code = digits.prefix(3).joined(separator: " ") + ", " + digits.dropFirst(3).joined(separator: " ")
-            speaker.preview(
-                "Grown-ups: the setup page is at \(host) dot local, port \(console.server.port). The code is \(code).",
-                logAs: "the page's address and setup code")
-        }
+        // Where the page is and its code, for the grown-up by the speaker: when is the hunt
+        // rules' business (once, after the start-up line, never over a line).
+        carryOut(core.handle(.pageOpened(host: ParentConsole.hostname().replacingDots(), port: Int(console.server.port),
+                                         code: console.gate.code), at: now))
     }
 
     /// The page's "Ready?" list: what this running hunter knows of itself.

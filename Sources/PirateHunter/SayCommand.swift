@@ -58,7 +58,8 @@ enum SayCommand {
             let lines = pack.lines(for: event)
             let line = lines[picker.pick(event, count: lines.count, using: &random)]
             // A trail's line with sample values in its {placeholders}, as a hunt would fill them.
-            spoken = event.isComposed ? LineDetail(treasure: 2, next: 1, hunter: 2, seconds: 95).fill(line) : line
+            spoken = event.isComposed
+                ? LineDetail(treasure: 2, next: 1, hunter: 2, seconds: 95, host: "piratepi", port: 8080, code: "123456").fill(line) : line
             Log.info("say: \(spoken)")
         } else {
             spoken = SpeechText.sanitize(text ?? "", maxCharacters: 1000)

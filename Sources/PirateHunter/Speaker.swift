@@ -198,7 +198,13 @@ final class Speaker {
     /// pack's own line.
     func tell(_ event: LineEvent, _ detail: LineDetail) {
         guard let voice else { return }
-        if let line = detail.parts(of: event, template: voice.line(event).text) {
+        if let code = detail.code {
+            // The page's setup code is spoken, never printed or logged (nor shown as the last line).
+            let template = voice.line(event).text
+            var shown = detail
+            shown.code = String(repeating: "*", count: code.count)
+            sayComposed(event, line: ComposedLine(pack: detail.fill(template)), printed: shown.fill(template), recording: nil, voice: voice)
+        } else if let line = detail.parts(of: event, template: voice.line(event).text) {
             sayComposed(event, line: line, recording: detail.recording.flatMap { speech?.recordings[$0] }, voice: voice)
         } else {
             say(event, reward: nil)
@@ -238,9 +244,9 @@ final class Speaker {
     /// Says a composed line: printed and logged now, synthesized off the loop (the pack's part
     /// in its voice, the parent's in the voice of its language, both at a child's pace), played
     /// when back (then a breath and the parent's recording, if any).
-    private func sayComposed(_ event: LineEvent, line: ComposedLine, recording: PCMBuffer?, voice: PirateVoice) {
+    private func sayComposed(_ event: LineEvent, line: ComposedLine, printed: String? = nil, recording: PCMBuffer?, voice: PirateVoice) {
         lineGeneration += 1
-        announce(event, text: SpeechText.sanitize(line.text, maxCharacters: Self.composedLimit))
+        announce(event, text: SpeechText.sanitize(printed ?? line.text, maxCharacters: Self.composedLimit))
         // The line before it is over as far as the core knows: its timer must not end this one.
         if let speechTimer { loop.cancel(speechTimer) }
         speechTimer = nil

@@ -196,6 +196,33 @@ extension HuntDirector {
         #expect(d.tick(at: 15) == [.sound(.arrr), .say(.regionLeft, interrupt: false)])
     }
 
+    @Test func thePagesAddressIsSaidOnceAfterTheStartUpLineNeverOverALine() {
+        let page = LineDetail(host: "piratepi", port: 8080, code: "042917")
+        var d = director()
+        // The page comes up before the radio: nothing yet.
+        #expect(d.handle(.pageOpened(page), at: 0) == [])
+        #expect(d.tick(at: 1) == [])
+        #expect(d.handle(.started, at: 2) == [.say(.startup, interrupt: false)])
+        #expect(d.tick(at: 3) == [])
+        // After the start-up line, once.
+        #expect(d.handle(.speechFinished, at: 4) == [.tell(.noticePage, page, interrupt: false)])
+        _ = d.handle(.speechFinished, at: 12)
+        #expect(d.tick(at: 13) == [])
+        #expect(page.fill("at {host} dot local, port {port}. The code is {code}.") == "at piratepi dot local, port 8080. The code is 0 4 2, 9 1 7.")
+
+        // A line under way when it comes: after it.
+        var busy = director()
+        _ = busy.handle(.started, at: 0)
+        #expect(busy.handle(.pageOpened(page), at: 0.5) == [])
+        #expect(busy.handle(.speechFinished, at: 2) == [.tell(.noticePage, page, interrupt: false)])
+
+        // The radio never comes up: said anyway, after `pageNoticeWait`.
+        var deaf = director()
+        _ = deaf.handle(.pageOpened(page), at: 0)
+        #expect(deaf.tick(at: HuntDirector.pageNoticeWait - 1) == [])
+        #expect(deaf.tick(at: HuntDirector.pageNoticeWait) == [.tell(.noticePage, page, interrupt: false)])
+    }
+
     @Test func anExitUndoneWithinTheConfirmationIsNeverSaid() {
         var d = director()
         _ = d.feed(.regionEnter(time: 0, region: region))
@@ -247,8 +274,8 @@ extension HuntDirector {
     }
 
     @Test func everyEventHasAPrecedenceAndAPackKey() {
-        #expect(LineEvent.allCases.count == 30)
-        #expect(Set(LineEvent.allCases.map(\.rawValue)).count == 30)
+        #expect(LineEvent.allCases.count == 31)
+        #expect(Set(LineEvent.allCases.map(\.rawValue)).count == 31)
         #expect(LineEvent.treasureFound.precedence > LineEvent.regionLeft.precedence)
         #expect(LineEvent.regionLeft.precedence > LineEvent.proximityNear.precedence)
         #expect(LineEvent.proximityNear.precedence > LineEvent.warmer.precedence)

@@ -547,6 +547,7 @@ def run(a):
         h.port = h.hunter.port
         try:
             h.code = h.hunter.wait_code(60)
+            h.first_code = h.code
             phone = harness.Phone(h.port)
             phone.sign_in(h.code)
             # The simulated tags in view first (a change names one).
@@ -573,6 +574,20 @@ def run(a):
         finally:
             status = h.hunter.stop()
         check(status == 0, "the hunter exited %s after SIGTERM, not 0: %s" % (status, h.hunter.stderr_tail()))
+        # The page's address and code are spoken once (notice-page), the code never printed
+        # nor logged: its say line shows stars.
+        notices = [e for _, e in h.hunter.events(0, "say") if e.get("event_name") == "notice-page"]
+        if not notices:
+            failures.append("page notice: no notice-page say line (the address and code are not spoken)")
+        elif "* * *, * * *" not in (notices[0].get("text") or ""):
+            failures.append("page notice: its say line does not hide the code: %r" % notices[0].get("text"))
+        spoken = " ".join(h.first_code[:3]) + ", " + " ".join(h.first_code[3:])
+        said = " ".join(e.get("text") or "" for _, e in h.hunter.events(0, "say"))
+        log = h.hunter.stderr_text()
+        if h.first_code in said or spoken in said or spoken in log or any(
+                h.first_code in line for line in log.splitlines() if "say" in line or "page" in line):
+            failures.append("page notice: the setup code is in the hunter's say lines or log")
+        print("  the page's address said once (notice-page), the code hidden in its say line and the log")
     check(not failures, "%d check(s) failed: %s" % (len(failures), " || ".join(failures)))
 
 
