@@ -501,8 +501,9 @@ public struct HuntDirector: Sendable {
             return entered(at: time)
         case let .regionExit(_, name) where name == region:
             guard inside, exitSince == nil else { return [] }
-            // No find from a class held before the exit; the rest waits for the confirmation.
-            immediateSince = nil
+            // No find while the region is left (`checkFound`); the rest waits for the
+            // confirmation. Undone, the classes the engine still holds stand (it says no new
+            // class for a beacon it did not lose: a child at the chest is found after all).
             exitSince = time
             return confirmExit(at: time)
         case let .proximity(_, key, _, _) where !hunts(key):
@@ -604,7 +605,7 @@ public struct HuntDirector: Sendable {
     }
 
     private mutating func checkFound(at time: Double) -> [HuntAction] {
-        guard inside, !foundAnnounced, let since = immediateSince, time - since >= configuration.foundHold else { return [] }
+        guard inside, exitSince == nil, !foundAnnounced, let since = immediateSince, time - since >= configuration.foundHold else { return [] }
         foundAnnounced = true
         if let p = progress {
             // The trail's steps are found once each; a finished trail has nothing left.

@@ -248,7 +248,7 @@ extension HuntDirector {
         #expect(d.feed(.regionEnter(time: 71, region: region)) == [.sound(.arrr), .say(.regionEntered, interrupt: false)])
     }
 
-    @Test func noFindFromAClassHeldBeforeAnExitThatIsUndone() {
+    @Test func noFindWhileTheRegionIsLeftAndTheFindAfterAnExitThatIsUndone() {
         var d = director()
         _ = d.feed(.regionEnter(time: 0, region: region))
         _ = d.handle(.speechFinished, at: 1)
@@ -256,12 +256,30 @@ extension HuntDirector {
         _ = d.feed(.proximity(time: 2, key: key, from: .unknown, to: .near))
         _ = d.handle(.speechFinished, at: 3)
         #expect(d.feed(.proximity(time: 4, key: key, from: .near, to: .immediate)).first == .say(.proximityImmediate, interrupt: false))
-        // Lost before the hold: no find while it is gone, nor right after it comes back.
+        // Lost before the hold is over: no find while it is gone...
         #expect(d.feed(.regionExit(time: 4.2, region: region)) == [])
         _ = d.handle(.speechFinished, at: 6)
         #expect(d.tick(at: 7) == [])
+        // ... back before the exit is said: the class the engine held all along stands (it
+        // says no new one for a beacon it did not lose), and the child at the chest is found.
         #expect(d.feed(.regionEnter(time: 7.5, region: region)) == [])
-        #expect(d.tick(at: 8).isEmpty)
+        #expect(d.tick(at: 8) == [.say(.treasureFound, interrupt: false), .found(step: nil)])
+
+        // A lasting exit forgets the class: back in, no find until it is said again.
+        var gone = director()
+        _ = gone.feed(.regionEnter(time: 0, region: region))
+        _ = gone.handle(.speechFinished, at: 1)
+        _ = gone.feed(.nearest(time: 1, region: region, key: key))
+        _ = gone.feed(.proximity(time: 2, key: key, from: .unknown, to: .near))
+        _ = gone.handle(.speechFinished, at: 3)
+        _ = gone.feed(.proximity(time: 4, key: key, from: .near, to: .immediate))
+        _ = gone.handle(.speechFinished, at: 5)
+        _ = gone.feed(.regionExit(time: 5.5, region: region))
+        #expect(gone.tick(at: 11.5) == [.sound(.arrr), .say(.regionLeft, interrupt: false)])
+        _ = gone.handle(.speechFinished, at: 13)
+        _ = gone.feed(.regionEnter(time: 14, region: region))
+        _ = gone.handle(.speechFinished, at: 15)
+        #expect(gone.tick(at: 20) == [])
     }
 
     @Test func adapterLinesOncePerChange() {
