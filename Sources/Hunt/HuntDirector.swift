@@ -74,13 +74,16 @@ public enum LineEvent: String, CaseIterable, Sendable, Codable {
         switch self {
         case .clue, .finale: return 6
         case .noticeBluetoothOff, .noticeNoAdapter, .noticeNoPermission, .noticeNoBluetooth, .noticeSettings, .noticeSettingsStep,
-             .noticeSpeakerFound, .noticeUnpaired, .noticePage: return 6
+             .noticeSpeakerFound, .noticeUnpaired: return 6
         case .treasureFound, .reward, .outOfOrder, .spinStop: return 5
         case .rivalFound, .rivalsFound: return 4
         case .regionEntered, .regionLeft, .adapterMissing, .adapterBack: return 4
         case .proximityImmediate, .proximityNear, .proximityFar, .proximityUnknown, .hint, .spin: return 3
         case .warmer, .colder: return 2
         case .startup, .speakerTest: return 1
+        // The page's address is for the grown-up: any line of the child's cuts it (it is
+        // said again at the next quiet moment, `HuntDirector.pageNoticeTries` in all).
+        case .noticePage: return 0
         }
     }
 
@@ -219,6 +222,9 @@ public struct HuntDirector: Sendable {
     /// The page's address waiting for a quiet moment, since when; whether the start-up
     /// line was said.
     private var pageNotice: (detail: LineDetail, since: Double)?
+    /// The page's address being said (again if a line cuts it), and how often it was begun.
+    private var pageNoticeSaid: (detail: LineDetail, tries: Int)?
+    public static let pageNoticeTries = 3
     private var startedHunt = false
     /// Without a start-up line (the radio never came up) the page's address waits this long.
     public static let pageNoticeWait = 30.0
@@ -258,6 +264,7 @@ public struct HuntDirector: Sendable {
         switch input {
         case let .pageOpened(detail):
             pageNotice = (detail, time)
+            pageNoticeSaid = nil
             return sayPageNotice(at: time)
         case .started:
             startedHunt = true
@@ -534,6 +541,7 @@ public struct HuntDirector: Sendable {
         guard let notice = pageNotice, speaking == nil, pending == nil, followUps.isEmpty,
               startedHunt || time - notice.since >= Self.pageNoticeWait else { return [] }
         pageNotice = nil
+        pageNoticeSaid = (notice.detail, (pageNoticeSaid?.tries ?? 0) + 1)
         return say(.noticePage, notice.detail, at: time)
     }
 
@@ -624,6 +632,10 @@ public struct HuntDirector: Sendable {
             return []
         }
         let interrupt = speaking != nil
+        if speaking == .noticePage, let cut = pageNoticeSaid, cut.tries < Self.pageNoticeTries {
+            // The page's address cut short: again at the next quiet moment.
+            pageNotice = (cut.detail, time)
+        }
         speaking = event
         lastLineAt = time
         if event == .reward { awaitingRewardSince = nil }

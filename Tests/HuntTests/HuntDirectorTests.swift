@@ -216,6 +216,17 @@ extension HuntDirector {
         #expect(busy.handle(.pageOpened(page), at: 0.5) == [])
         #expect(busy.handle(.speechFinished, at: 2) == [.tell(.noticePage, page, interrupt: false)])
 
+        // A line of the child's cuts it: said again once the hunt is quiet (at most
+        // `pageNoticeTries` times begun).
+        var cut = enteredDirector()
+        _ = cut.handle(.pageOpened(page), at: 2.5)
+        _ = cut.handle(.started, at: 3)
+        #expect(cut.handle(.speechFinished, at: 4) == [.tell(.noticePage, page, interrupt: false)])
+        #expect(cut.feed(.proximity(time: 5, key: key, from: .unknown, to: .far)) == [.say(.proximityFar, interrupt: true)])
+        #expect(cut.handle(.speechFinished, at: 7) == [.tell(.noticePage, page, interrupt: false)])
+        _ = cut.handle(.speechFinished, at: 15)
+        #expect(cut.tick(at: 20) == [])
+
         // The radio never comes up: said anyway, after `pageNoticeWait`.
         var deaf = director()
         _ = deaf.handle(.pageOpened(page), at: 0)
