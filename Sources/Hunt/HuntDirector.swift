@@ -219,12 +219,11 @@ public struct HuntDirector: Sendable {
     private var lastTrendAt = -Double.infinity
     /// Since when the hunted region's exit waits for `leftConfirmation`.
     private var exitSince: Double?
-    /// The page's address waiting for a quiet moment, since when; whether the start-up
-    /// line was said.
-    private var pageNotice: (detail: LineDetail, since: Double)?
-    /// The page's address being said (again if a line cuts it), and how often it was begun.
-    private var pageNoticeSaid: (detail: LineDetail, tries: Int)?
+    /// The page's address: since when it waits for a quiet moment (nil: not due, being or
+    /// said), and how often it was begun (a line that cuts it makes it due again).
+    private var pageNotice: (detail: LineDetail, dueSince: Double?, tries: Int)?
     public static let pageNoticeTries = 3
+    /// Whether the start-up line was said.
     private var startedHunt = false
     /// Without a start-up line (the radio never came up) the page's address waits this long.
     public static let pageNoticeWait = 30.0
@@ -263,8 +262,7 @@ public struct HuntDirector: Sendable {
     public mutating func handle(_ input: HuntInput, at time: Double) -> [HuntAction] {
         switch input {
         case let .pageOpened(detail):
-            pageNotice = (detail, time)
-            pageNoticeSaid = nil
+            pageNotice = (detail, time, 0)
             return sayPageNotice(at: time)
         case .started:
             startedHunt = true
@@ -492,20 +490,9 @@ public struct HuntDirector: Sendable {
         switch event {
         case let .regionState(_, name, state) where name == region:
             guard state == .inside else { return [] }
-            if exitSince != nil {
-                exitSince = nil
-                return []
-            }
-            guard !inside else { return [] }
-            return entered(at: time)
+            return inRegion(at: time)
         case let .regionEnter(_, name) where name == region:
-            if exitSince != nil {
-                // Back before the exit was said: neither is.
-                exitSince = nil
-                return []
-            }
-            guard !inside else { return [] }
-            return entered(at: time)
+            return inRegion(at: time)
         case let .regionExit(_, name) where name == region:
             guard inside, exitSince == nil else { return [] }
             // No find while the region is left (`checkFound`); the rest waits for the
@@ -538,11 +525,21 @@ public struct HuntDirector: Sendable {
     /// The page's address, once: after the start-up line (or `pageNoticeWait` s without one),
     /// never over a line nor before the follow-ups (the first clue) or a waiting line.
     private mutating func sayPageNotice(at time: Double) -> [HuntAction] {
-        guard let notice = pageNotice, speaking == nil, pending == nil, followUps.isEmpty,
-              startedHunt || time - notice.since >= Self.pageNoticeWait else { return [] }
-        pageNotice = nil
-        pageNoticeSaid = (notice.detail, (pageNoticeSaid?.tries ?? 0) + 1)
+        guard let notice = pageNotice, let since = notice.dueSince, speaking == nil, pending == nil, followUps.isEmpty,
+              startedHunt || time - since >= Self.pageNoticeWait else { return [] }
+        pageNotice = (notice.detail, nil, notice.tries + 1)
         return say(.noticePage, notice.detail, at: time)
+    }
+
+    /// The region is inside (its state, or entered): back before an exit was said, neither
+    /// is; else, when it was left, entered.
+    private mutating func inRegion(at time: Double) -> [HuntAction] {
+        if exitSince != nil {
+            exitSince = nil
+            return []
+        }
+        guard !inside else { return [] }
+        return entered(at: time)
     }
 
     /// The exit, said once the region has stayed left `leftConfirmation` s.
@@ -632,9 +629,9 @@ public struct HuntDirector: Sendable {
             return []
         }
         let interrupt = speaking != nil
-        if speaking == .noticePage, let cut = pageNoticeSaid, cut.tries < Self.pageNoticeTries {
+        if speaking == .noticePage, let cut = pageNotice, cut.tries < Self.pageNoticeTries {
             // The page's address cut short: again at the next quiet moment.
-            pageNotice = (cut.detail, time)
+            pageNotice?.dueSince = time
         }
         speaking = event
         lastLineAt = time

@@ -102,8 +102,7 @@ final class Hunter {
         console.hooks.checks = { [unowned self] in pageChecks() }
         // Where the page is and its code, for the grown-up by the speaker: when is the hunt
         // rules' business (once, after the start-up line, never over a line).
-        carryOut(core.handle(.pageOpened(host: ParentConsole.hostname().replacingDots(), port: Int(console.server.port),
-                                         code: console.gate.code), at: now))
+        carryOut(core.handle(.pageOpened(host: ParentConsole.hostname(), port: Int(console.server.port), code: console.gate.code), at: now))
     }
 
     /// The page's "Ready?" list: what this running hunter knows of itself.
@@ -270,11 +269,6 @@ final class Hunter {
         let rest = waiting.isEmpty ? "" : "; not until a restart: " + waiting.joined(separator: ", ")
         Log.info("configuration reloaded: \(what.isEmpty ? "nothing changed" : what.joined(separator: ", "))\(rest)")
     }
-}
-
-extension String {
-    /// "raspberrypi.home" as said: "raspberrypi dot home".
-    func replacingDots() -> String { split(separator: ".").joined(separator: " dot ") }
 }
 
 // MARK: - The button (issue #23): a press says the current clue again

@@ -53,20 +53,18 @@ public struct AtHandDetector: Sendable, Equatable {
     public let confirmPackets: Int
     public let confirmSpan: Double
     /// A child still at it after `longStand` s of readings since the arrival is at hand with
-    /// the mean `longStandZ` standard errors below the edge (0: the mean itself). A slow tag
+    /// the mean itself below the edge (and the whole arrival margin kept). A slow tag
     /// that reads a few dB loud never gave a 1 Hz mean 1.5 standard errors under the edge in
     /// the 30 s a child stands at the chest (7 of the 10 walks of 200 without a find); a child
     /// who stays 12 s at the level of the chest after arriving from afar is at the chest far
     /// more often than at a pause (walking benchmark: finds 190 -> 199 of 200 on the tuning
     /// walks, 187 -> 197 held out, for 0.1-0.2 false finds an hour more).
     public let longStand: Double
-    public let longStandZ: Double
 
     public init(edgeLoss: Double, releaseLoss: Double, window: Double, minimumPackets: Int = 5,
                 arrivalMargin: Double, arrivalZ: Double = 2.5, edgeZ: Double = 0, confirmPackets: Int? = nil,
-                confirmSpan: Double = 0, longStand: Double = .infinity, longStandZ: Double = 0) {
+                confirmSpan: Double = 0, longStand: Double = .infinity) {
         self.longStand = longStand
-        self.longStandZ = longStandZ
         self.edgeZ = edgeZ
         self.confirmPackets = max(1, confirmPackets ?? minimumPackets)
         self.confirmSpan = max(0, confirmSpan)
@@ -80,13 +78,12 @@ public struct AtHandDetector: Sendable, Equatable {
 
     public init(configuration: RangingConfiguration, minimumPackets: Int = Self.defaultPackets, edgeZ: Double = Self.defaultEdgeZ,
                 arrivalZ: Double = Self.defaultArrivalZ, confirmPackets: Int = Self.defaultConfirmPackets,
-                confirmSpan: Double = Self.defaultConfirmSpan, longStand: Double = Self.defaultLongStand,
-                longStandZ: Double = Self.defaultLongStandZ) {
+                confirmSpan: Double = Self.defaultConfirmSpan, longStand: Double = Self.defaultLongStand) {
         let model = LogDistanceModel(configuration: configuration)
         let edge = model.pathLoss(atMeters: configuration.atHandEdge)
         self.init(edgeLoss: edge, releaseLoss: edge + configuration.proximityHysteresis, window: configuration.atHandWindow,
                   minimumPackets: minimumPackets, arrivalMargin: configuration.arrivalMargin, arrivalZ: arrivalZ, edgeZ: edgeZ,
-                  confirmPackets: confirmPackets, confirmSpan: confirmSpan, longStand: longStand, longStandZ: longStandZ)
+                  confirmPackets: confirmPackets, confirmSpan: confirmSpan, longStand: longStand)
     }
 
     public static let defaultPackets = 8
@@ -95,7 +92,6 @@ public struct AtHandDetector: Sendable, Equatable {
     public static let defaultConfirmPackets = 4
     public static let defaultConfirmSpan = 2.0
     public static let defaultLongStand = 12.0
-    public static let defaultLongStandZ = 0.0
 
     /// Mean path loss of the last `count` readings (within `longestWindow` s) and its
     /// standard error; nil when there are fewer.
@@ -195,7 +191,7 @@ public struct AtHandDetector: Sendable, Equatable {
                 // The long stand: the mean itself under the edge, and the whole arrival margin
                 // kept over all of it (an arrival from noise regresses towards the typical level).
                 let long = time - first >= longStand && arrivalTypical - mean >= arrivalMargin
-                if mean + (long ? min(edgeZ, longStandZ) : edgeZ) * se < edgeLoss && arrivalTypical - mean >= arrivalMargin / 2 {
+                if mean + (long ? min(edgeZ, 0) : edgeZ) * se < edgeLoss && arrivalTypical - mean >= arrivalMargin / 2 {
                     isAtHand = true
                 } else if arrivalTypical - mean < arrivalMargin / 2 {
                     arrivalSince = nil
@@ -208,6 +204,6 @@ public struct AtHandDetector: Sendable, Equatable {
     public mutating func reset() {
         self = AtHandDetector(edgeLoss: edgeLoss, releaseLoss: releaseLoss, window: window, minimumPackets: minimumPackets,
                               arrivalMargin: arrivalMargin, arrivalZ: arrivalZ, edgeZ: edgeZ,
-                              confirmPackets: confirmPackets, confirmSpan: confirmSpan, longStand: longStand, longStandZ: longStandZ)
+                              confirmPackets: confirmPackets, confirmSpan: confirmSpan, longStand: longStand)
     }
 }

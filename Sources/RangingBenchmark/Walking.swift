@@ -190,8 +190,7 @@ func oursOnWalk(_ reports: [SimulatedReading], until end: Double, lineSeconds: D
                                 edgeZ: tuning["edgez"] ?? AtHandDetector.defaultEdgeZ, arrivalZ: tuning["arrivalz"] ?? AtHandDetector.defaultArrivalZ,
                                 confirmPackets: Int(tuning["cpackets"] ?? Double(AtHandDetector.defaultConfirmPackets)),
                                 confirmSpan: tuning["cspan"] ?? AtHandDetector.defaultConfirmSpan,
-                                longStand: tuning["ls"] ?? AtHandDetector.defaultLongStand,
-                                longStandZ: tuning["lsz"] ?? AtHandDetector.defaultLongStandZ)
+                                longStand: tuning["ls"] ?? AtHandDetector.defaultLongStand)
     var engine = RangingEngine(configuration: c, regions: [Region(name: "treasure", uuid: OurRanger.uuid)], atHand: atHand)
     var hunt = HuntDirector.Configuration(region: "treasure")
     if let v = tuning["hold"] { hunt.foundHold = v }
@@ -395,9 +394,18 @@ func runWalking(heldOut: Bool, count: Int, writeCaptures: String?, replays: Stri
     let seeds = walkingSeeds(heldOut: heldOut, count: count)
     var rows: [String: [(WalkingWorld, WalkScore)]] = [:]
     let names = (replays == nil ? [] : ["ours (replay --hunt)"]) + ["ours (in process)", "AltBeacon", "iOS-like", "oracle"]
+    let ceilings: [(kind: Ceiling, z: Double)] = [Ceiling.slope, .rise].flatMap { kind in [4.0, 3.0].map { (kind, $0) } }
+    /// Per ceiling, by rate (1: 1-2 Hz): approaches heard, approaches.
+    var ceilingCounts = [[Int: (heard: Int, legs: Int)]](repeating: [:], count: ceilings.count)
     for seed in seeds {
         let world = WalkingWorld(seed: seed)
         let reports = world.readings()
+        let rate = Int((1 / world.advertisingInterval).rounded())
+        for (i, c) in ceilings.enumerated() {
+            let (heard, legs) = evidenceCeiling(world, reports, c.kind, z: c.z)
+            ceilingCounts[i][rate <= 2 ? 1 : rate, default: (0, 0)].heard += heard
+            ceilingCounts[i][rate <= 2 ? 1 : rate, default: (0, 0)].legs += legs
+        }
         if let directory = writeCaptures {
             if !writeFile("\(directory)/walk-\(seed).btsnoop", captureBytes(reports)) {
                 RangingBenchmark.fail("cannot write \(directory)/walk-\(seed).btsnoop", code: 73)
@@ -449,24 +457,15 @@ func runWalking(heldOut: Bool, count: Int, writeCaptures: String?, replays: Stri
               + "\(silences.isEmpty ? "-" : format(median(silences), 1)) | "
               + "\(pairs == 0 ? "-" : format(100 * Double(right) / Double(pairs), 1) + " %") |")
     }
-    for (kind, name) in [(Ceiling.slope, "slope since the leg's start"), (.rise, "last 3 s against the 10 s before the leg")] {
-        var parts: [String] = []
-        for z in [4.0, 3.0] {
-            var byRate: [Int: (heard: Int, legs: Int)] = [:]
-            for seed in seeds {
-                let world = WalkingWorld(seed: seed)
-                let rate = Int((1 / world.advertisingInterval).rounded())
-                let c = evidenceCeiling(world, world.readings(), kind, z: z)
-                byRate[rate <= 2 ? 1 : rate, default: (0, 0)].heard += c.heard
-                byRate[rate <= 2 ? 1 : rate, default: (0, 0)].legs += c.legs
-            }
+    for kind in [Ceiling.slope, .rise] {
+        let parts = ceilings.indices.filter { ceilings[$0].kind == kind }.map { i -> String in
             let figures = [10, 4, 1].map { k -> String in
-                let (h, n) = byRate[k] ?? (0, 0)
+                let (h, n) = ceilingCounts[i][k] ?? (0, 0)
                 return n == 0 ? "-" : format(Double(h) / Double(n), 2)
             }
-            parts.append("z \(format(z, 0)) " + figures.joined(separator: "/"))
+            return "z \(format(ceilings[i].z, 0)) " + figures.joined(separator: "/")
         }
-        print("(evidence ceiling, \(name), approaches heard at 10/4/1-2 Hz: " + parts.joined(separator: "; ") + ")")
+        print("(evidence ceiling, \(kind.name), approaches heard at 10/4/1-2 Hz: " + parts.joined(separator: "; ") + ")")
     }
     print("(\(format(rows[names.last ?? ""]?.reduce(0) { $0 + $1.1.seconds / 3600 } ?? 0, 2)) h of walking; definitions: docs/ranging.md, \"The walking world\")")
 }
@@ -482,7 +481,11 @@ func runWalking(heldOut: Bool, count: Int, writeCaptures: String?, replays: Stri
 ///   the 10 s before it (where the child was no nearer: a leg is a maximal run of closing);
 ///   heard when the difference's z reaches the threshold. It counts the body's shadow lifting
 ///   as the child turns towards the chest, which a ranger cannot tell from a turn standing.
-enum Ceiling { case slope, rise }
+enum Ceiling {
+    case slope, rise
+
+    var name: String { self == .slope ? "slope since the leg's start" : "last 3 s against the 10 s before the leg" }
+}
 
 func evidenceCeiling(_ world: WalkingWorld, _ reports: [SimulatedReading], _ kind: Ceiling, z threshold: Double) -> (heard: Int, legs: Int) {
     let offsets = world.channelOffsets

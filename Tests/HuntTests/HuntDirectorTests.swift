@@ -235,9 +235,7 @@ extension HuntDirector {
     }
 
     @Test func anExitUndoneWithinTheConfirmationIsNeverSaid() {
-        var d = director()
-        _ = d.feed(.regionEnter(time: 0, region: region))
-        _ = d.handle(.speechFinished, at: 1)
+        var d = enteredDirector()
         _ = d.feed(.proximity(time: 2, key: key, from: .unknown, to: .far))
         _ = d.handle(.speechFinished, at: 3)
         // A few seconds of lost packets (a body, a wall): the engine's exit and enter are
@@ -260,10 +258,7 @@ extension HuntDirector {
     }
 
     @Test func noFindWhileTheRegionIsLeftAndTheFindAfterAnExitThatIsUndone() {
-        var d = director()
-        _ = d.feed(.regionEnter(time: 0, region: region))
-        _ = d.handle(.speechFinished, at: 1)
-        _ = d.feed(.nearest(time: 1, region: region, key: key))
+        var d = enteredDirector()
         _ = d.feed(.proximity(time: 2, key: key, from: .unknown, to: .near))
         _ = d.handle(.speechFinished, at: 3)
         #expect(d.feed(.proximity(time: 4, key: key, from: .near, to: .immediate)).first == .say(.proximityImmediate, interrupt: false))
@@ -277,10 +272,7 @@ extension HuntDirector {
         #expect(d.tick(at: 8) == [.say(.treasureFound, interrupt: false), .found(step: nil)])
 
         // A lasting exit forgets the class: back in, no find until it is said again.
-        var gone = director()
-        _ = gone.feed(.regionEnter(time: 0, region: region))
-        _ = gone.handle(.speechFinished, at: 1)
-        _ = gone.feed(.nearest(time: 1, region: region, key: key))
+        var gone = enteredDirector()
         _ = gone.feed(.proximity(time: 2, key: key, from: .unknown, to: .near))
         _ = gone.handle(.speechFinished, at: 3)
         _ = gone.feed(.proximity(time: 4, key: key, from: .near, to: .immediate))
