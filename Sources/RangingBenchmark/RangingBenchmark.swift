@@ -521,6 +521,8 @@ enum RangingBenchmark {
         var realOnly = false
         var iTagPath = "/work/shared/data/rssi/uci_itag_vestibule/raw_rssi.csv"
         var walking: Bool?
+        var harshness = WalkingWorld.Harshness.standard
+        var harshened = false
         var writeCaptures: String?
         var replays: String?
         var arguments = CommandLine.arguments.dropFirst()
@@ -563,6 +565,18 @@ enum RangingBenchmark {
                 case "tuning": walking = false
                 default: fail("--walking needs held-out or tuning", code: 64)
                 }
+            case "--spread", "--body":
+                guard let value = arguments.popFirst(), let range = parseRange(value) else {
+                    fail("\(argument) needs a range of dB such as 4-6", code: 64)
+                }
+                if argument == "--spread" { harshness.spread = range } else { harshness.bodyDepth = range }
+                harshened = true
+            case "--power-error", "--field":
+                guard let value = arguments.popFirst(), let dB = Double(value), dB >= 0, dB <= 20 else {
+                    fail("\(argument) needs dB from 0 to 20", code: 64)
+                }
+                if argument == "--field" { harshness.field = dB } else { harshness.powerError = dB }
+                harshened = true
             case "--write-captures":
                 guard let value = arguments.popFirst() else { fail("--write-captures needs a directory", code: 64) }
                 writeCaptures = value
@@ -578,7 +592,7 @@ enum RangingBenchmark {
                 }
                 seedCount = n
             default:
-                fail("unknown argument \(argument) (usage: RangingBenchmark [--data DIR] [--seeds N] [--fit] [--real [--itag FILE]] [--family held-out|tuning [--shared-loss | --calibrated] [--minutes M] [--only ROW]] [--stress [--minutes M] [--only ROW]] [--heard] (with --family or --stress: what the hunt rules say standing still) [--walking held-out|tuning [--write-captures DIR] [--replays DIR]])", code: 64)
+                fail("unknown argument \(argument) (usage: RangingBenchmark [--data DIR] [--seeds N] [--fit] [--real [--itag FILE]] [--family held-out|tuning [--shared-loss | --calibrated] [--minutes M] [--only ROW]] [--stress [--minutes M] [--only ROW]] [--heard] (with --family or --stress: what the hunt rules say standing still) [--walking held-out|tuning [--write-captures DIR] [--replays DIR] [--spread LO-HI] [--body LO-HI] [--power-error DB] [--field DB]])", code: 64)
             }
         }
         if let probe = getenv("AT_HAND_PROBE").flatMap({ UInt64(String(cString: $0)) }) {
@@ -602,9 +616,10 @@ enum RangingBenchmark {
             return
         }
         if let heldOut = walking {
-            runWalking(heldOut: heldOut, count: seedCount, writeCaptures: writeCaptures, replays: replays)
+            runWalking(heldOut: heldOut, count: seedCount, writeCaptures: writeCaptures, replays: replays, harshness: harshness)
             return
         }
+        if harshened { fail("--spread, --body, --power-error and --field go with --walking", code: 64) }
         if writeCaptures != nil || replays != nil { fail("--write-captures and --replays go with --walking", code: 64) }
         if heard, !stress, familyPart == nil { fail("--heard needs --family held-out|tuning or --stress", code: 64) }
         if calibrated, familyPart == nil || heard || sharedLoss {
@@ -759,4 +774,12 @@ struct StandardError: TextOutputStream {
             _ = Glibc.write(2, buffer.baseAddress, buffer.count)
         }
     }
+}
+
+/// "4-6" (dB, low to high; one number is a range of one value).
+func parseRange(_ text: String) -> ClosedRange<Double>? {
+    let parts = text.split(separator: "-", omittingEmptySubsequences: false).map { Double($0) }
+    guard (1...2).contains(parts.count), let low = parts.first ?? nil, let high = parts.last ?? nil,
+          low >= 0, high >= low, high <= 30 else { return nil }
+    return low ... high
 }

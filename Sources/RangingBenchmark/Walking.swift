@@ -390,7 +390,7 @@ func walkingSeeds(heldOut: Bool, count: Int) -> [UInt64] {
     (1...UInt64(count)).map { heldOut ? 10_000 + $0 : $0 }
 }
 
-func runWalking(heldOut: Bool, count: Int, writeCaptures: String?, replays: String?) {
+func runWalking(heldOut: Bool, count: Int, writeCaptures: String?, replays: String?, harshness: WalkingWorld.Harshness = .standard) {
     let seeds = walkingSeeds(heldOut: heldOut, count: count)
     var rows: [String: [(WalkingWorld, WalkScore)]] = [:]
     let names = (replays == nil ? [] : ["ours (replay --hunt)"]) + ["ours (in process)", "AltBeacon", "iOS-like", "oracle"]
@@ -398,7 +398,7 @@ func runWalking(heldOut: Bool, count: Int, writeCaptures: String?, replays: Stri
     /// Per ceiling, by rate (1: 1-2 Hz): approaches heard, approaches.
     var ceilingCounts = [[Int: (heard: Int, legs: Int)]](repeating: [:], count: ceilings.count)
     for seed in seeds {
-        let world = WalkingWorld(seed: seed)
+        let world = WalkingWorld(seed: seed, harshness: harshness)
         let reports = world.readings()
         let rate = Int((1 / world.advertisingInterval).rounded())
         for (i, c) in ceilings.enumerated() {
@@ -427,7 +427,8 @@ func runWalking(heldOut: Bool, count: Int, writeCaptures: String?, replays: Stri
     }
     if writeCaptures != nil, replays == nil { print("wrote \(seeds.count) captures") }
     let part = heldOut ? "held-out" : "tuning"
-    print("Walking to the chest (\(part) walks, seeds \(seeds.first ?? 0)...\(seeds.last ?? 0); rates 10/4/2/1 Hz in turn):")
+    let radio = harshness == .standard ? "" : "; radio: spread \(format(harshness.spread.lowerBound, 1))-\(format(harshness.spread.upperBound, 1)) dB, body \(format(harshness.bodyDepth.lowerBound, 0))-\(format(harshness.bodyDepth.upperBound, 0)) dB, power error ±\(format(harshness.powerError, 0)) dB, field sd \(format(harshness.field, 0)) dB"
+    print("Walking to the chest (\(part) walks, seeds \(seeds.first ?? 0)...\(seeds.last ?? 0); rates 10/4/2/1 Hz in turn\(radio)):")
     print("| ranger | false lines/h | left/entered/unknown | near/far/immediate | warmer/colder | found wrong | approaches heard 10 Hz | 4 Hz | 1-2 Hz | finds | find lag median/p90 s | interval covers | longest silence median s | detector pairs right |")
     print("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
     for name in names {

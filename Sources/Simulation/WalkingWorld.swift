@@ -84,8 +84,33 @@ public struct WalkingWorld: Sendable {
     private let loss: GilbertElliottLoss
     private let outages: [(start: Double, end: Double)]
 
-    public init(seed: UInt64) {
+    /// How hard the radio is: the ranges the walk's per-packet spread (sd, dB, channel offsets
+    /// included), body shadow (dB when the chest is straight behind) and advertised-power error
+    /// (± dB) are drawn from, and the shadowing field's sd. `standard` is the world every walking figure is reported on (the
+    /// field guide's real room); the others are sweeps of it (`RangingBenchmark --walking
+    /// ... --spread/--body/--power-error`), to see how a figure depends on the world.
+    public struct Harshness: Sendable, Equatable {
+        public var spread: ClosedRange<Double>
+        public var bodyDepth: ClosedRange<Double>
+        public var powerError: Double
+        /// The shadowing field's sd (dB).
+        public var field: Double
+
+        public init(spread: ClosedRange<Double> = 6 ... 8, bodyDepth: ClosedRange<Double> = 6 ... 15, powerError: Double = 4, field: Double = 3) {
+            self.spread = spread
+            self.bodyDepth = bodyDepth
+            self.powerError = powerError
+            self.field = field
+        }
+
+        public static let standard = Harshness()
+    }
+
+    public let harshness: Harshness
+
+    public init(seed: UInt64, harshness: Harshness = .standard) {
         self.seed = seed
+        self.harshness = harshness
         // The seed is hashed first: SplitMix64 steps its state by the golden gamma, so states
         // seeded `seed · gamma + c` made seed s + 1's draws seed s's shifted by one (the walks
         // of consecutive seeds were the same path: 200 "walks" were a handful).
@@ -97,23 +122,29 @@ public struct WalkingWorld: Sendable {
         let rate = Self.rates[Int(seed % UInt64(Self.rates.count))]
         advertisingInterval = 1 / rate
         truePower = -59
-        advertisedPower = Int((truePower + uniform(-4 ... 4)).rounded())
+        // The same draws in the same order whatever the harshness (a sweep changes the radio,
+        // not the walk): each is a fraction of its range.
+        advertisedPower = Int((truePower + harshness.powerError * uniform(-1 ... 1)).rounded())
         exponent = uniform(2.0 ... 2.4)
         handHeight = uniform(0.8 ... 1.2)
-        bodyDepth = uniform(6 ... 15)
-        let offset = uniform(3 ... 6)
-        let total = uniform(6 ... 8)
+        let body = harshness.bodyDepth
+        bodyDepth = body.lowerBound + (body.upperBound - body.lowerBound) * uniform(0 ... 1)
+        let spread = harshness.spread
+        // Channel offsets 3-6 dB in the standard room, scaled with the spread: they are part of it.
+        let offsetDraw = uniform(3 ... 6)
+        let total = spread.lowerBound + (spread.upperBound - spread.lowerBound) * uniform(0 ... 1)
+        let offset = offsetDraw * min(1, total / 6)
         packetSigma = max(1, total * total - offset * offset * 2 / 3).squareRoot()
         var offsets = [offset, 0, -offset]
         if random.nextUniform() < 0.5 { offsets.swapAt(0, 2) }
         channelOffsets = offsets
-        // The shadowing field: 8 plane waves, sd 3 dB in all.
+        // The shadowing field: 8 plane waves, sd 3 dB in all (the harshness's `field`).
         var waves: [(kx: Double, ky: Double, phase: Double, amplitude: Double)] = []
         for _ in 0..<8 {
             let wavelength = uniform(3 ... 10)
             let angle = uniform(0 ... 2 * Double.pi)
             let k = 2 * Double.pi / wavelength
-            waves.append((k * cos(angle), k * sin(angle), uniform(0 ... 2 * Double.pi), 3 * (2.0 / 8).squareRoot()))
+            waves.append((k * cos(angle), k * sin(angle), uniform(0 ... 2 * Double.pi), harshness.field * (2.0 / 8).squareRoot()))
         }
         field = waves
         // One or two walls (a shed, a hedge) somewhere in the yard, not over the chest.

@@ -81,4 +81,25 @@ import Glibc
             #expect(world.distance(at: leg.start) - world.distance(at: leg.end) >= 3 - 0.3)
         }
     }
+
+    @Test func aKinderRadioChangesTheRadioNotTheWalk() {
+        let kind = WalkingWorld.Harshness(spread: 2 ... 3, bodyDepth: 0 ... 0, powerError: 0)
+        for seed: UInt64 in [4, 5] {
+            let standard = WalkingWorld(seed: seed), explicit = WalkingWorld(seed: seed, harshness: .standard)
+            let kinder = WalkingWorld(seed: seed, harshness: kind)
+            #expect(standard.readings() == explicit.readings())
+            // The same path, stop and rate: only the radio differs.
+            #expect(kinder.poses == standard.poses)
+            #expect(kinder.stopAtChest == standard.stopAtChest)
+            #expect(kinder.advertisingInterval == standard.advertisingInterval)
+            #expect(kinder.advertisedPower == Int(kinder.truePower))
+            #expect(kinder.bodyDepth == 0)
+            #expect(kinder.bodyShadow(WalkingWorld.Pose(time: 0, x: 5, y: 0, heading: 0)) == 0)
+            // Standing over the chest, the packets spread 2-3 dB (offsets included), not 6-8.
+            let still = kinder.readings().filter { $0.time > kinder.stopAtChest + 1 }.map { Double($0.rssi) }
+            let m = still.reduce(0, +) / Double(still.count)
+            let sd = (still.map { ($0 - m) * ($0 - m) }.reduce(0, +) / Double(still.count)).squareRoot()
+            #expect(sd >= 1.5 && sd <= 3.5)
+        }
+    }
 }
