@@ -98,8 +98,11 @@ func scoreWalk(_ world: WalkingWorld, _ told: WalkTold, debug: Bool = false) -> 
     }
     for leg in world.approaches() {
         score.approaches += 1
-        if told.lines.contains(where: { warm.contains($0.line) && $0.time >= leg.start && $0.time <= leg.end + WalkRules.approachGrace }) {
+        if let first = told.lines.first(where: { warm.contains($0.line) && $0.time >= leg.start && $0.time <= leg.end + WalkRules.approachGrace }) {
             score.heardApproaches += 1
+            if debug, getenv("LEG_DEBUG") != nil { print("leg heard by \(first.line.rawValue) at \(format(first.time - leg.start, 1)) of \(format(leg.end - leg.start, 1)) s, \(format(world.distance(at: leg.start), 1)) -> \(format(world.distance(at: leg.end), 1)) m rate \(format(1 / world.advertisingInterval, 0))") }
+        } else if debug, getenv("LEG_DEBUG") != nil {
+            print("leg missed \(format(leg.end - leg.start, 1)) s, \(format(world.distance(at: leg.start), 1)) -> \(format(world.distance(at: leg.end), 1)) m rate \(format(1 / world.advertisingInterval, 0))")
         }
     }
     for r in told.ranges where r.time < world.duration {
@@ -181,6 +184,7 @@ var walkingConfiguration: RangingConfiguration {
     if let v = tuning["ctz"] { c.trendColderSignificance = v }
     if let v = tuning["minsil"] { c.minimumSilence = v }
     if let v = tuning["sigma"] { c.environmentSigma = v }
+    if let v = tuning["near"] { c.nearEdge = v }
     return c
 }
 

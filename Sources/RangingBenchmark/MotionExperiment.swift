@@ -1,0 +1,148 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+import Hunt
+import Ranging
+import Simulation
+
+/// The motion model as a grid filter (docs/ranging.md, "Fourth round"): the probability of
+/// the hunter's distance (48 log-spaced steps, 0.8-25 m), its radial speed (7 values, each
+/// kept for a mean of `speedMemory` s, then any other) and the body's shadow (on or off,
+/// turning at `shadowRate` per second, seldom on while the child walks closer), updated by
+/// each packet under log-distance path loss with `noise` dB of spread. An experiment beside
+/// the engine's trend (`MOTION_PROBE=N`), not part of the engine: on held-out walks it
+/// hears what the slope test hears.
+struct RadialMotionGrid {
+    static let distances: [Double] = (0..<48).map { 0.8 * pow(25.0 / 0.8, Double($0) / 47) }
+    static let speeds: [Double] = [-1.2, -0.7, -0.3, 0, 0.3, 0.7, 1.2]
+    var p: [Double]
+    var lastTime: Double?
+    let exponent: Double
+    let shadowDepth: Double
+    let speedMemory: Double
+    let shadowRate: Double
+    let noise: Double
+
+    init(exponent: Double = 2.2, shadowDepth: Double = 10, speedMemory: Double = 4, shadowRate: Double = 0.2, noise: Double = 7.5) {
+        self.exponent = exponent
+        self.shadowDepth = shadowDepth
+        self.speedMemory = speedMemory
+        self.shadowRate = shadowRate
+        self.noise = noise
+        let n = Self.distances.count * Self.speeds.count * 2
+        p = [Double](repeating: 1 / Double(n), count: n)
+    }
+
+    static func index(_ d: Int, _ v: Int, _ s: Int) -> Int { (d * speeds.count + v) * 2 + s }
+
+    mutating func predict(dt: Double) {
+        let nd = Self.distances.count, nv = Self.speeds.count
+        var q = [Double](repeating: 0, count: p.count)
+        let stay = exp(-dt / speedMemory)
+        let toggle = 1 - exp(-dt * shadowRate)
+        let logStep = log(Self.distances[1] / Self.distances[0])
+        // Marginal over v for the speed jumps.
+        for d in 0..<nd {
+            for s in 0..<2 {
+                var total = 0.0
+                for v in 0..<nv { total += p[Self.index(d, v, s)] }
+                for v in 0..<nv {
+                    let mass = stay * p[Self.index(d, v, s)] + (1 - stay) * total / Double(nv)
+                    // Move the distance.
+                    let target = max(Self.distances[0], Self.distances[d] + Self.speeds[v] * dt)
+                    let x = min(Double(nd - 1), max(0, log(target / Self.distances[0]) / logStep))
+                    let lo = Int(x), hi = min(nd - 1, lo + 1), f = x - Double(lo)
+                    for (ss, w) in [(s, 1 - toggle), (1 - s, toggle)] {
+                        q[Self.index(lo, v, ss)] += mass * w * (1 - f)
+                        q[Self.index(hi, v, ss)] += mass * w * f
+                    }
+                }
+            }
+        }
+        p = q
+    }
+
+    mutating func update(rssi: Double, measuredPower: Double, time: Double) {
+        if let last = lastTime { predict(dt: max(0, time - last)) }
+        lastTime = time
+        let nd = Self.distances.count, nv = Self.speeds.count
+        var total = 0.0
+        for d in 0..<nd {
+            let base = measuredPower - 10 * exponent * log10(Self.distances[d])
+            for s in 0..<2 {
+                let mu = base - Double(s) * shadowDepth
+                let z = (rssi - mu) / noise
+                let like = exp(-0.5 * min(z * z, 50))
+                for v in 0..<nv {
+                    // Facing away (shadow) goes with walking away or standing.
+                    var coupling = 1.0
+                    if s == 1, Self.speeds[v] < 0 { coupling = 0.2 }
+                    let i = Self.index(d, v, s)
+                    p[i] *= like * coupling
+                    total += p[i]
+                }
+            }
+        }
+        if total > 0 { for i in p.indices { p[i] /= total } } else { p = p.map { _ in 1 / Double(p.count) } }
+    }
+
+    var approaching: Double {
+        var m = 0.0
+        for d in 0..<Self.distances.count { for v in 0..<Self.speeds.count where Self.speeds[v] < -0.2 { for s in 0..<2 { m += p[Self.index(d, v, s)] } } }
+        return m
+    }
+}
+
+/// MOTION_PROBE=N: the grid's "warmer" (the probability of closing at least each of
+/// MOTION_TH's thresholds, re-armed below 0.7 of it, at most one per 6 s) against the
+/// engine's warmer lines on N walks (MOTION_HELD_OUT=1: the held-out ones), scored by the
+/// walking rules (warmer lines alone on both sides).
+func probeMotion(count: Int) {
+    let heldOut = getenv("MOTION_HELD_OUT") != nil
+    let seeds = walkingSeeds(heldOut: heldOut, count: count)
+    let thresholds: [Double] = (getenv("MOTION_TH").map { String(cString: $0) } ?? "0.8,0.83,0.85,0.87,0.9").split(separator: ",").compactMap { Double($0) }
+    var rows: [String: [(WalkingWorld, WalkScore)]] = [:]
+    let memory = getenv("MOTION_MEMORY").flatMap { Double(String(cString: $0)) } ?? 4
+    let shadowRate = getenv("MOTION_TOGGLE").flatMap { Double(String(cString: $0)) } ?? 0.2
+    for seed in seeds {
+        let world = WalkingWorld(seed: seed)
+        let reports = world.readings()
+        var ours = oursOnWalk(reports, until: world.duration)
+        ours.lines = ours.lines.filter { $0.line == .warmer }
+        ours.ranges = []
+        rows["engine warmer", default: []].append((world, scoreWalk(world, ours)))
+        var grid = RadialMotionGrid(speedMemory: memory, shadowRate: shadowRate)
+        var series: [(Double, Double)] = []
+        for r in reports {
+            grid.update(rssi: Double(r.rssi), measuredPower: Double(r.measuredPower), time: r.time)
+            series.append((r.time, grid.approaching))
+        }
+        for th in thresholds {
+            var told = WalkTold()
+            var last = -Double.infinity
+            var armed = true
+            for (t, a) in series {
+                if a < th * 0.7 { armed = true }
+                if a >= th, armed, t - last >= 6 {
+                    told.lines.append((t, .warmer))
+                    last = t
+                    armed = false
+                }
+            }
+            rows["grid \(th)", default: []].append((world, scoreWalk(world, told)))
+        }
+    }
+    for name in ["engine warmer"] + thresholds.map({ "grid \($0)" }) {
+        guard let row = rows[name] else { continue }
+        let hours = row.reduce(0) { $0 + $1.1.seconds } / 3600
+        let falseWarm = Double(row.reduce(0) { $0 + ($1.1.falseLines[.warmer] ?? 0) }) / hours
+        func recall(_ rates: Set<Int>) -> String {
+            let part = row.filter { rates.contains(Int((1 / $0.0.advertisingInterval).rounded())) }
+            let n = part.reduce(0) { $0 + $1.1.approaches }, k = part.reduce(0) { $0 + $1.1.heardApproaches }
+            return format(Double(k) / Double(max(n, 1)), 2)
+        }
+        print("\(name): false warmers/h \(format(falseWarm, 2)) heard \(recall([10])) / \(recall([4])) / \(recall([1, 2]))")
+    }
+}
