@@ -111,14 +111,16 @@ with wave.open(sys.argv[1], "wb") as w:
     w.writeframes(b"".join(struct.pack("<h", int(12000 * math.sin(2 * math.pi * 440 * i / 22050)))
                            for i in range(22050)))
 PY
-arecord -q -D hw:Loopback,1,0 -f S16_LE -c 1 -r 22050 -d 3 "$VM_OUT/capture.wav" &
-rp=$!
-# Play only once the capture runs (arecord starts slowly under a loaded TCG host).
-wait_until 10 grep -q 'state: RUNNING' /proc/asound/Loopback/pcm1c/sub0/status \
-    || fail "arecord never started capturing"
-aplay -D hw:Loopback,0,0 "$VM_OUT/tone.wav" || fail "aplay to hw:Loopback,0 failed"
-wait $rp || fail "arecord from hw:Loopback,1 failed"
-python3 - "$VM_OUT/capture.wav" <<'PY' || fail "the capture is silent or not the tone"
+# One try: capture 3 s while the tone plays; the check's status is the function's.
+tone_through_loopback() {
+    arecord -q -D hw:Loopback,1,0 -f S16_LE -c 1 -r 22050 -d 3 "$VM_OUT/capture.wav" &
+    rp=$!
+    # Play only once the capture runs (arecord starts slowly under a loaded TCG host).
+    wait_until 10 grep -q 'state: RUNNING' /proc/asound/Loopback/pcm1c/sub0/status \
+        || fail "arecord never started capturing"
+    aplay -D hw:Loopback,0,0 "$VM_OUT/tone.wav" || fail "aplay to hw:Loopback,0 failed"
+    wait $rp || fail "arecord from hw:Loopback,1 failed"
+    python3 - "$VM_OUT/capture.wav" <<'PY'
 import struct, sys, wave
 with wave.open(sys.argv[1]) as w:
     n, rate = w.getnframes(), w.getframerate()
@@ -137,6 +139,15 @@ print(f"-- capture: {n} frames at {rate} Hz, peak {peak}, {len(full)} of 20 tone
       f"of 50 ms, median {hz} Hz")
 sys.exit(0 if peak > 10000 and len(full) >= 10 and 400 <= hz <= 480 else 1)
 PY
+}
+# A loaded host can underrun aplay for most of a try (aloop then carries silence): the
+# path is judged on up to three tries, and fails only if none carries the tone.
+tries=0
+until tone_through_loopback; do
+    tries=$((tries + 1))
+    [ "$tries" -lt 3 ] || fail "the capture is silent or not the tone (3 tries)"
+    echo "-- try $((tries + 1)): the last capture carried too little of the tone (a loaded host?)"
+done
 pass "snd-aloop carried the tone"
 
 vm_step "adapter lost: kill btvirt while a socket is bound to hci0"
