@@ -170,6 +170,14 @@ public struct HuntDirector: Sendable {
         /// exit that lasts (walking benchmark: 0.5 false left + entered pairs an hour at 0,
         /// 0.1 at 6 s).
         public var leftConfirmation = 6.0
+        /// A move out to "far" (from a nearer class said) is said only once the class has
+        /// stayed far this long (s); back before then, it is said neither way. A body (the
+        /// child's own as it turns, another child) between hunter and beacon drops the level
+        /// 10-20 dB for 1-10 s, which the engine's class reports within its 5 s step target;
+        /// standing still, every such body was a "far" and a "near" (stationary sweeps with
+        /// bodies: docs/hunt.md). "Far" is the least urgent news of the hunt: said late, it
+        /// costs a child walking away nothing it needs.
+        public var farConfirmation = 10.0
         public var trendQuietAfterLine = 3.0
         /// A line waiting behind a more important one is dropped after this long (s).
         public var pendingLifetime = 4.0
@@ -219,6 +227,8 @@ public struct HuntDirector: Sendable {
     private var lastTrendAt = -Double.infinity
     /// Since when the hunted region's exit waits for `leftConfirmation`.
     private var exitSince: Double?
+    /// Since when a move out to "far" waits for `farConfirmation`.
+    private var farSince: Double?
     /// The page's address: since when it waits for a quiet moment (nil: not due, being or
     /// said), and how often it was begun (a line that cuts it makes it due again).
     private var pageNotice: (detail: LineDetail, dueSince: Double?, tries: Int)?
@@ -351,7 +361,7 @@ public struct HuntDirector: Sendable {
 
     /// Checks timers (found hold, the trail's other treasures, hints) without a new event.
     public mutating func tick(at time: Double) -> [HuntAction] {
-        var actions = confirmExit(at: time) + checkFound(at: time)
+        var actions = confirmExit(at: time) + confirmFar(at: time) + checkFound(at: time)
         guard var p = progress else { return actions + sayPageNotice(at: time) }
         if let since = awaitingRewardSince, time - since >= configuration.rewardWait { awaitingRewardSince = nil }
         // Another chest is news only once the find, its reward and the next clue are over,
@@ -475,6 +485,7 @@ public struct HuntDirector: Sendable {
         region = configuration.trail[step].region.name
         inside = known.inside
         exitSince = nil
+        farSince = nil
         saidProximity = known.proximity
         immediateSince = known.proximity == .immediate ? known.immediateSince : nil
         foundAnnounced = false
@@ -509,7 +520,16 @@ public struct HuntDirector: Sendable {
         case let .proximity(_, key, _, to):
             remember(key, to, at: time)
             let closest = closestClass()
-            guard closest.proximity != saidProximity else { return [] }
+            guard closest.proximity != saidProximity else {
+                // Back to the class said before a far was: neither is said.
+                farSince = nil
+                return []
+            }
+            if closest.proximity == .far, saidProximity == .near || saidProximity == .immediate {
+                if farSince == nil { farSince = time }
+                return confirmFar(at: time)
+            }
+            farSince = nil
             return announce(closest.proximity, since: closest.since, at: time)
         case let .trend(_, name, trend) where name == region:
             guard inside, !foundAnnounced, speaking == nil, time - lastTrendAt >= configuration.trendInterval,
@@ -546,6 +566,7 @@ public struct HuntDirector: Sendable {
     private mutating func confirmExit(at time: Double) -> [HuntAction] {
         guard let since = exitSince, time - since >= configuration.leftConfirmation else { return [] }
         exitSince = nil
+        farSince = nil
         inside = false
         immediateSince = nil
         saidProximity = .unknown
@@ -553,6 +574,15 @@ public struct HuntDirector: Sendable {
         // A proximity line still waiting is stale news now.
         if let p = pending, p.event.precedence <= LineEvent.proximityUnknown.precedence { pending = nil }
         return [.sound(configuration.regionSound)] + say(.regionLeft, at: time)
+    }
+
+    /// A move out to "far", said once the class has stayed far `farConfirmation` s.
+    private mutating func confirmFar(at time: Double) -> [HuntAction] {
+        guard let since = farSince, time - since >= configuration.farConfirmation else { return [] }
+        farSince = nil
+        let closest = closestClass()
+        guard inside, exitSince == nil, closest.proximity == .far, saidProximity != .far else { return [] }
+        return announce(.far, since: closest.since, at: time)
     }
 
     /// The closest class of the region's beacons (unknown when none has one), and since when

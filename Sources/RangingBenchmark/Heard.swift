@@ -10,7 +10,9 @@ import Simulation
 /// time each is said. A line takes `lineSeconds` to say.
 func heardLines(_ reports: [SimulatedReading], until end: Double, lineSeconds: Double = 2) -> [(time: Double, line: LineEvent)] {
     var engine = RangingEngine(configuration: simulatedConfiguration, regions: [Region(name: "treasure", uuid: OurRanger.uuid)])
-    var director = HuntDirector(configuration: HuntDirector.Configuration(region: "treasure"))
+    var hunt = HuntDirector.Configuration(region: "treasure")
+    if let v = tuning["fc"] { hunt.farConfirmation = v }
+    var director = HuntDirector(configuration: hunt)
     var lines: [(time: Double, line: LineEvent)] = []
     var speechEnds: Double?
     func apply(_ actions: [HuntAction], at time: Double) {

@@ -201,6 +201,7 @@ func oursOnWalk(_ reports: [SimulatedReading], until end: Double, lineSeconds: D
     if let v = tuning["hti"] { hunt.trendInterval = v }
     if let v = tuning["hq"] { hunt.trendQuietAfterLine = v }
     if let v = tuning["lc"] { hunt.leftConfirmation = v }
+    if let v = tuning["fc"] { hunt.farConfirmation = v }
     var director = HuntDirector(configuration: hunt)
     var told = WalkTold()
     var speechEnds: Double?

@@ -108,13 +108,52 @@ extension HuntDirector {
         #expect(d.feed(.nearest(time: 12, region: region, key: other)) == [])
         #expect(d.feed(.proximity(time: 14, key: key, from: .far, to: .near)) == [], "the body has gone")
         #expect(d.feed(.proximity(time: 30, key: key, from: .near, to: .far)) == [])
-        #expect(d.feed(.proximity(time: 31, key: other, from: .near, to: .far)) == [.say(.proximityFar, interrupt: false)])
-        _ = d.handle(.speechFinished, at: 32)
-        // A beacon lost is forgotten; the last one lost leaves the exit line to say it.
-        #expect(d.feed(.proximity(time: 40, key: other, from: .far, to: .unknown)) == [])
-        #expect(d.feed(.proximity(time: 41, key: key, from: .far, to: .near)) == [.say(.proximityNear, interrupt: false)])
+        #expect(d.feed(.proximity(time: 31, key: other, from: .near, to: .far)) == [], "far once it has lasted")
+        #expect(d.tick(at: 40.9) == [])
+        #expect(d.tick(at: 41) == [.say(.proximityFar, interrupt: false)])
         _ = d.handle(.speechFinished, at: 42)
+        // A beacon lost is forgotten; the last one lost leaves the exit line to say it.
+        #expect(d.feed(.proximity(time: 45, key: other, from: .far, to: .unknown)) == [])
+        #expect(d.feed(.proximity(time: 46, key: key, from: .far, to: .near)) == [.say(.proximityNear, interrupt: false)])
+        _ = d.handle(.speechFinished, at: 47)
         #expect(d.feed(.proximity(time: 50, key: key, from: .near, to: .unknown)) == [])
+    }
+
+    @Test func aFarThatDoesNotLastIsNeverSaid() {
+        // A body between hunter and beacon for 1-10 s: the engine's class goes far and back.
+        var d = enteredDirector()
+        #expect(d.feed(.proximity(time: 3, key: key, from: .unknown, to: .near)) == [.say(.proximityNear, interrupt: false)])
+        _ = d.handle(.speechFinished, at: 4)
+        #expect(d.feed(.proximity(time: 10, key: key, from: .near, to: .far)) == [])
+        #expect(d.tick(at: 19.9) == [])
+        #expect(d.feed(.proximity(time: 19.9, key: key, from: .far, to: .near)) == [], "back before the confirmation: neither")
+        #expect(d.tick(at: 30) == [])
+        // A far that lasts is said once, then the way back.
+        #expect(d.feed(.proximity(time: 40, key: key, from: .near, to: .far)) == [])
+        #expect(d.feed(.proximity(time: 45, key: key, from: .far, to: .far)) == [], "no restart of the wait")
+        #expect(d.tick(at: 50) == [.say(.proximityFar, interrupt: false)])
+        _ = d.handle(.speechFinished, at: 51)
+        #expect(d.tick(at: 70) == [])
+        #expect(d.feed(.proximity(time: 71, key: key, from: .far, to: .near)) == [.say(.proximityNear, interrupt: false)])
+        _ = d.handle(.speechFinished, at: 72)
+        // At the treasure while far waits: immediate is said at once, and far never.
+        #expect(d.feed(.proximity(time: 80, key: key, from: .near, to: .far)) == [])
+        #expect(d.feed(.proximity(time: 82, key: key, from: .far, to: .immediate)) == [.say(.proximityImmediate, interrupt: false)])
+        #expect(d.tick(at: 95) .contains(.say(.proximityFar, interrupt: false)) == false)
+        // An exit while far waits: the exit's line, no far after it.
+        var e = enteredDirector()
+        _ = e.feed(.proximity(time: 3, key: key, from: .unknown, to: .near))
+        _ = e.handle(.speechFinished, at: 4)
+        _ = e.feed(.proximity(time: 10, key: key, from: .near, to: .far))
+        _ = e.feed(.regionExit(time: 12, region: region))
+        #expect(e.tick(at: 18) == [.sound(.arrr), .say(.regionLeft, interrupt: false)])
+        #expect(e.tick(at: 25) == [])
+    }
+
+    @Test func aFarFromTheFirstClassIsSaidAtOnce() {
+        // Entered far off: nothing nearer was said, so far is news now.
+        var d = enteredDirector()
+        #expect(d.feed(.proximity(time: 3, key: key, from: .unknown, to: .far)) == [.say(.proximityFar, interrupt: false)])
     }
 
     @Test func newerMoreImportantLineInterruptsAndLesserWaits() {
