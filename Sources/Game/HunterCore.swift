@@ -65,7 +65,9 @@ public struct HunterCore: Sendable {
         /// The controller went away (the start of an outage), and why when it is known.
         case radioLost(RadioProblem? = nil)
         /// The radio cannot be used at all (no Bluetooth, no permission); the hunt ends.
-        case radioUnusable(RadioProblem? = nil)
+        /// `toldThisBoot`: its line was said already since the machine booted (systemd starts
+        /// the hunter again and again; the child hears it once per cause and boot).
+        case radioUnusable(RadioProblem? = nil, toldThisBoot: Bool = false)
         /// The capture being replayed is over: its end is no silence of the beacons.
         case radioEnded
         /// The periodic tick (silence-based decisions, timers): every 0.25 s.
@@ -258,8 +260,10 @@ public struct HunterCore: Sendable {
         case let .radioLost(problem):
             outage.lost(at: time)
             radioProblem = problem
-        case let .radioUnusable(problem):
-            // Before the hunt ever began, the grown-up is told what to fix in plain words.
+        case let .radioUnusable(problem, toldThisBoot):
+            // Once per cause and boot; before the hunt ever began, the grown-up is told what
+            // to fix in plain words.
+            if toldThisBoot { break }
             if !startupSaid, let problem {
                 say(.notice(problem.notice), at: time, into: &effects)
             } else {

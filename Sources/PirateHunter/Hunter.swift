@@ -95,7 +95,7 @@ final class Hunter {
         console.hooks.control = { [unowned self] action in
             guard let control = action == "restart" ? .start : HunterCore.HuntControl(rawValue: action) else { return "'\(action)' is not start, restart or stop" }
             let (applied, effects) = core.control(control, at: now)
-            huntView.running = core.stoppedHunt == nil && setup.hunt != nil
+            refreshRunning()
             carryOut(effects)
             return "hunt \(action): \(applied.isEmpty ? "nothing to do" : applied.joined(separator: ", "))"
         }
@@ -104,6 +104,9 @@ final class Hunter {
         // rules' business (once, after the start-up line, never over a line).
         carryOut(core.handle(.pageOpened(host: ParentConsole.hostname(), port: Int(console.server.port), code: console.gate.code), at: now))
     }
+
+    /// What the page shows as running: a hunt configured and not stopped from the page.
+    private func refreshRunning() { huntView.running = core.stoppedHunt == nil && setup.hunt != nil }
 
     /// The page's "Ready?" list: what this running hunter knows of itself.
     private func pageChecks() -> [CheckItem] {
@@ -152,10 +155,11 @@ final class Hunter {
             }
         case let .fatal(error):
             // A radio that cannot be used at all (no Bluetooth, no permission) ends the hunt,
-            // and systemd starts it again: the child hears it once per cause and boot.
-            guard BootMemory.firstTime("\(error)") else { return }
-            lastWords = true
-            run(.radioUnusable(Self.problem(error)))
+            // and systemd starts it again: whether it was told since boot is remembered on
+            // disk, whether to say it again is the core's rule.
+            let told = !BootMemory.firstTime("\(error)")
+            lastWords = !told
+            run(.radioUnusable(Self.problem(error), toldThisBoot: told))
         case .applied, .notice:
             break
         }
@@ -262,7 +266,7 @@ final class Hunter {
         let (game, effects) = core.reconfigure(next.game, at: now)
         setup = next
         huntView.trailSteps = next.hunt?.trail.count ?? 0
-        huntView.running = core.stoppedHunt == nil && next.hunt != nil
+        refreshRunning()
         speaker.json = next.json
         carryOut(effects)
         let what = applied + game

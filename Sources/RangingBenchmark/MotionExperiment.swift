@@ -139,8 +139,7 @@ func probeMotion(count: Int) {
         let hours = row.reduce(0) { $0 + $1.1.seconds } / 3600
         let falseWarm = Double(row.reduce(0) { $0 + ($1.1.falseLines[.warmer] ?? 0) }) / hours
         func recall(_ rates: Set<Int>) -> String {
-            let part = row.filter { rates.contains(Int((1 / $0.0.advertisingInterval).rounded())) }
-            let n = part.reduce(0) { $0 + $1.1.approaches }, k = part.reduce(0) { $0 + $1.1.heardApproaches }
+            let (k, n) = approachesHeard(row, rates: rates)
             return format(Double(k) / Double(max(n, 1)), 2)
         }
         print("\(name): false warmers/h \(format(falseWarm, 2)) heard \(recall([10])) / \(recall([4])) / \(recall([1, 2]))")

@@ -38,6 +38,8 @@ enum WalkRules {
 
 /// WALK_DEBUG=1: the walks' finds and false lines, one a line.
 let walkDebug = getenv("WALK_DEBUG") != nil
+/// LEG_DEBUG=1 (with WALK_DEBUG=1): which line heard each approach leg, or that none did.
+let legDebug = getenv("LEG_DEBUG") != nil
 
 struct WalkScore {
     var seconds = 0.0
@@ -100,8 +102,8 @@ func scoreWalk(_ world: WalkingWorld, _ told: WalkTold, debug: Bool = false) -> 
         score.approaches += 1
         if let first = told.lines.first(where: { warm.contains($0.line) && $0.time >= leg.start && $0.time <= leg.end + WalkRules.approachGrace }) {
             score.heardApproaches += 1
-            if debug, getenv("LEG_DEBUG") != nil { print("leg heard by \(first.line.rawValue) at \(format(first.time - leg.start, 1)) of \(format(leg.end - leg.start, 1)) s, \(format(world.distance(at: leg.start), 1)) -> \(format(world.distance(at: leg.end), 1)) m rate \(format(1 / world.advertisingInterval, 0))") }
-        } else if debug, getenv("LEG_DEBUG") != nil {
+            if debug, legDebug { print("leg heard by \(first.line.rawValue) at \(format(first.time - leg.start, 1)) of \(format(leg.end - leg.start, 1)) s, \(format(world.distance(at: leg.start), 1)) -> \(format(world.distance(at: leg.end), 1)) m rate \(format(1 / world.advertisingInterval, 0))") }
+        } else if debug, legDebug {
             print("leg missed \(format(leg.end - leg.start, 1)) s, \(format(world.distance(at: leg.start), 1)) -> \(format(world.distance(at: leg.end), 1)) m rate \(format(1 / world.advertisingInterval, 0))")
         }
     }
@@ -188,14 +190,18 @@ var walkingConfiguration: RangingConfiguration {
     return c
 }
 
+/// The at-hand detector of the walking runs, with TUNE's overrides (the probes use the same).
+func tunedAtHand(_ c: RangingConfiguration) -> AtHandDetector {
+    AtHandDetector(configuration: c, minimumPackets: Int(tuning["packets"] ?? Double(AtHandDetector.defaultPackets)),
+                   edgeZ: tuning["edgez"] ?? AtHandDetector.defaultEdgeZ, arrivalZ: tuning["arrivalz"] ?? AtHandDetector.defaultArrivalZ,
+                   confirmPackets: Int(tuning["cpackets"] ?? Double(AtHandDetector.defaultConfirmPackets)),
+                   confirmSpan: tuning["cspan"] ?? AtHandDetector.defaultConfirmSpan,
+                   longStand: tuning["ls"] ?? AtHandDetector.defaultLongStand)
+}
+
 func oursOnWalk(_ reports: [SimulatedReading], until end: Double, lineSeconds: Double = 2) -> WalkTold {
     let c = walkingConfiguration
-    let atHand = AtHandDetector(configuration: c, minimumPackets: Int(tuning["packets"] ?? Double(AtHandDetector.defaultPackets)),
-                                edgeZ: tuning["edgez"] ?? AtHandDetector.defaultEdgeZ, arrivalZ: tuning["arrivalz"] ?? AtHandDetector.defaultArrivalZ,
-                                confirmPackets: Int(tuning["cpackets"] ?? Double(AtHandDetector.defaultConfirmPackets)),
-                                confirmSpan: tuning["cspan"] ?? AtHandDetector.defaultConfirmSpan,
-                                longStand: tuning["ls"] ?? AtHandDetector.defaultLongStand)
-    var engine = RangingEngine(configuration: c, regions: [Region(name: "treasure", uuid: OurRanger.uuid)], atHand: atHand)
+    var engine = RangingEngine(configuration: c, regions: [Region(name: "treasure", uuid: OurRanger.uuid)], atHand: tunedAtHand(c))
     var hunt = HuntDirector.Configuration(region: "treasure")
     if let v = tuning["hold"] { hunt.foundHold = v }
     if let v = tuning["hti"] { hunt.trendInterval = v }
@@ -391,6 +397,12 @@ func parseReplay(_ path: String) -> WalkTold? {
 
 // MARK: The table
 
+/// The approaches heard and the approaches, over the walks of these advertising rates (Hz).
+func approachesHeard(_ row: [(WalkingWorld, WalkScore)], rates: Set<Int>) -> (heard: Int, legs: Int) {
+    let part = row.filter { rates.contains(Int((1 / $0.0.advertisingInterval).rounded())) }
+    return (part.reduce(0) { $0 + $1.1.heardApproaches }, part.reduce(0) { $0 + $1.1.approaches })
+}
+
 func walkingSeeds(heldOut: Bool, count: Int) -> [UInt64] {
     (1...UInt64(count)).map { heldOut ? 10_000 + $0 : $0 }
 }
@@ -446,9 +458,7 @@ func runWalking(heldOut: Bool, count: Int, writeCaptures: String?, replays: Stri
         }
         let total = Double(lines.values.reduce(0, +)) / hours
         func recall(_ rates: Set<Int>) -> String {
-            let part = row.filter { rates.contains(Int((1 / $0.0.advertisingInterval).rounded())) }
-            let n = part.reduce(0) { $0 + $1.1.approaches }
-            let k = part.reduce(0) { $0 + $1.1.heardApproaches }
+            let (k, n) = approachesHeard(row, rates: rates)
             return n == 0 ? "-" : "\(format(Double(k) / Double(n), 2)) (\(k)/\(n))"
         }
         let lags = row.compactMap(\.1.findLag)
@@ -536,10 +546,7 @@ func evidenceCeiling(_ world: WalkingWorld, _ reports: [SimulatedReading], _ kin
 func probeAtHand(seed: UInt64) {
     let world = WalkingWorld(seed: seed)
     let c = walkingConfiguration
-    var detector = AtHandDetector(configuration: c, minimumPackets: Int(tuning["packets"] ?? Double(AtHandDetector.defaultPackets)),
-                                  edgeZ: tuning["edgez"] ?? AtHandDetector.defaultEdgeZ, arrivalZ: tuning["arrivalz"] ?? AtHandDetector.defaultArrivalZ,
-                                confirmPackets: Int(tuning["cpackets"] ?? Double(AtHandDetector.defaultConfirmPackets)),
-                                confirmSpan: tuning["cspan"] ?? AtHandDetector.defaultConfirmSpan)
+    var detector = tunedAtHand(c)
     var filter = KalmanRSSIFilter(configuration: c)
     var lastPrint = -Double.infinity
     for r in world.readings() {

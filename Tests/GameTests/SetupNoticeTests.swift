@@ -49,6 +49,9 @@ import Testing
         #expect(d.feed(.radioUnusable(.noPermission), at: 0.5).lines == [.noticeNoPermission])
         var unknown = CoreDriver(Self.trail())
         #expect(unknown.feed(.radioUnusable(nil), at: 0.5).lines == [.adapterMissing])
+        // Started again by systemd after the line was said this boot: not said again.
+        var again = CoreDriver(Self.trail())
+        #expect(again.feed(.radioUnusable(.noPermission, toldThisBoot: true), at: 0.5).lines == [])
     }
 
     @Test func aSpeakerFoundLateIsSaidThenTheClueItMissed() throws {
