@@ -178,6 +178,12 @@ public struct HuntDirector: Sendable {
         /// bodies: docs/hunt.md). "Far" is the least urgent news of the hunt: said late, it
         /// costs a child walking away nothing it needs.
         public var farConfirmation = 10.0
+        /// A move out to "far" is said only when the nearest hunted beacon's last range is at
+        /// least this (m; the ranging's `nearEdge`, filled in by whoever builds the director):
+        /// after a body's shadow the classifier's hysteresis may hold "far" while the range is
+        /// back inside the edge, and that "far" would be undone by a "near" (docs/hunt.md).
+        /// nil: the class alone decides.
+        public var farEdge: Double? = 3.0
         public var trendQuietAfterLine = 3.0
         /// A line waiting behind a more important one is dropped after this long (s).
         public var pendingLifetime = 4.0
@@ -250,7 +256,8 @@ public struct HuntDirector: Sendable {
     /// kept before the region is entered: the engine may commit a class in the same ingest
     /// that enters the region, before the region's state, and a hunter already at the
     /// treasure when the region is entered still finds it.
-    private var classes: [BeaconKey: (proximity: Proximity, since: Double)] = [:]
+    /// With each class, the beacon's last range (m; nil until one is reported).
+    private var classes: [BeaconKey: (proximity: Proximity, since: Double, meters: Double?)] = [:]
     private static let classMemory = 64
 
     public init(configuration: Configuration) {
@@ -511,6 +518,10 @@ public struct HuntDirector: Sendable {
             // class for a beacon it did not lose: a child at the chest is found after all).
             exitSince = time
             return confirmExit(at: time)
+        case let .range(report) where hunts(report.key):
+            // The range of a beacon with a class, for the far confirmation's edge.
+            if classes[report.key] != nil { classes[report.key]?.meters = report.distance?.meters }
+            return farSince != nil ? confirmFar(at: time) : []
         case let .proximity(_, key, _, _) where !hunts(key):
             // Another treasure of the trail: the trail watches it.
             return []
@@ -579,6 +590,11 @@ public struct HuntDirector: Sendable {
     /// A move out to "far", said once the class has stayed far `farConfirmation` s.
     private mutating func confirmFar(at time: Double) -> [HuntAction] {
         guard let since = farSince, time - since >= configuration.farConfirmation else { return [] }
+        if let edge = configuration.farEdge {
+            // Still inside the edge: wait (the confirmation stands) for the range to leave it.
+            let nearest = classes.values.compactMap(\.meters).min() ?? .infinity
+            if nearest < edge { return [] }
+        }
         farSince = nil
         let closest = closestClass()
         guard inside, exitSince == nil, closest.proximity == .far, saidProximity != .far else { return [] }
@@ -618,7 +634,7 @@ public struct HuntDirector: Sendable {
            let oldest = classes.min(by: { $0.value.since < $1.value.since }) {
             classes[oldest.key] = nil
         }
-        classes[key] = (proximity, time)
+        classes[key] = (proximity, time, classes[key]?.meters)
     }
 
     /// The region entered: the arrr and its line, then (when it is "immediate") the class

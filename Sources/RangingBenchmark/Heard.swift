@@ -12,6 +12,8 @@ func heardLines(_ reports: [SimulatedReading], until end: Double, lineSeconds: D
     var engine = RangingEngine(configuration: simulatedConfiguration, regions: [Region(name: "treasure", uuid: OurRanger.uuid)])
     var hunt = HuntDirector.Configuration(region: "treasure")
     if let v = tuning["fc"] { hunt.farConfirmation = v }
+    hunt.farEdge = simulatedConfiguration.nearEdge
+    if let v = tuning["fe"] { hunt.farEdge = v }
     var director = HuntDirector(configuration: hunt)
     var lines: [(time: Double, line: LineEvent)] = []
     var speechEnds: Double?

@@ -208,6 +208,8 @@ func oursOnWalk(_ reports: [SimulatedReading], until end: Double, lineSeconds: D
     if let v = tuning["hq"] { hunt.trendQuietAfterLine = v }
     if let v = tuning["lc"] { hunt.leftConfirmation = v }
     if let v = tuning["fc"] { hunt.farConfirmation = v }
+    hunt.farEdge = c.nearEdge
+    if let v = tuning["fe"] { hunt.farEdge = v }
     var director = HuntDirector(configuration: hunt)
     var told = WalkTold()
     var speechEnds: Double?

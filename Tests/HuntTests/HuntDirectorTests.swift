@@ -119,6 +119,42 @@ extension HuntDirector {
         #expect(d.feed(.proximity(time: 50, key: key, from: .near, to: .unknown)) == [])
     }
 
+    @Test func aFarHeldInsideTheNearEdgeWaitsForTheRange() {
+        // After a body's shadow the classifier's hysteresis holds "far" while the range is
+        // back inside the near edge (3 m): not said, however long; said once the range leaves it.
+        func range(_ time: Double, _ meters: Double?) -> RangingEvent {
+            .range(RangeReport(time: time, key: key, rssi: -70, distance: meters.map { DistanceEstimate(meters: $0, logSigma: 0.3) }, proximity: .far))
+        }
+        var d = enteredDirector()
+        #expect(d.feed(.proximity(time: 3, key: key, from: .unknown, to: .near)) == [.say(.proximityNear, interrupt: false)])
+        _ = d.handle(.speechFinished, at: 4)
+        #expect(d.feed(.proximity(time: 10, key: key, from: .near, to: .far)) == [])
+        #expect(d.feed(range(12, 4.5)) == [], "the body: past the edge, not yet 10 s")
+        #expect(d.feed(range(16, 2.4)) == [], "the body has gone: the class is held, the range is back")
+        #expect(d.tick(at: 21) == [])
+        #expect(d.feed(range(30, 2.6)) == [])
+        #expect(d.tick(at: 60) == [], "inside the edge: never said")
+        #expect(d.feed(range(61, 3.4)) == [.say(.proximityFar, interrupt: false)], "the range has left the edge")
+        // No edge (or no range known): the class alone decides, after 10 s.
+        var configuration = HuntDirector.Configuration(region: region)
+        configuration.farEdge = nil
+        var free = HuntDirector(configuration: configuration)
+        _ = free.feed(.regionEnter(time: 0, region: region))
+        _ = free.handle(.speechFinished, at: 2)
+        _ = free.feed(.nearest(time: 2, region: region, key: key))
+        _ = free.feed(.proximity(time: 3, key: key, from: .unknown, to: .near))
+        _ = free.handle(.speechFinished, at: 4)
+        _ = free.feed(.proximity(time: 10, key: key, from: .near, to: .far))
+        #expect(free.feed(range(16, 2.4)) == [])
+        #expect(free.tick(at: 20) == [.say(.proximityFar, interrupt: false)])
+        var unranged = enteredDirector()
+        _ = unranged.feed(.proximity(time: 3, key: key, from: .unknown, to: .near))
+        _ = unranged.handle(.speechFinished, at: 4)
+        _ = unranged.feed(.proximity(time: 10, key: key, from: .near, to: .far))
+        #expect(unranged.feed(range(16, nil)) == [])
+        #expect(unranged.tick(at: 20) == [.say(.proximityFar, interrupt: false)])
+    }
+
     @Test func aFarThatDoesNotLastIsNeverSaid() {
         // A body between hunter and beacon for 1-10 s: the engine's class goes far and back.
         var d = enteredDirector()

@@ -44,6 +44,11 @@ private let chests = "E2C56DB5-DFFB-48D2-B060-D0F5A71096E0"
         #expect(hunt.trailRules.hintAfter == 90 && hunt.trailRules.hintInterval == 60)
     }
 
+    @Test func farWaitsForTheRangingsNearEdge() throws {
+        #expect(try decode("{}").huntConfiguration().farEdge == 3.0)
+        #expect(try decode(#"{"ranging": {"near_edge": 2.5}}"#).huntConfiguration().farEdge == 2.5)
+    }
+
     @Test func aRaceWithoutATrailIsAOneStepTrailOfTheFirstRegion() throws {
         let configuration = try decode(#"{"regions": [{"name": "chest", "uuid": "\#(chests)"}], "hunt": {"mode": "race"}}"#)
         let hunt = configuration.huntConfiguration()

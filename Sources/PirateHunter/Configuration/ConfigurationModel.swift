@@ -168,6 +168,7 @@ struct HunterConfiguration: Sendable, Equatable {
             configuration.trail = [TrailStep(region: first)]
         }
         configuration.region = configuration.trail.first?.region.name ?? huntedRegions.first?.name ?? "treasure"
+        configuration.farEdge = ranging.nearEdge
         return configuration
     }
 
