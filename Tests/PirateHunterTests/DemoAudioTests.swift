@@ -222,8 +222,12 @@ enum DemoAudio {
         let report = "\(stops.count) lines checked (\(composed.count) composed, not checked: \(composed.joined(separator: ", "))); "
             + "\(takeovers.count) taken over:\n" + takeovers.map { "  " + $0.description }.joined(separator: "\n")
         print("DemoAudioTests: " + report)
-        // Not vacuous: the demo's walk has lines taken over (warmer -> proximity-immediate at 14.9 s, ...).
-        #expect(takeovers.count >= 3, "\(report)")
+        // Not vacuous: the demo's walk has lines taken over (its finds take over the
+        // "immediate" lines at 95.5 and 110.75 s). The others are borderline: the first
+        // find, at 18.25 s, comes 2.5 s into an "immediate" line of about that length, and
+        // in the trixie root (Swift 6.0.3, eSpeak NG 1.52) the lines' times move by up to
+        // 0.15 s between runs: 2, 3 and 4 takeovers were seen there, 3 here.
+        #expect(takeovers.count >= 2, "\(report)")
         #expect(stops.count >= 8, "\(report)")
         #expect(stops.allSatisfy { !$0.overSound }, "a stop hidden under a sound: \(report)")
         // The mixer took a 10 ms dip under 2 % of full scale for a pause: this test caught 3
