@@ -1,3 +1,6 @@
+#if canImport(Glibc)
+import Glibc
+#endif
 import Hunt
 import Ranging
 import Simulation
@@ -46,6 +49,9 @@ func heardLines(_ reports: [SimulatedReading], until end: Double, lineSeconds: D
     return lines
 }
 
+/// HEARD_DEBUG=1: each false line standing still, with the beacons' true distances (tuning aid).
+let heardDebug = getenv("HEARD_DEBUG") != nil
+
 /// Standing still: nothing moves, so every line is false but the start-up line, the first
 /// "land ho" and the first class said. Also how long the child believes a false "far": the
 /// seconds after the first class during which the last class said was "far" while the
@@ -78,6 +84,10 @@ func heardStandingStill(_ c: Condition, seed: UInt64, minutes: Double)
             continue
         }
         counts[line, default: 0] += 1
+        if heardDebug {
+            let distances = beacons.map { format($0.path.distance(at: time), 2) }.joined(separator: "/")
+            print("heard #\(c.index) \(c.rowName) seed \(seed) t \(format(time, 1)) \(line.rawValue) at \(distances) m")
+        }
     }
     if let s = said, s.line == .proximityFar { farSeconds += end - s.since }
     let closeSeconds = close ? end - (firstClass ?? end) : 0
