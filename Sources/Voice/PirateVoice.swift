@@ -105,10 +105,15 @@ public final class PirateVoice: Sendable {
     private static let calibrations = Mutex<[String: Int]>([:])
 
     /// Loads the pack and the voice and renders every line; throws naming the file, voice or
-    /// event at fault. `random` picks lines (inject a seeded one in tests).
+    /// event at fault. `random` picks lines (inject a seeded one in tests). `fresh`: every
+    /// line rendered and the pace measured now, whatever the cache holds, and played from
+    /// memory: eSpeak NG's output depends on what it rendered before in the process (its
+    /// pitch flutter's phase, a static in wavegen.c, runs on across calls), so only the same
+    /// start-up every run makes the later lines the same every run (virtual time).
     public static func load(
         _ configuration: VoiceConfiguration,
-        random: any RandomNumberGenerator & Sendable = SystemRandomNumberGenerator()
+        random: any RandomNumberGenerator & Sendable = SystemRandomNumberGenerator(),
+        fresh: Bool = false
     ) throws(VoiceError) -> PirateVoice {
         let pack = try LinePack.load(
             language: configuration.language, voicesDirectory: configuration.voicesDirectory,
@@ -144,7 +149,7 @@ public final class PirateVoice: Sendable {
                 let key = RenderKey(
                     text: text, voice: identity, parameters: parameters, engineVersion: synthesizer.version)
                 report.lines += 1
-                if let cache, cacheReadable, let hit = cache.load(key) {
+                if let cache, cacheReadable, !fresh, let hit = cache.load(key) {
                     buffers.append(.cached(key, frames: hit.frameCount))
                     report.fromCache += 1
                     continue
@@ -166,7 +171,7 @@ public final class PirateVoice: Sendable {
                 } else if cache != nil {
                     report.cacheWriteFailures += 1
                 }
-                buffers.append(stored ? .cached(key, frames: audio.frameCount) : .inMemory(audio))
+                buffers.append(stored && !fresh ? .cached(key, frames: audio.frameCount) : .inMemory(audio))
             }
             rendered[event] = buffers
         }
@@ -183,12 +188,12 @@ public final class PirateVoice: Sendable {
             voice: pack.voice,
             parameters: try paced(
                 pack.voice, identity: identity, script: script, parameters: parameters, synthesizer: synthesizer,
-                cache: cacheReadable ? cache : nil, writable: cacheUsable))
+                cache: cacheReadable ? cache : nil, writable: cacheUsable, fresh: fresh))
         for (other, voice) in foreignVoices where other != script {
             // A voice eSpeak NG lacks (no Japanese data installed): the pack's voice says it.
             if let paced = try? paced(
                 voice, identity: "name:\(voice)", script: other, parameters: parameters, synthesizer: synthesizer,
-                cache: cacheReadable ? cache : nil, writable: cacheUsable) {
+                cache: cacheReadable ? cache : nil, writable: cacheUsable, fresh: fresh) {
                 trailVoices[other] = TrailVoice(voice: voice, parameters: paced)
             }
         }
@@ -203,15 +208,15 @@ public final class PirateVoice: Sendable {
     /// here, far longer than reading every line from the cache).
     private static func paced(
         _ voice: VoiceChoice, identity: String, script: Script, parameters: SpeechParameters, synthesizer: EspeakSynthesizer,
-        cache: LineCache?, writable: Bool
+        cache: LineCache?, writable: Bool, fresh: Bool
     ) throws(VoiceError) -> SpeechParameters {
         // The key names what the measure depends on: target, reference sentences, voice,
         // parameters, engine.
         let what = "\u{2}pace \(script.rawValue) \(SpeechPace.target(for: script)) " + SpeechPace.reference(for: script).joined(separator: " ")
         let key = RenderKey(text: what, voice: identity, parameters: parameters, engineVersion: synthesizer.version)
         var paced = parameters
-        let stored = cache?.loadRate(key)
-        if let known = stored ?? calibrations.withLock({ $0[key.canonical] }) {
+        let stored = fresh ? nil : cache?.loadRate(key)
+        if !fresh, let known = stored ?? calibrations.withLock({ $0[key.canonical] }) {
             paced.rate = known
         } else {
             paced.rate = try SpeechPace.calibratedRate(voice, script: script, parameters: parameters, synthesizer: synthesizer)

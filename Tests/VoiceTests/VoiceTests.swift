@@ -239,6 +239,25 @@ let sampleLines = [
 }
 
 @Suite struct PrerenderTests {
+    /// Virtual time's start-up: every line rendered now although the cache holds it (what
+    /// eSpeak NG renders next depends on what it rendered before), played from memory, and
+    /// still stored for the next run on real time.
+    @Test func aFreshLoadRendersEveryLineWhateverTheCacheHolds() throws {
+        var configuration = VoiceConfiguration(voicesDirectory: Repository.voicesDirectory, language: "en-pirate")
+        let scratch = try Scratch("voice-fresh")
+        configuration.cacheDirectory = scratch.path
+        configuration.minimumLines = 4
+        let cold = try PirateVoice.load(configuration, random: SplitMix64(seed: 1))
+        let lines = cold.report.lines
+        let fresh = try PirateVoice.load(configuration, random: SplitMix64(seed: 1), fresh: true)
+        #expect(fresh.report == RenderReport(lines: lines, synthesized: lines, fromCache: 0, cacheWriteFailures: 0))
+        for event in LineEvent.allCases where !event.isComposed {
+            #expect(!fresh.line(event, index: 0).audio.samples.isEmpty)
+        }
+        let warm = try PirateVoice.load(configuration, random: SplitMix64(seed: 1))
+        #expect(warm.report == RenderReport(lines: lines, synthesized: 0, fromCache: lines, cacheWriteFailures: 0))
+    }
+
     @Test func cacheMissesThenHitsWithTheSameAudio() throws {
         var configuration = VoiceConfiguration(voicesDirectory: Repository.voicesDirectory, language: "en-pirate")
         let scratch = try Scratch("voice-cache")
