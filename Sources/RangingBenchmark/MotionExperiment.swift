@@ -145,3 +145,65 @@ func probeMotion(count: Int) {
         print("\(name): false warmers/h \(format(falseWarm, 2)) heard \(recall([10])) / \(recall([4])) / \(recall([1, 2]))")
     }
 }
+
+/// RAMP_PROBE=N: a "warmer" from consecutive windows (RAMP_WINDOWS of RAMP_SPAN s each, the
+/// last ending now): every window's mean above the one before by RAMP_K standard errors and
+/// the last above the first by each of RAMP_Z's thresholds (a ramp raises every boundary, a
+/// turn's step only one), at most one per 4 s, against the engine's warmer lines on N walks
+/// (RAMP_HELD_OUT=1: the held-out ones), scored by the walking rules (warmer lines alone).
+func probeRamp(count: Int) {
+    func knob(_ name: String, _ fallback: Double) -> Double { getenv(name).flatMap { Double(String(cString: $0)) } ?? fallback }
+    let heldOut = getenv("RAMP_HELD_OUT") != nil
+    let windows = Int(knob("RAMP_WINDOWS", 4))
+    let span = knob("RAMP_SPAN", 2.5)
+    let k = knob("RAMP_K", 1)
+    let minimum = knob("RAMP_MIN", 2)
+    let thresholds: [Double] = (getenv("RAMP_Z").map { String(cString: $0) } ?? "3,3.5,4,4.5,5").split(separator: ",").compactMap { Double($0) }
+    var rows: [String: [(WalkingWorld, WalkScore)]] = [:]
+    for seed in walkingSeeds(heldOut: heldOut, count: count) {
+        let world = WalkingWorld(seed: seed)
+        let reports = world.readings().filter { $0.beacon == 0 }
+        var ours = oursOnWalk(world.readings(), until: world.duration)
+        ours.lines = ours.lines.filter { $0.line == .warmer }
+        ours.ranges = []
+        rows["engine warmer", default: []].append((world, scoreWalk(world, ours)))
+        var told = [WalkTold](repeating: WalkTold(), count: thresholds.count)
+        var last = [Double](repeating: -.infinity, count: thresholds.count)
+        var first = 0
+        for (i, r) in reports.enumerated() {
+            let start = r.time - Double(windows) * span
+            while first < i, reports[first].time <= start { first += 1 }
+            var sums = [Double](repeating: 0, count: windows), squares = sums, counts = sums
+            for j in first...i {
+                let w = min(windows - 1, Int((reports[j].time - start) / span))
+                let v = Double(reports[j].rssi)
+                sums[w] += v
+                squares[w] += v * v
+                counts[w] += 1
+            }
+            guard counts.allSatisfy({ $0 >= minimum }) else { continue }
+            let means = zip(sums, counts).map { $0 / $1 }
+            var within = 0.0
+            for w in 0..<windows { within += squares[w] - counts[w] * means[w] * means[w] }
+            let variance = max(within / max(counts.reduce(0, +) - Double(windows), 1), 1)
+            func z(_ a: Int, _ b: Int) -> Double { (means[a] - means[b]) / (variance * (1 / counts[a] + 1 / counts[b])).squareRoot() }
+            guard (1..<windows).allSatisfy({ z($0, $0 - 1) >= k }) else { continue }
+            let total = z(windows - 1, 0)
+            for (t, th) in thresholds.enumerated() where total >= th && r.time - last[t] >= 4 {
+                told[t].lines.append((r.time, .warmer))
+                last[t] = r.time
+            }
+        }
+        for (t, th) in thresholds.enumerated() { rows["ramp z \(th)", default: []].append((world, scoreWalk(world, told[t]))) }
+    }
+    for name in ["engine warmer"] + thresholds.map({ "ramp z \($0)" }) {
+        guard let row = rows[name] else { continue }
+        let hours = row.reduce(0) { $0 + $1.1.seconds } / 3600
+        let falseWarm = Double(row.reduce(0) { $0 + ($1.1.falseLines[.warmer] ?? 0) }) / hours
+        func recall(_ rates: Set<Int>) -> String {
+            let (k, n) = approachesHeard(row, rates: rates)
+            return format(Double(k) / Double(max(n, 1)), 2)
+        }
+        print("\(name): false warmers/h \(format(falseWarm, 2)) heard \(recall([10])) / \(recall([4])) / \(recall([1, 2]))")
+    }
+}

@@ -607,6 +607,10 @@ enum RangingBenchmark {
             probeLegs(count: probe)
             return
         }
+        if let probe = getenv("RAMP_PROBE").flatMap({ Int(String(cString: $0)) }) {
+            probeRamp(count: probe)
+            return
+        }
         if let probe = getenv("MOTION_PROBE").flatMap({ Int(String(cString: $0)) }) {
             probeMotion(count: probe)
             return

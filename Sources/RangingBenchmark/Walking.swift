@@ -18,6 +18,8 @@ struct WalkTold {
     var ranges: [(time: Double, meters: Double, logSigma: Double)] = []
     /// The treasure detector's click rate changes (replay only).
     var detector: [(time: Double, rate: Double)] = []
+    /// The engine's own "warmer" events (in process only; LEG_DEBUG).
+    var engineWarmers: [Double] = []
 }
 
 /// The walking rules' definitions (docs/ranging.md, "The walking world"):
@@ -104,7 +106,8 @@ func scoreWalk(_ world: WalkingWorld, _ told: WalkTold, debug: Bool = false) -> 
             score.heardApproaches += 1
             if debug, legDebug { print("leg heard by \(first.line.rawValue) at \(format(first.time - leg.start, 1)) of \(format(leg.end - leg.start, 1)) s, \(format(world.distance(at: leg.start), 1)) -> \(format(world.distance(at: leg.end), 1)) m rate \(format(1 / world.advertisingInterval, 0))") }
         } else if debug, legDebug {
-            print("leg missed \(format(leg.end - leg.start, 1)) s, \(format(world.distance(at: leg.start), 1)) -> \(format(world.distance(at: leg.end), 1)) m rate \(format(1 / world.advertisingInterval, 0))")
+            let engine = told.engineWarmers.contains { $0 >= leg.start && $0 <= leg.end + WalkRules.approachGrace }
+            print("leg missed \(format(leg.end - leg.start, 1)) s, \(format(world.distance(at: leg.start), 1)) -> \(format(world.distance(at: leg.end), 1)) m rate \(format(1 / world.advertisingInterval, 0))" + (engine ? " engine-warmer-unsaid" : ""))
         }
     }
     for r in told.ranges where r.time < world.duration {
@@ -226,6 +229,7 @@ func oursOnWalk(_ reports: [SimulatedReading], until end: Double, lineSeconds: D
     func handle(_ events: [RangingEvent], at time: Double) {
         for event in events {
             if case let .range(r) = event, let d = r.distance { told.ranges.append((r.time, d.meters, d.logSigma)) }
+            if case .trend(_, _, .warmer) = event { told.engineWarmers.append(time) }
             apply(director.handle(.ranging(event), at: time), at: time)
         }
     }
