@@ -134,7 +134,12 @@ func probeMotion(count: Int) {
             rows["grid \(th)", default: []].append((world, scoreWalk(world, told)))
         }
     }
-    for name in ["engine warmer"] + thresholds.map({ "grid \($0)" }) {
+    printWarmerRows(rows, ["engine warmer"] + thresholds.map { "grid \($0)" })
+}
+
+/// One line per row of warmer-only scores: false warmers an hour, approaches heard by rate.
+func printWarmerRows(_ rows: [String: [(WalkingWorld, WalkScore)]], _ names: [String]) {
+    for name in names {
         guard let row = rows[name] else { continue }
         let hours = row.reduce(0) { $0 + $1.1.seconds } / 3600
         let falseWarm = Double(row.reduce(0) { $0 + ($1.1.falseLines[.warmer] ?? 0) }) / hours
@@ -196,14 +201,5 @@ func probeRamp(count: Int) {
         }
         for (t, th) in thresholds.enumerated() { rows["ramp z \(th)", default: []].append((world, scoreWalk(world, told[t]))) }
     }
-    for name in ["engine warmer"] + thresholds.map({ "ramp z \($0)" }) {
-        guard let row = rows[name] else { continue }
-        let hours = row.reduce(0) { $0 + $1.1.seconds } / 3600
-        let falseWarm = Double(row.reduce(0) { $0 + ($1.1.falseLines[.warmer] ?? 0) }) / hours
-        func recall(_ rates: Set<Int>) -> String {
-            let (k, n) = approachesHeard(row, rates: rates)
-            return format(Double(k) / Double(max(n, 1)), 2)
-        }
-        print("\(name): false warmers/h \(format(falseWarm, 2)) heard \(recall([10])) / \(recall([4])) / \(recall([1, 2]))")
-    }
+    printWarmerRows(rows, ["engine warmer"] + thresholds.map { "ramp z \($0)" })
 }

@@ -242,11 +242,17 @@ let sampleLines = [
     /// Virtual time's start-up: every line rendered now although the cache holds it (what
     /// eSpeak NG renders next depends on what it rendered before), played from memory, and
     /// still stored for the next run on real time.
-    @Test func aFreshLoadRendersEveryLineWhateverTheCacheHolds() throws {
+    /// The pirate pack, 4 lines an event, cached in `scratch`.
+    static func cachedConfiguration(_ scratch: Scratch) -> VoiceConfiguration {
         var configuration = VoiceConfiguration(voicesDirectory: Repository.voicesDirectory, language: "en-pirate")
-        let scratch = try Scratch("voice-fresh")
         configuration.cacheDirectory = scratch.path
         configuration.minimumLines = 4
+        return configuration
+    }
+
+    @Test func aFreshLoadRendersEveryLineWhateverTheCacheHolds() throws {
+        let scratch = try Scratch("voice-fresh")
+        let configuration = Self.cachedConfiguration(scratch)
         let cold = try PirateVoice.load(configuration, random: SplitMix64(seed: 1))
         let lines = cold.report.lines
         let fresh = try PirateVoice.load(configuration, random: SplitMix64(seed: 1), fresh: true)
@@ -259,10 +265,8 @@ let sampleLines = [
     }
 
     @Test func cacheMissesThenHitsWithTheSameAudio() throws {
-        var configuration = VoiceConfiguration(voicesDirectory: Repository.voicesDirectory, language: "en-pirate")
         let scratch = try Scratch("voice-cache")
-        configuration.cacheDirectory = scratch.path
-        configuration.minimumLines = 4
+        var configuration = Self.cachedConfiguration(scratch)
         let cold = try PirateVoice.load(configuration, random: SplitMix64(seed: 1))
         // Composed lines (clues, rivals, the finale) are made when said, not at start-up.
         let lines = cold.pack.allLines.count { !$0.event.isComposed }
