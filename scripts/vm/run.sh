@@ -45,24 +45,8 @@ cache=$(dirname "$initrd")
 t1=$(date +%s.%N)
 echo "vm: kernel+initramfs ready in $(awk "BEGIN{printf \"%.1f\", $t1-$t0}") s" >&2
 
-# Runs one test in a fresh VM (run_once); a guest that hung before its job printed its
-# first step (nothing after "vm-init: running": the job never started; seen once in a CI
-# rehearsal, a 9p read under load) is booted once more, and says so.
-run_one() {
-    local rc=0
-    run_once "$@" || rc=$?
-    local name; name=$(basename "$1" .sh)
-    local log=$cache/out/$name/console.log
-    if [ "$rc" -eq 124 ] && grep -q '^vm-init: running' "$log" && ! grep -q '^== \[' "$log"; then
-        echo "vm: $name hung before its first step; booting it once more" >&2
-        rc=0
-        run_once "$@" || rc=$?
-    fi
-    return "$rc"
-}
-
 # Runs one test in a fresh VM; prints its console live; returns its status.
-run_once() {
+run_one() {
     local test=$1; shift
     [ -f "$test" ] || { echo "vm: no such guest test: $test" >&2; return 66; }
     test=$(cd "$(dirname "$test")" && pwd)/$(basename "$test")
