@@ -109,10 +109,7 @@ func probeMotion(count: Int) {
     for seed in seeds {
         let world = WalkingWorld(seed: seed)
         let reports = world.readings()
-        var ours = oursOnWalk(reports, until: world.duration)
-        ours.lines = ours.lines.filter { $0.line == .warmer }
-        ours.ranges = []
-        rows["engine warmer", default: []].append((world, scoreWalk(world, ours)))
+        rows["engine warmer", default: []].append((world, engineWarmerScore(world, reports)))
         var grid = RadialMotionGrid(speedMemory: memory, shadowRate: shadowRate)
         var series: [(Double, Double)] = []
         for r in reports {
@@ -135,6 +132,14 @@ func probeMotion(count: Int) {
         }
     }
     printWarmerRows(rows, ["engine warmer"] + thresholds.map { "grid \($0)" })
+}
+
+/// The engine's and the hunt's "warmer" lines alone on a walk, scored by the walking rules.
+func engineWarmerScore(_ world: WalkingWorld, _ reports: [SimulatedReading]) -> WalkScore {
+    var ours = oursOnWalk(reports, until: world.duration)
+    ours.lines = ours.lines.filter { $0.line == .warmer }
+    ours.ranges = []
+    return scoreWalk(world, ours)
 }
 
 /// One line per row of warmer-only scores: false warmers an hour, approaches heard by rate.
@@ -167,11 +172,9 @@ func probeRamp(count: Int) {
     var rows: [String: [(WalkingWorld, WalkScore)]] = [:]
     for seed in walkingSeeds(heldOut: heldOut, count: count) {
         let world = WalkingWorld(seed: seed)
-        let reports = world.readings().filter { $0.beacon == 0 }
-        var ours = oursOnWalk(world.readings(), until: world.duration)
-        ours.lines = ours.lines.filter { $0.line == .warmer }
-        ours.ranges = []
-        rows["engine warmer", default: []].append((world, scoreWalk(world, ours)))
+        let all = world.readings()
+        let reports = all.filter { $0.beacon == 0 }
+        rows["engine warmer", default: []].append((world, engineWarmerScore(world, all)))
         var told = [WalkTold](repeating: WalkTold(), count: thresholds.count)
         var last = [Double](repeating: -.infinity, count: thresholds.count)
         var first = 0
