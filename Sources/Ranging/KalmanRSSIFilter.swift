@@ -17,6 +17,14 @@
 /// (1.5 → 6 m) is found after ~8 packets (0.8 s at 10 Hz); the average run length between
 /// false alarms under Gaussian noise is ~1.4·10⁵ packets a side (~4 h at 10 Hz), and a
 /// false alarm only re-centres the level on recent readings (no event of its own).
+///
+/// Back: a body that passes between hunter and beacon (or a turn away and back) is a fall
+/// that comes back to where it was. After a change the filter keeps the level before it and,
+/// for `returnWindow` s, a CUSUM of the readings' log-likelihood ratio "at the old level"
+/// against "at the new one" (each clipped at ±3 nats); past `returnThreshold` (9.2 nats: at
+/// least 4 readings) the old level is restored at once, where a second change would take as
+/// long to find as the first (a 1 Hz beacon's level stayed down 10-17 s after an 8 s body,
+/// and its class said "far" meanwhile). `lastDipUndone` tells when a fall was undone.
 /// Readings outside `plausibleRSSI` are rejected. `reset()` forgets everything (used after
 /// a true absence only).
 public struct KalmanRSSIFilter: Sendable, Equatable {
@@ -39,6 +47,29 @@ public struct KalmanRSSIFilter: Sendable, Equatable {
     public private(set) var count: Int = 0
     /// Level changes found by the CUSUM since the last reset.
     public private(set) var changes: Int = 0
+    /// When a fall of the level was last undone (the readings back at the level before it: a
+    /// body that passed, a turn away and back); nil when none was since the last reset.
+    public private(set) var lastDipUndone: Double?
+
+    /// After a change: the level before it, that level's variance, when the change was found
+    /// and the level it jumped to; and the evidence (log-likelihood ratio, a CUSUM) that the
+    /// readings since are back at the old level (`returnThreshold`).
+    private var beforeChange: Change?
+    private struct Change: Sendable, Equatable {
+        var level: Double
+        var variance: Double
+        var time: Double
+        var after: Double
+    }
+    private var returnEvidence = 0.0
+    /// A change is undone when the readings since it are this many nats likelier at the old
+    /// level than at the new one (a CUSUM of clipped per-reading log-likelihood ratios; 4.6
+    /// and 6.9 undid a walk away now and then: the class said "near" after "far") ...
+    public static let returnThreshold = 9.2
+    /// ... within this long (s) of the change (later, the new level is the level) ...
+    public static let returnWindow = 30.0
+    /// ... for changes of at least this many reading sds (smaller ones are not bodies).
+    public static let returnSeparation = 1.2
 
     private var upper = 0.0
     private var lower = 0.0
@@ -101,9 +132,34 @@ public struct KalmanRSSIFilter: Sendable, Equatable {
         if upper > 0 { upperSum += y; upperCount += 1 } else { upperSum = 0; upperCount = 0 }
         lower = max(0, lower - z - changeDrift)
         if lower > 0 { lowerSum += y; lowerCount += 1 } else { lowerSum = 0; lowerCount = 0 }
+        // Back where it was before the last change (a body that passed, a turn undone): the
+        // old level at once, rather than a second change found as slowly as the first.
+        if let before = beforeChange {
+            if time - before.time > Self.returnWindow {
+                beforeChange = nil
+            } else {
+                let separation = (before.level - before.after) / noiseVariance.squareRoot()
+                let step = ((y - before.after) * (y - before.after) - (y - before.level) * (y - before.level)) / (2 * noiseVariance)
+                returnEvidence = max(0, returnEvidence + min(max(step, -3), 3))
+                if abs(separation) >= Self.returnSeparation, returnEvidence > Self.returnThreshold {
+                    if before.level > before.after { lastDipUndone = time }
+                    level = before.level
+                    variance = before.variance + processNoise * max(0, time - before.time)
+                    beforeChange = nil
+                    returnEvidence = 0
+                    changes += 1
+                    upper = 0; lower = 0
+                    upperSum = 0; upperCount = 0; lowerSum = 0; lowerCount = 0
+                    return true
+                }
+            }
+        }
         if upper > changeThreshold || lower > changeThreshold {
             let (sum, n) = upper > changeThreshold ? (upperSum, upperCount) : (lowerSum, lowerCount)
-            level = sum / Double(max(n, 1))
+            let after = sum / Double(max(n, 1))
+            beforeChange = Change(level: x, variance: variance, time: time, after: after)
+            returnEvidence = 0
+            level = after
             variance = noiseVariance / Double(max(n, 1))
             changes += 1
             upper = 0; lower = 0
