@@ -97,6 +97,19 @@ public struct RangingConfiguration: Sendable, Equatable {
     public var trendSteepSlope: Double = 1.5
     /// ... and at least this steep (dB/s) ...
     public var trendSlope: Double = 0.75
+    /// "Warmer" also from the rise test (`RiseTest`): the last 3 s this many standard errors
+    /// above 10-20 s ago (infinity: the test is off) ...
+    public var trendRiseSignificance: Double = 3.5
+    /// ... and `trendRiseRecentSignificance` above 3-13 s ago, on a 15 s climb of at least
+    /// `trendRiseSlope` dB/s.
+    public var trendRiseRecentSignificance: Double = 2.5
+    public var trendRiseSlope: Double = 0.9
+    /// ... and above 20-30 s ago by this many (-infinity: not asked; a body that passed).
+    public var trendRiseOldSignificance: Double = 2.0
+    public var trendSlopeOldSignificance: Double = 2.0
+    /// No "warmer" for this long (s) after the filter saw a fall of the level undone (a body
+    /// that passed, a turn away and back: `KalmanRSSIFilter.lastDipUndone`); 0: no such wait.
+    public var trendDipMemory: Double = 10.0
     /// ... and a reversal (warmer after colder or back) this many times steeper.
     public var trendReversalFactor: Double = 1.5
     /// At most one trend event per this many seconds per region.

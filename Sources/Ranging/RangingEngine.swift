@@ -306,7 +306,8 @@ public struct RangingEngine: Sendable {
             }
             if accepted, slots[index].nearest.current == key, let rssi = sample.rssi,
                let trend = slots[index].trend.update(value: Double(rssi), time: time,
-                                                     noiseVariance: track.filter.noiseVariance) {
+                                                     noiseVariance: track.filter.noiseVariance,
+                                                     dipUndone: track.filter.lastDipUndone) {
                 events.append(.trend(time: time, region: regions[index].name, trend: trend))
             }
         }

@@ -12,6 +12,13 @@
 /// `minimumInterval`; a reversal (colder after warmer or back) needs `reversalFactor` times
 /// the z threshold. `reset()` when the followed beacon changes. Memory: at most
 /// `maximumPoints` readings within the window (the oldest are dropped first).
+///
+/// Beside the slope test, the rise test (`RiseTest`, off when nil): "warmer" when the last
+/// seconds stand clear above where the level was 10-20 s ago and just before. Every "warmer"
+/// (either test's) also needs the last seconds above 20-30 s ago (`slopeOldZThreshold` and
+/// the rise test's own): a body that passed leaves the level where it was before it. None for
+/// `dipMemory` s after the filter saw a fall undone (`update(...dipUndone:)`). The readings
+/// are kept `RiseTest.history` s when the rise test is on.
 public struct TrendDetector: Sendable, Equatable {
     public let window: Double
     public let slope: Double
@@ -32,10 +39,19 @@ public struct TrendDetector: Sendable, Equatable {
     /// The step margin applies in full from this many readings in the window, in proportion below.
     public let stepMarginReadings: Int
     public let steepSlope: Double
+    /// The rise test (`RiseTest`): "warmer" also when the level of the last seconds stands
+    /// clear above where it was 10-20 s ago and just before, on a walking-speed climb; nil: off.
+    public let rise: RiseTest?
+    /// The slope test's "warmer" also needs the rise test's level above 20-30 s ago by this
+    /// many standard errors (nil: not asked).
+    public var slopeOldZThreshold: Double?
     public static let minimumPackets = 6
     /// The z threshold the engine uses.
     public static let significance = 4.0
     public static let maximumPoints = 512
+    /// Seconds after a dip was undone without "warmer" (the rise test's reference reaches
+    /// back 20 s).
+    public var dipMemory = 10.0
 
     private var times: [Double] = []
     private var values: [Double] = []
@@ -43,7 +59,9 @@ public struct TrendDetector: Sendable, Equatable {
     private var lastTime: Double = -Double.infinity
 
     public init(window: Double, slope: Double, reversalFactor: Double, minimumInterval: Double, zThreshold: Double = 4,
-                stepMargin: Double = 0, colderStepMargin: Double? = nil, colderZThreshold: Double? = nil, steepZThreshold: Double = .infinity, steepSlope: Double = .infinity, stepMarginReadings: Int = 1) {
+                stepMargin: Double = 0, colderStepMargin: Double? = nil, colderZThreshold: Double? = nil, steepZThreshold: Double = .infinity, steepSlope: Double = .infinity, stepMarginReadings: Int = 1,
+                rise: RiseTest? = nil) {
+        self.rise = rise
         self.stepMarginReadings = stepMarginReadings
         self.steepZThreshold = steepZThreshold
         self.steepSlope = steepSlope
@@ -65,7 +83,14 @@ public struct TrendDetector: Sendable, Equatable {
                   colderStepMargin: configuration.trendColderStepMargin,
                   colderZThreshold: configuration.trendColderSignificance,
                   steepZThreshold: configuration.trendSteepSignificance, steepSlope: configuration.trendSteepSlope,
-                  stepMarginReadings: configuration.trendStepMarginReadings)
+                  stepMarginReadings: configuration.trendStepMarginReadings,
+                  rise: configuration.trendRiseSignificance.isFinite
+                      ? RiseTest(slope: configuration.trendRiseSlope, zThreshold: configuration.trendRiseSignificance,
+                                 recentZThreshold: configuration.trendRiseRecentSignificance,
+                                 oldZThreshold: configuration.trendRiseOldSignificance)
+                      : nil)
+        if configuration.trendSlopeOldSignificance.isFinite { slopeOldZThreshold = configuration.trendSlopeOldSignificance }
+        dipMemory = configuration.trendDipMemory
     }
 
     /// The test statistic now: (least-squares slope dB/s, z), when the window is full enough
@@ -135,18 +160,38 @@ public struct TrendDetector: Sendable, Equatable {
         return best
     }
 
-    /// Feeds one reading (dBm) with the reading noise (dB²) the filter has learned.
-    public mutating func update(value: Double, time: Double, noiseVariance: Double) -> Trend? {
+    /// Feeds one reading (dBm) with the reading noise (dB²) the filter has learned, and when
+    /// the filter last saw a fall of the level undone (`KalmanRSSIFilter.lastDipUndone`): for
+    /// `dipMemory` s after it no "warmer" is said, the level's rise being the dip's end (a body
+    /// that passed, a turn away and back), not a walk.
+    public mutating func update(value: Double, time: Double, noiseVariance: Double, dipUndone: Double? = nil) -> Trend? {
         times.append(time)
         values.append(value)
+        let keep = max(window, rise == nil ? 0 : RiseTest.history)
         var drop = 0
-        while drop < times.count && (time - times[drop] > window || times.count - drop > Self.maximumPoints) { drop += 1 }
+        while drop < times.count && (time - times[drop] > keep || times.count - drop > Self.maximumPoints) { drop += 1 }
         if drop > 0 {
             times.removeFirst(drop)
             values.removeFirst(drop)
         }
-        guard time - lastTime >= minimumInterval,
-              let (fitted, z, advantage, n) = fit(at: time, noiseVariance: noiseVariance) else { return nil }
+        guard time - lastTime >= minimumInterval else { return nil }
+        var direction = slopeTest(at: time, noiseVariance: noiseVariance)
+        let afterDip = dipUndone.map { time - $0 <= dipMemory } ?? false
+        if direction == .warmer, afterDip { direction = nil }
+        if direction == .warmer, let guardZ = slopeOldZThreshold, let rise,
+           (rise.statistics(times: times, values: values, at: time, noiseVariance: noiseVariance)?.oldZ ?? .infinity) < guardZ {
+            direction = nil
+        }
+        if direction == nil, !afterDip { direction = risingTest(at: time, noiseVariance: noiseVariance) }
+        guard let direction else { return nil }
+        last = direction
+        lastTime = time
+        return direction
+    }
+
+    /// The least-squares slope test with its step rule.
+    private func slopeTest(at time: Double, noiseVariance: Double) -> Trend? {
+        guard let (fitted, z, advantage, n) = fit(at: time, noiseVariance: noiseVariance) else { return nil }
         let direction: Trend = fitted > 0 ? .warmer : .colder
         // The margin in full from `stepMarginReadings` readings: how much better a step fits
         // grows with the readings (n·R²/16 variances for a step of R), the luck of the chosen
@@ -161,13 +206,118 @@ public struct TrendDetector: Sendable, Equatable {
             steepNeeded *= reversalFactor
         }
         guard (abs(z) >= needed && abs(fitted) >= slope) || (abs(z) >= steepNeeded && abs(fitted) >= steepSlope) else { return nil }
-        last = direction
-        lastTime = time
         return direction
+    }
+
+    /// The rise test, when on: warmer or nothing (a reversal needs `reversalFactor` times its z).
+    private func risingTest(at time: Double, noiseVariance: Double) -> Trend? {
+        guard let rise else { return nil }
+        let factor = last == .colder ? reversalFactor : 1
+        return rise.isRising(times: times, values: values, at: time, noiseVariance: noiseVariance, factor: factor) ? .warmer : nil
     }
 
     public mutating func reset() {
         times.removeAll(keepingCapacity: true)
         values.removeAll(keepingCapacity: true)
+    }
+}
+
+/// "Warmer" from where the level was: the mean of the last `recent` s against the mean of
+/// 10-20 s ago (`reference`) and of 3-13 s ago (`before`), each difference in standard
+/// errors of the readings' spread around the last 30 s's line, on a least-squares climb of
+/// at least `slope` dB/s over the last 15 s. A child walking towards the chest is closer now
+/// than 10-20 s ago (the hunt's "warmer" promises 1 m closer than some moment of the last
+/// 10 s) and than just before, and climbs at walking speed; a level that only wanders (the
+/// yard's shadowing crossed sideways) or jumps once and stays (a turn) seldom passes all
+/// three. No step rule: a turn towards the chest followed by a walk is the common start of an
+/// approach, and the 15 s climb and the two references refuse most turns made standing.
+/// Tuned on walks of several radios (docs/ranging.md, "Fifth round"). O(readings in 30 s).
+public struct RiseTest: Sendable, Equatable {
+    public var slope: Double
+    public var zThreshold: Double
+    public var recentZThreshold: Double
+    /// The last seconds also this many standard errors above 20-30 s ago, when that was heard
+    /// (-infinity: not asked): a body that passed (10-20 dB for 1-10 s) leaves the level where
+    /// it was before it, an approach does not.
+    public var oldZThreshold: Double
+    /// Seconds of readings the test reads.
+    public static let history = 30.0 + 1e-9
+    static let slopeWindow = 15.0
+    static let recent = 3.0
+    static let reference: ClosedRange<Double> = 10 ... 20
+    static let before: ClosedRange<Double> = 3 ... 13
+    static let old: ClosedRange<Double> = 20 ... 30
+    /// The readings' spread (dB) with fewer than 5 readings in 30 s, and its bounds.
+    static let defaultSpread = 7.0
+    static let spreadBounds: ClosedRange<Double> = 2 ... 20
+
+    public init(slope: Double, zThreshold: Double, recentZThreshold: Double, oldZThreshold: Double = -.infinity) {
+        self.oldZThreshold = oldZThreshold
+        self.slope = slope
+        self.zThreshold = zThreshold
+        self.recentZThreshold = recentZThreshold
+    }
+
+    /// The statistics at `now` from readings in time order: the 15 s slope (dB/s), the
+    /// spread (dB) and the two differences in standard errors; nil when a block is empty or
+    /// the slope window holds fewer than 3 readings.
+    public func statistics(times: [Double], values: [Double], at now: Double, noiseVariance: Double = 0)
+        -> (slope: Double, spread: Double, z: Double, recentZ: Double, oldZ: Double?)? {
+        let all = Self.line(times, values, after: now - Self.history, upTo: now)
+        var spread = Self.defaultSpread
+        if all.n >= 5 { spread = (max(all.residual / Double(all.n - 2), noiseVariance)).squareRoot() }
+        spread = min(max(spread, Self.spreadBounds.lowerBound), Self.spreadBounds.upperBound)
+        let climb = Self.line(times, values, after: now - Self.slopeWindow, upTo: now)
+        guard climb.n >= 3, climb.sxx > 1e-9 else { return nil }
+        let last = Self.mean(times, values, after: now - Self.recent, upTo: now)
+        let reference = Self.mean(times, values, after: now - Self.reference.upperBound, upTo: now - Self.reference.lowerBound)
+        let before = Self.mean(times, values, after: now - Self.before.upperBound, upTo: now - Self.before.lowerBound)
+        guard last.n > 0, reference.n > 0, before.n > 0 else { return nil }
+        func z(_ a: (n: Int, mean: Double), _ b: (n: Int, mean: Double)) -> Double {
+            (a.mean - b.mean) / (spread * (1 / Double(a.n) + 1 / Double(b.n)).squareRoot())
+        }
+        let old = Self.mean(times, values, after: now - Self.old.upperBound, upTo: now - Self.old.lowerBound)
+        return (climb.slope, spread, z(last, reference), z(last, before), old.n > 0 ? z(last, old) : nil)
+    }
+
+    /// Whether the level rises now; `factor` scales both z thresholds (a reversal).
+    public func isRising(times: [Double], values: [Double], at now: Double, noiseVariance: Double = 0, factor: Double = 1) -> Bool {
+        guard let s = statistics(times: times, values: values, at: now, noiseVariance: noiseVariance) else { return false }
+        return s.slope >= slope && s.z >= zThreshold * factor && s.recentZ >= recentZThreshold * factor
+            && (s.oldZ ?? .infinity) >= oldZThreshold
+    }
+
+    /// Count and mean of the readings with after < t <= upTo.
+    static func mean(_ times: [Double], _ values: [Double], after: Double, upTo: Double) -> (n: Int, mean: Double) {
+        var n = 0, sum = 0.0
+        for (t, v) in zip(times, values) where t > after && t <= upTo {
+            n += 1
+            sum += v
+        }
+        return (n, n > 0 ? sum / Double(n) : 0)
+    }
+
+    /// The least-squares line of the readings with after < t <= upTo: count, Σ(t − t̄)²,
+    /// slope and residual sum of squares.
+    static func line(_ times: [Double], _ values: [Double], after: Double, upTo: Double)
+        -> (n: Int, sxx: Double, slope: Double, residual: Double) {
+        var n = 0
+        var st = 0.0, sv = 0.0
+        for (t, v) in zip(times, values) where t > after && t <= upTo {
+            n += 1
+            st += t - upTo
+            sv += v
+        }
+        guard n > 0 else { return (0, 0, 0, 0) }
+        let mt = st / Double(n), mv = sv / Double(n)
+        var sxx = 0.0, sxy = 0.0, syy = 0.0
+        for (t, v) in zip(times, values) where t > after && t <= upTo {
+            let dt = t - upTo - mt, dv = v - mv
+            sxx += dt * dt
+            sxy += dt * dv
+            syy += dv * dv
+        }
+        let slope = sxx > 1e-9 ? sxy / sxx : 0
+        return (n, sxx, slope, max(0, syy - slope * sxy))
     }
 }
