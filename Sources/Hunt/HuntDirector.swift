@@ -184,6 +184,16 @@ public struct HuntDirector: Sendable {
         /// back inside the edge, and that "far" would be undone by a "near" (docs/hunt.md).
         /// nil: the class alone decides.
         public var farEdge: Double? = 3.0
+        /// ... and at least this many times the nearest range before the move out (the median
+        /// of the ranges heard 3-15 s before it; nil: not asked). A body that passed between
+        /// hunter and beacon leaves the range where it was, though the classifier's hysteresis
+        /// may still hold "far" where the level sits near the edge: that far would be undone by
+        /// a "near" (stationary sweeps with bodies, docs/hunt.md). A child who walks away
+        /// leaves it behind. 1.4: the classifier's 3 dB hysteresis at exponent 2.
+        public var farReturnRatio: Double? = 1.4
+        /// ... and the range past both for the last this many seconds without a break (0: at
+        /// the moment): a body that passes takes the range out for 1-10 s, a walk away for good.
+        public var farRangeHold = 8.0
         public var trendQuietAfterLine = 3.0
         /// A line waiting behind a more important one is dropped after this long (s).
         public var pendingLifetime = 4.0
@@ -233,8 +243,20 @@ public struct HuntDirector: Sendable {
     private var lastTrendAt = -Double.infinity
     /// Since when the hunted region's exit waits for `leftConfirmation`.
     private var exitSince: Double?
-    /// Since when a move out to "far" waits for `farConfirmation`.
+    /// Since when a move out to "far" waits for `farConfirmation`, and the nearest range
+    /// before it (`farReturnRatio`).
     private var farSince: Double?
+    private var farFrom: Double?
+    /// Since when the nearest range has been past the far's edges without a break.
+    private var farBeyondSince: Double?
+    /// The nearest range of the hunted region's beacons after each range report (time, m),
+    /// the last `rangeMemorySpan` s of them, at most `rangeMemory`.
+    private var nearestRanges: [(time: Double, meters: Double)] = []
+    private static let rangeMemory = 256
+    private static let rangeMemorySpan = 15.0
+    /// The ranges just before a move out are the body's already (the class's dwell, the
+    /// filter's lag): the reference ends this long (s) before it.
+    private static let farReferenceGap = 3.0
     /// The page's address: since when it waits for a quiet moment (nil: not due, being or
     /// said), and how often it was begun (a line that cuts it makes it due again).
     private var pageNotice: (detail: LineDetail, dueSince: Double?, tries: Int)?
@@ -497,6 +519,7 @@ public struct HuntDirector: Sendable {
         immediateSince = known.proximity == .immediate ? known.immediateSince : nil
         foundAnnounced = false
         classes = [:]
+        nearestRanges = []
         // What the trail knew of the step's region: its nearest beacon's class (since when
         // it is immediate; otherwise the time only orders the memory).
         if let key = known.nearest { remember(key, known.proximity, at: known.immediateSince ?? 0) }
@@ -521,7 +544,14 @@ public struct HuntDirector: Sendable {
         case let .range(report) where hunts(report.key):
             // The range of a beacon with a class, for the far confirmation's edge.
             if classes[report.key] != nil { classes[report.key]?.meters = report.distance?.meters }
-            return farSince != nil ? confirmFar(at: time) : []
+            if let nearest = classes.values.compactMap(\.meters).min() { noteNearestRange(nearest, at: time) }
+            guard farSince != nil else { return [] }
+            if isBeyondFarEdges(classes.values.compactMap(\.meters).min() ?? .infinity) {
+                if farBeyondSince == nil { farBeyondSince = time }
+            } else {
+                farBeyondSince = nil
+            }
+            return confirmFar(at: time)
         case let .proximity(_, key, _, _) where !hunts(key):
             // Another treasure of the trail: the trail watches it.
             return []
@@ -537,7 +567,11 @@ public struct HuntDirector: Sendable {
                 return []
             }
             if closest.proximity == .far, saidProximity == .near || saidProximity == .immediate {
-                if farSince == nil { farSince = time }
+                if farSince == nil {
+                    farSince = time
+                    farFrom = rangeBefore(time - Self.farReferenceGap)
+                    farBeyondSince = isBeyondFarEdges(classes.values.compactMap(\.meters).min() ?? .infinity) ? time : nil
+                }
                 return confirmFar(at: time)
             }
             farSince = nil
@@ -582,6 +616,7 @@ public struct HuntDirector: Sendable {
         immediateSince = nil
         saidProximity = .unknown
         classes = [:]
+        nearestRanges = []
         // A proximity line still waiting is stale news now.
         if let p = pending, p.event.precedence <= LineEvent.proximityUnknown.precedence { pending = nil }
         return [.sound(configuration.regionSound)] + say(.regionLeft, at: time)
@@ -590,15 +625,41 @@ public struct HuntDirector: Sendable {
     /// A move out to "far", said once the class has stayed far `farConfirmation` s.
     private mutating func confirmFar(at time: Double) -> [HuntAction] {
         guard let since = farSince, time - since >= configuration.farConfirmation else { return [] }
-        if let edge = configuration.farEdge {
-            // Still inside the edge: wait (the confirmation stands) for the range to leave it.
-            let nearest = classes.values.compactMap(\.meters).min() ?? .infinity
-            if nearest < edge { return [] }
+        // Still inside the edge, or back where it was before the move out: wait (the
+        // confirmation stands) for the range to leave it, and to stay out.
+        guard isBeyondFarEdges(classes.values.compactMap(\.meters).min() ?? .infinity) else { return [] }
+        if configuration.farRangeHold > 0, classes.values.contains(where: { $0.meters != nil }) {
+            guard let beyond = farBeyondSince, time - beyond >= configuration.farRangeHold else { return [] }
         }
         farSince = nil
         let closest = closestClass()
         guard inside, exitSince == nil, closest.proximity == .far, saidProximity != .far else { return [] }
         return announce(.far, since: closest.since, at: time)
+    }
+
+    /// Whether a nearest range is past the far's edges: the near edge, and the range before
+    /// the move out times `farReturnRatio`.
+    private func isBeyondFarEdges(_ nearest: Double) -> Bool {
+        if let edge = configuration.farEdge, nearest < edge { return false }
+        if let ratio = configuration.farReturnRatio, let from = farFrom, nearest < from * ratio { return false }
+        return true
+    }
+
+    private mutating func noteNearestRange(_ meters: Double, at time: Double) {
+        var drop = 0
+        while drop < nearestRanges.count
+                && (time - nearestRanges[drop].time > Self.rangeMemorySpan || nearestRanges.count - drop >= Self.rangeMemory) {
+            drop += 1
+        }
+        nearestRanges.removeFirst(drop)
+        nearestRanges.append((time, meters))
+    }
+
+    /// The median nearest range heard up to `time` (within the memory); nil when none was.
+    private func rangeBefore(_ time: Double) -> Double? {
+        let ranges = nearestRanges.filter { $0.time <= time }.map(\.meters).sorted()
+        guard !ranges.isEmpty else { return nil }
+        return ranges[ranges.count / 2]
     }
 
     /// The closest class of the region's beacons (unknown when none has one), and since when
