@@ -12,11 +12,13 @@ import Simulation
 /// rate-limited, a lesser line waits behind a greater one or goes stale), in order with the
 /// time each is said. A line takes `lineSeconds` to say.
 func heardLines(_ reports: [SimulatedReading], until end: Double, lineSeconds: Double = 2) -> [(time: Double, line: LineEvent)] {
-    var engine = RangingEngine(configuration: simulatedConfiguration, regions: [Region(name: "treasure", uuid: OurRanger.uuid)])
+    var engine = RangingEngine(configuration: walkingConfiguration, regions: [Region(name: "treasure", uuid: OurRanger.uuid)])
     var hunt = HuntDirector.Configuration(region: "treasure")
     if let v = tuning["fc"] { hunt.farConfirmation = v }
     hunt.farEdge = simulatedConfiguration.nearEdge
     if let v = tuning["fe"] { hunt.farEdge = v }
+    if let v = tuning["frr"] { hunt.farReturnRatio = v > 0 ? v : nil }
+    if let v = tuning["frh"] { hunt.farRangeHold = v }
     var director = HuntDirector(configuration: hunt)
     var lines: [(time: Double, line: LineEvent)] = []
     var speechEnds: Double?
@@ -139,4 +141,33 @@ func runHeard(_ conditions: [Condition], title: String, seeds: [UInt64], stillMi
         let far = row.close > 0 ? format(100 * row.far / row.close, 1) : "-"
         print("| \(name) | **\(format(total, 2))** | \(cells) | \(total <= 1 ? "yes" : "NO") | \(far) | \(steps) | \(row.undone) of \(row.steps.count) |")
     }
+}
+
+/// HEARD_PROBE=ROW:SEED:FROM:TO: standing still, the engine's events (ranges of the nearest
+/// beacon) and the hunt's lines between FROM and TO s, with each report's RSSI (tuning aid).
+func probeHeard(row: Int, seed: UInt64, from: Double, to: Double) {
+    guard let c = family().first(where: { $0.index == row }) else { return }
+    let (beacons, reports) = standingStill(c, seed: seed, until: to)
+    print(c.summary, beacons.map { "beacon \($0.id) at \(format($0.path.distance(at: 0), 2)) m" }.joined(separator: ", "))
+    if let shadow = c.shadow {
+        for b in beacons {
+            for e in shadow.episodes(until: to, seed: seed ^ UInt64(b.id)) where e.end >= from {
+                print("body? beacon \(b.id) \(format(e.start, 1))-\(format(e.end, 1)) \(format(e.depth, 0)) dB (episode seed guessed)")
+            }
+        }
+    }
+    var engine = RangingEngine(configuration: walkingConfiguration, regions: [Region(name: "treasure", uuid: OurRanger.uuid)])
+    for r in reports {
+        let events = engine.ingest(RangingSample(key: OurRanger.key(r.beacon), measuredPower: r.measuredPower, rssi: r.rssi, time: r.time))
+        guard r.time >= from else { continue }
+        var text = "t \(format(r.time, 1)) b\(r.beacon) rssi \(r.rssi)"
+        for e in events {
+            switch e {
+            case let .range(report): text += " range \(report.distance.map { format($0.meters, 2) } ?? "-") level \(format(report.rssi, 1))"
+            default: text += " \(e)"
+            }
+        }
+        print(text)
+    }
+    for l in heardLines(reports, until: to) where l.time >= from { print("said \(format(l.time, 1)) \(l.line.rawValue)") }
 }

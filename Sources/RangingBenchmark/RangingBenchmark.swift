@@ -619,6 +619,15 @@ enum RangingBenchmark {
             probeTrendLegs(count: probe)
             return
         }
+        if let export = getenv("WALK_EXPORT").map({ String(cString: $0).split(separator: ":").map(String.init) }), export.count == 3,
+           let first = UInt64(export[1]), let count = Int(export[2]) {
+            exportWalks(directory: export[0], first: first, count: count, harshness: harshness)
+            return
+        }
+        if let probe = getenv("HEARD_PROBE").map({ String(cString: $0).split(separator: ":").compactMap { Double($0) } }), probe.count == 4 {
+            probeHeard(row: Int(probe[0]), seed: UInt64(probe[1]), from: probe[2], to: probe[3])
+            return
+        }
         if let probe = getenv("ENGINE_PROBE").flatMap({ UInt64(String(cString: $0)) }) {
             probeEngine(seed: probe)
             return

@@ -190,6 +190,12 @@ var walkingConfiguration: RangingConfiguration {
     if let v = tuning["minsil"] { c.minimumSilence = v }
     if let v = tuning["sigma"] { c.environmentSigma = v }
     if let v = tuning["near"] { c.nearEdge = v }
+    if let v = tuning["rz"] { c.trendRiseSignificance = v }
+    if let v = tuning["rrz"] { c.trendRiseRecentSignificance = v }
+    if let v = tuning["rs"] { c.trendRiseSlope = v }
+    if let v = tuning["roz"] { c.trendRiseOldSignificance = v }
+    if let v = tuning["soz"] { c.trendSlopeOldSignificance = v }
+    if let v = tuning["dm"] { c.trendDipMemory = v }
     return c
 }
 
@@ -213,6 +219,8 @@ func oursOnWalk(_ reports: [SimulatedReading], until end: Double, lineSeconds: D
     if let v = tuning["fc"] { hunt.farConfirmation = v }
     hunt.farEdge = c.nearEdge
     if let v = tuning["fe"] { hunt.farEdge = v }
+    if let v = tuning["frr"] { hunt.farReturnRatio = v > 0 ? v : nil }
+    if let v = tuning["frh"] { hunt.farRangeHold = v }
     var director = HuntDirector(configuration: hunt)
     var told = WalkTold()
     var speechEnds: Double?
@@ -632,6 +640,28 @@ func probeTrendLegs(count: Int) {
             let inLeg = looks.filter { $0.t >= leg.start && $0.t <= leg.end + 3 }
             let zs = inLeg.compactMap(\.z)
             print("seed \(seed) rate \(format(1 / world.advertisingInterval, 0)) dur \(format(leg.end - leg.start, 1)) looks \(inLeg.count) refused \(inLeg.count - zs.count) maxz \(format(zs.max() ?? .nan, 1))")
+        }
+    }
+}
+
+/// WALK_EXPORT=DIR:FIRST:COUNT: walks FIRST...FIRST+COUNT-1 written as text for offline
+/// experiments (scripts/bench/learned-ceiling.py): DIR/walk-SEED.txt holds a header line
+/// (seed rate stopAtChest duration advertisedPowerError), then "r t rssi" per report, "p t d body" every
+/// 0.25 s (true distance, body shadow dB) and "w t" for each engine warmer in process.
+func exportWalks(directory: String, first: UInt64, count: Int, harshness: WalkingWorld.Harshness = .standard) {
+    for seed in first..<(first + UInt64(count)) {
+        let world = WalkingWorld(seed: seed, harshness: harshness)
+        let reports = world.readings()
+        var text = "\(seed) \(format(1 / world.advertisingInterval, 0)) \(format(world.stopAtChest, 3)) \(format(world.duration, 3)) \(format(Double(world.advertisedPower) - world.truePower, 1))\n"
+        for r in reports { text += "r \(format(r.time, 3)) \(r.rssi)\n" }
+        var t = 0.0
+        while t <= world.duration {
+            text += "p \(format(t, 2)) \(format(world.distance(at: t), 3)) \(format(world.bodyShadow(world.pose(at: t)), 2))\n"
+            t += 0.25
+        }
+        for w in oursOnWalk(reports, until: world.duration).engineWarmers { text += "w \(format(w, 3))\n" }
+        if !writeFile("\(directory)/walk-\(seed).txt", Array(text.utf8)) {
+            RangingBenchmark.fail("cannot write \(directory)/walk-\(seed).txt", code: 73)
         }
     }
 }
