@@ -149,11 +149,10 @@ func probeHeard(row: Int, seed: UInt64, from: Double, to: Double) {
     guard let c = family().first(where: { $0.index == row }) else { return }
     let (beacons, reports) = standingStill(c, seed: seed, until: to)
     print(c.summary, beacons.map { "beacon \($0.id) at \(format($0.path.distance(at: 0), 2)) m" }.joined(separator: ", "))
-    if let shadow = c.shadow {
-        for b in beacons {
-            for e in shadow.episodes(until: to, seed: seed ^ UInt64(b.id)) where e.end >= from {
-                print("body? beacon \(b.id) \(format(e.start, 1))-\(format(e.end, 1)) \(format(e.depth, 0)) dB (episode seed guessed)")
-            }
+    // The simulator's own episodes (the family's runs are seeded so; not the stress rows').
+    for (b, episodes) in RadioSimulator(beacons: beacons, model: c.model, seed: seed).shadowEpisodes(until: to).enumerated() {
+        for e in episodes where e.end >= from {
+            print("body: beacon \(b) \(format(e.start, 1))-\(format(e.end, 1)) s, \(format(e.depth, 0)) dB")
         }
     }
     var engine = RangingEngine(configuration: walkingConfiguration, regions: [Region(name: "treasure", uuid: OurRanger.uuid)])
