@@ -544,9 +544,10 @@ public struct HuntDirector: Sendable {
         case let .range(report) where hunts(report.key):
             // The range of a beacon with a class, for the far confirmation's edge.
             if classes[report.key] != nil { classes[report.key]?.meters = report.distance?.meters }
-            if let nearest = classes.values.compactMap(\.meters).min() { noteNearestRange(nearest, at: time) }
+            let nearest = nearestRange
+            if let nearest { noteNearestRange(nearest, at: time) }
             guard farSince != nil else { return [] }
-            if isBeyondFarEdges(classes.values.compactMap(\.meters).min() ?? .infinity) {
+            if isBeyondFarEdges(nearest) {
                 if farBeyondSince == nil { farBeyondSince = time }
             } else {
                 farBeyondSince = nil
@@ -570,7 +571,7 @@ public struct HuntDirector: Sendable {
                 if farSince == nil {
                     farSince = time
                     farFrom = rangeBefore(time - Self.farReferenceGap)
-                    farBeyondSince = isBeyondFarEdges(classes.values.compactMap(\.meters).min() ?? .infinity) ? time : nil
+                    farBeyondSince = isBeyondFarEdges(nearestRange) ? time : nil
                 }
                 return confirmFar(at: time)
             }
@@ -627,8 +628,8 @@ public struct HuntDirector: Sendable {
         guard let since = farSince, time - since >= configuration.farConfirmation else { return [] }
         // Still inside the edge, or back where it was before the move out: wait (the
         // confirmation stands) for the range to leave it, and to stay out.
-        guard isBeyondFarEdges(classes.values.compactMap(\.meters).min() ?? .infinity) else { return [] }
-        if configuration.farRangeHold > 0, classes.values.contains(where: { $0.meters != nil }) {
+        guard isBeyondFarEdges(nearestRange) else { return [] }
+        if configuration.farRangeHold > 0, nearestRange != nil {
             guard let beyond = farBeyondSince, time - beyond >= configuration.farRangeHold else { return [] }
         }
         farSince = nil
@@ -637,9 +638,13 @@ public struct HuntDirector: Sendable {
         return announce(.far, since: closest.since, at: time)
     }
 
+    /// The last range of the closest of the hunted region's beacons with one (m).
+    private var nearestRange: Double? { classes.values.compactMap(\.meters).min() }
+
     /// Whether a nearest range is past the far's edges: the near edge, and the range before
-    /// the move out times `farReturnRatio`.
-    private func isBeyondFarEdges(_ nearest: Double) -> Bool {
+    /// the move out times `farReturnRatio` (no range known: it is).
+    private func isBeyondFarEdges(_ range: Double?) -> Bool {
+        let nearest = range ?? .infinity
         if let edge = configuration.farEdge, nearest < edge { return false }
         if let ratio = configuration.farReturnRatio, let from = farFrom, nearest < from * ratio { return false }
         return true

@@ -146,10 +146,7 @@ public struct KalmanRSSIFilter: Sendable, Equatable {
                     level = before.level
                     variance = before.variance + processNoise * max(0, time - before.time)
                     beforeChange = nil
-                    returnEvidence = 0
-                    changes += 1
-                    upper = 0; lower = 0
-                    upperSum = 0; upperCount = 0; lowerSum = 0; lowerCount = 0
+                    restartChangeTest()
                     return true
                 }
             }
@@ -158,12 +155,9 @@ public struct KalmanRSSIFilter: Sendable, Equatable {
             let (sum, n) = upper > changeThreshold ? (upperSum, upperCount) : (lowerSum, lowerCount)
             let after = sum / Double(max(n, 1))
             beforeChange = Change(level: x, variance: variance, time: time, after: after)
-            returnEvidence = 0
             level = after
             variance = noiseVariance / Double(max(n, 1))
-            changes += 1
-            upper = 0; lower = 0
-            upperSum = 0; upperCount = 0; lowerSum = 0; lowerCount = 0
+            restartChangeTest()
             return true
         }
 
@@ -171,6 +165,14 @@ public struct KalmanRSSIFilter: Sendable, Equatable {
         level = x + gain * z * sd
         variance = (1 - gain) * predicted
         return true
+    }
+
+    /// The level moved (a change, or one undone): counted, and both tests start afresh.
+    private mutating func restartChangeTest() {
+        changes += 1
+        returnEvidence = 0
+        upper = 0; lower = 0
+        upperSum = 0; upperCount = 0; lowerSum = 0; lowerCount = 0
     }
 
     /// Variance of the level extrapolated to `time` (grows with silence).

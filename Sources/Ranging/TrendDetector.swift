@@ -44,14 +44,14 @@ public struct TrendDetector: Sendable, Equatable {
     public let rise: RiseTest?
     /// The slope test's "warmer" also needs the rise test's level above 20-30 s ago by this
     /// many standard errors (nil: not asked).
-    public var slopeOldZThreshold: Double?
+    public let slopeOldZThreshold: Double?
     public static let minimumPackets = 6
     /// The z threshold the engine uses.
     public static let significance = 4.0
     public static let maximumPoints = 512
     /// Seconds after a dip was undone without "warmer" (the rise test's reference reaches
     /// back 20 s).
-    public var dipMemory = 10.0
+    public let dipMemory: Double
 
     private var times: [Double] = []
     private var values: [Double] = []
@@ -60,8 +60,10 @@ public struct TrendDetector: Sendable, Equatable {
 
     public init(window: Double, slope: Double, reversalFactor: Double, minimumInterval: Double, zThreshold: Double = 4,
                 stepMargin: Double = 0, colderStepMargin: Double? = nil, colderZThreshold: Double? = nil, steepZThreshold: Double = .infinity, steepSlope: Double = .infinity, stepMarginReadings: Int = 1,
-                rise: RiseTest? = nil) {
+                rise: RiseTest? = nil, slopeOldZThreshold: Double? = nil, dipMemory: Double = 0) {
         self.rise = rise
+        self.slopeOldZThreshold = slopeOldZThreshold
+        self.dipMemory = dipMemory
         self.stepMarginReadings = stepMarginReadings
         self.steepZThreshold = steepZThreshold
         self.steepSlope = steepSlope
@@ -88,9 +90,9 @@ public struct TrendDetector: Sendable, Equatable {
                       ? RiseTest(slope: configuration.trendRiseSlope, zThreshold: configuration.trendRiseSignificance,
                                  recentZThreshold: configuration.trendRiseRecentSignificance,
                                  oldZThreshold: configuration.trendRiseOldSignificance)
-                      : nil)
-        if configuration.trendSlopeOldSignificance.isFinite { slopeOldZThreshold = configuration.trendSlopeOldSignificance }
-        dipMemory = configuration.trendDipMemory
+                      : nil,
+                  slopeOldZThreshold: configuration.trendSlopeOldSignificance.isFinite ? configuration.trendSlopeOldSignificance : nil,
+                  dipMemory: configuration.trendDipMemory)
     }
 
     /// The test statistic now: (least-squares slope dB/s, z), when the window is full enough
@@ -104,31 +106,9 @@ public struct TrendDetector: Sendable, Equatable {
     /// The line's slope (dB/s) and z, and how many reading variances less squared residual
     /// the best one-jump fit leaves than the line (negative: the line fits better).
     func fit(at now: Double, noiseVariance: Double) -> (slope: Double, z: Double, stepAdvantage: Double, readings: Int)? {
-        var n = 0
-        var st = 0.0, sv = 0.0
-        var first = Double.infinity, lastSeen = -Double.infinity
-        for (t, v) in zip(times, values) where now - t <= window {
-            n += 1
-            st += t - now
-            sv += v
-            first = min(first, t)
-            lastSeen = max(lastSeen, t)
-        }
-        guard n >= Self.minimumPackets, lastSeen - first >= 0.75 * window else { return nil }
-        let mt = st / Double(n), mv = sv / Double(n)
-        var stt = 0.0, stv = 0.0
-        for (t, v) in zip(times, values) where now - t <= window {
-            let dt = t - now - mt
-            stt += dt * dt
-            stv += dt * (v - mv)
-        }
-        guard stt > 0 else { return nil }
-        let slope = stv / stt
-        var residual = 0.0
-        for (t, v) in zip(times, values) where now - t <= window {
-            let e = v - mv - slope * (t - now - mt)
-            residual += e * e
-        }
+        let line = RiseTest.line(times, values, at: now) { now - $0 <= window }
+        guard line.n >= Self.minimumPackets, line.span >= 0.75 * window, line.sxx > 0 else { return nil }
+        let (n, stt, slope, residual) = (line.n, line.sxx, line.slope, line.residual)
         // A slope, or a step? A body stepping between (or out) moves the level at once, and
         // a line through a step is steep: when one jump between two flat levels fits the
         // window as well as the line (within `stepMargin` reading variances), the change was
@@ -178,11 +158,16 @@ public struct TrendDetector: Sendable, Equatable {
         var direction = slopeTest(at: time, noiseVariance: noiseVariance)
         let afterDip = dipUndone.map { time - $0 <= dipMemory } ?? false
         if direction == .warmer, afterDip { direction = nil }
-        if direction == .warmer, let guardZ = slopeOldZThreshold, let rise,
-           (rise.statistics(times: times, values: values, at: time, noiseVariance: noiseVariance)?.oldZ ?? .infinity) < guardZ {
-            direction = nil
+        // The rise test's statistics, once: the slope test's warmer is guarded by them, and
+        // without a slope-test trend the rise test judges them.
+        let guarded = direction == .warmer && slopeOldZThreshold != nil
+        let risen = guarded || (direction == nil && !afterDip)
+            ? rise?.statistics(times: times, values: values, at: time, noiseVariance: noiseVariance) : nil
+        if guarded, let guardZ = slopeOldZThreshold, (risen?.oldZ ?? .infinity) < guardZ { direction = nil }
+        if direction == nil, !afterDip, let rise, let risen {
+            // A reversal needs `reversalFactor` times the rise test's z too.
+            direction = rise.passes(risen, factor: last == .colder ? reversalFactor : 1) ? .warmer : nil
         }
-        if direction == nil, !afterDip { direction = risingTest(at: time, noiseVariance: noiseVariance) }
         guard let direction else { return nil }
         last = direction
         lastTime = time
@@ -209,13 +194,6 @@ public struct TrendDetector: Sendable, Equatable {
         return direction
     }
 
-    /// The rise test, when on: warmer or nothing (a reversal needs `reversalFactor` times its z).
-    private func risingTest(at time: Double, noiseVariance: Double) -> Trend? {
-        guard let rise else { return nil }
-        let factor = last == .colder ? reversalFactor : 1
-        return rise.isRising(times: times, values: values, at: time, noiseVariance: noiseVariance, factor: factor) ? .warmer : nil
-    }
-
     public mutating func reset() {
         times.removeAll(keepingCapacity: true)
         values.removeAll(keepingCapacity: true)
@@ -240,8 +218,9 @@ public struct RiseTest: Sendable, Equatable {
     /// (-infinity: not asked): a body that passed (10-20 dB for 1-10 s) leaves the level where
     /// it was before it, an approach does not.
     public var oldZThreshold: Double
-    /// Seconds of readings the test reads.
-    public static let history = 30.0 + 1e-9
+    /// Seconds of readings the test reads (the spread's line takes a reading exactly this old,
+    /// as a host delivering reports in batches stamps them on round times).
+    public static let history = 30.0
     static let slopeWindow = 15.0
     static let recent = 3.0
     static let reference: ClosedRange<Double> = 10 ... 20
@@ -258,66 +237,84 @@ public struct RiseTest: Sendable, Equatable {
         self.recentZThreshold = recentZThreshold
     }
 
-    /// The statistics at `now` from readings in time order: the 15 s slope (dB/s), the
-    /// spread (dB) and the two differences in standard errors; nil when a block is empty or
-    /// the slope window holds fewer than 3 readings.
-    public func statistics(times: [Double], values: [Double], at now: Double, noiseVariance: Double = 0)
-        -> (slope: Double, spread: Double, z: Double, recentZ: Double, oldZ: Double?)? {
-        let all = Self.line(times, values, after: now - Self.history, upTo: now)
+    /// What the test judges at one moment: the 15 s slope (dB/s), the spread (dB), and the
+    /// last seconds' differences from 10-20 s, 3-13 s and 20-30 s ago (nil: none heard then),
+    /// in standard errors.
+    public struct Statistics: Sendable, Equatable {
+        public var slope: Double
+        public var spread: Double
+        public var z: Double
+        public var recentZ: Double
+        public var oldZ: Double?
+    }
+
+    /// The statistics at `now` from readings in time order; nil when a block is empty or the
+    /// slope window holds fewer than 3 readings.
+    public func statistics(times: [Double], values: [Double], at now: Double, noiseVariance: Double = 0) -> Statistics? {
+        let all = Self.line(times, values, at: now) { $0 >= now - Self.history }
         var spread = Self.defaultSpread
         if all.n >= 5 { spread = (max(all.residual / Double(all.n - 2), noiseVariance)).squareRoot() }
         spread = min(max(spread, Self.spreadBounds.lowerBound), Self.spreadBounds.upperBound)
-        let climb = Self.line(times, values, after: now - Self.slopeWindow, upTo: now)
+        let climb = Self.line(times, values, at: now) { $0 > now - Self.slopeWindow }
         guard climb.n >= 3, climb.sxx > 1e-9 else { return nil }
-        let last = Self.mean(times, values, after: now - Self.recent, upTo: now)
-        let reference = Self.mean(times, values, after: now - Self.reference.upperBound, upTo: now - Self.reference.lowerBound)
-        let before = Self.mean(times, values, after: now - Self.before.upperBound, upTo: now - Self.before.lowerBound)
+        func block(_ ago: ClosedRange<Double>) -> (n: Int, mean: Double) {
+            var n = 0, sum = 0.0
+            for (t, v) in zip(times, values) where t > now - ago.upperBound && t <= now - ago.lowerBound {
+                n += 1
+                sum += v
+            }
+            return (n, n > 0 ? sum / Double(n) : 0)
+        }
+        let last = block(0 ... Self.recent), reference = block(Self.reference), before = block(Self.before)
         guard last.n > 0, reference.n > 0, before.n > 0 else { return nil }
         func z(_ a: (n: Int, mean: Double), _ b: (n: Int, mean: Double)) -> Double {
             (a.mean - b.mean) / (spread * (1 / Double(a.n) + 1 / Double(b.n)).squareRoot())
         }
-        let old = Self.mean(times, values, after: now - Self.old.upperBound, upTo: now - Self.old.lowerBound)
-        return (climb.slope, spread, z(last, reference), z(last, before), old.n > 0 ? z(last, old) : nil)
+        let old = block(Self.old)
+        return Statistics(slope: climb.slope, spread: spread, z: z(last, reference), recentZ: z(last, before),
+                          oldZ: old.n > 0 ? z(last, old) : nil)
     }
 
-    /// Whether the level rises now; `factor` scales both z thresholds (a reversal).
-    public func isRising(times: [Double], values: [Double], at now: Double, noiseVariance: Double = 0, factor: Double = 1) -> Bool {
-        guard let s = statistics(times: times, values: values, at: now, noiseVariance: noiseVariance) else { return false }
-        return s.slope >= slope && s.z >= zThreshold * factor && s.recentZ >= recentZThreshold * factor
+    /// Whether these statistics are a rise; `factor` scales both z thresholds (a reversal).
+    public func passes(_ s: Statistics, factor: Double = 1) -> Bool {
+        s.slope >= slope && s.z >= zThreshold * factor && s.recentZ >= recentZThreshold * factor
             && (s.oldZ ?? .infinity) >= oldZThreshold
     }
 
-    /// Count and mean of the readings with after < t <= upTo.
-    static func mean(_ times: [Double], _ values: [Double], after: Double, upTo: Double) -> (n: Int, mean: Double) {
-        var n = 0, sum = 0.0
-        for (t, v) in zip(times, values) where t > after && t <= upTo {
-            n += 1
-            sum += v
-        }
-        return (n, n > 0 ? sum / Double(n) : 0)
+    /// Whether the level rises now.
+    public func isRising(times: [Double], values: [Double], at now: Double, noiseVariance: Double = 0, factor: Double = 1) -> Bool {
+        statistics(times: times, values: values, at: now, noiseVariance: noiseVariance).map { passes($0, factor: factor) } ?? false
     }
 
-    /// The least-squares line of the readings with after < t <= upTo: count, Σ(t − t̄)²,
-    /// slope and residual sum of squares.
-    static func line(_ times: [Double], _ values: [Double], after: Double, upTo: Double)
-        -> (n: Int, sxx: Double, slope: Double, residual: Double) {
+    /// The least-squares line of the readings up to `now` (in time order) whose time passes
+    /// `include`: count, Σ(t − t̄)², slope, residual sum of squares and the span of their
+    /// times. Both tests' lines. O(readings).
+    static func line(_ times: [Double], _ values: [Double], at now: Double, where include: (Double) -> Bool)
+        -> (n: Int, sxx: Double, slope: Double, residual: Double, span: Double) {
         var n = 0
         var st = 0.0, sv = 0.0
-        for (t, v) in zip(times, values) where t > after && t <= upTo {
+        var first = Double.infinity, lastSeen = -Double.infinity
+        for (t, v) in zip(times, values) where t <= now && include(t) {
             n += 1
-            st += t - upTo
+            st += t - now
             sv += v
+            first = min(first, t)
+            lastSeen = max(lastSeen, t)
         }
-        guard n > 0 else { return (0, 0, 0, 0) }
+        guard n > 0 else { return (0, 0, 0, 0, 0) }
         let mt = st / Double(n), mv = sv / Double(n)
-        var sxx = 0.0, sxy = 0.0, syy = 0.0
-        for (t, v) in zip(times, values) where t > after && t <= upTo {
-            let dt = t - upTo - mt, dv = v - mv
+        var sxx = 0.0, sxy = 0.0
+        for (t, v) in zip(times, values) where t <= now && include(t) {
+            let dt = t - now - mt
             sxx += dt * dt
-            sxy += dt * dv
-            syy += dv * dv
+            sxy += dt * (v - mv)
         }
-        let slope = sxx > 1e-9 ? sxy / sxx : 0
-        return (n, sxx, slope, max(0, syy - slope * sxy))
+        let slope = sxx > 0 ? sxy / sxx : 0
+        var residual = 0.0
+        for (t, v) in zip(times, values) where t <= now && include(t) {
+            let e = v - mv - slope * (t - now - mt)
+            residual += e * e
+        }
+        return (n, sxx, slope, residual, lastSeen - first)
     }
 }

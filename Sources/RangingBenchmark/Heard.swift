@@ -12,14 +12,9 @@ import Simulation
 /// rate-limited, a lesser line waits behind a greater one or goes stale), in order with the
 /// time each is said. A line takes `lineSeconds` to say.
 func heardLines(_ reports: [SimulatedReading], until end: Double, lineSeconds: Double = 2) -> [(time: Double, line: LineEvent)] {
-    var engine = RangingEngine(configuration: walkingConfiguration, regions: [Region(name: "treasure", uuid: OurRanger.uuid)])
-    var hunt = HuntDirector.Configuration(region: "treasure")
-    if let v = tuning["fc"] { hunt.farConfirmation = v }
-    hunt.farEdge = simulatedConfiguration.nearEdge
-    if let v = tuning["fe"] { hunt.farEdge = v }
-    if let v = tuning["frr"] { hunt.farReturnRatio = v > 0 ? v : nil }
-    if let v = tuning["frh"] { hunt.farRangeHold = v }
-    var director = HuntDirector(configuration: hunt)
+    let c = walkingConfiguration
+    var engine = RangingEngine(configuration: c, regions: [Region(name: "treasure", uuid: OurRanger.uuid)])
+    var director = HuntDirector(configuration: tunedHunt(c))
     var lines: [(time: Double, line: LineEvent)] = []
     var speechEnds: Double?
     func apply(_ actions: [HuntAction], at time: Double) {

@@ -208,9 +208,9 @@ func tunedAtHand(_ c: RangingConfiguration) -> AtHandDetector {
                    longStand: tuning["ls"] ?? AtHandDetector.defaultLongStand)
 }
 
-func oursOnWalk(_ reports: [SimulatedReading], until end: Double, lineSeconds: Double = 2) -> WalkTold {
-    let c = walkingConfiguration
-    var engine = RangingEngine(configuration: c, regions: [Region(name: "treasure", uuid: OurRanger.uuid)], atHand: tunedAtHand(c))
+/// The hunt rules of the benchmarks' runs (the far edge from the ranging's near edge, as
+/// the appliance builds it), with TUNE's overrides.
+func tunedHunt(_ c: RangingConfiguration) -> HuntDirector.Configuration {
     var hunt = HuntDirector.Configuration(region: "treasure")
     if let v = tuning["hold"] { hunt.foundHold = v }
     if let v = tuning["hti"] { hunt.trendInterval = v }
@@ -221,7 +221,13 @@ func oursOnWalk(_ reports: [SimulatedReading], until end: Double, lineSeconds: D
     if let v = tuning["fe"] { hunt.farEdge = v }
     if let v = tuning["frr"] { hunt.farReturnRatio = v > 0 ? v : nil }
     if let v = tuning["frh"] { hunt.farRangeHold = v }
-    var director = HuntDirector(configuration: hunt)
+    return hunt
+}
+
+func oursOnWalk(_ reports: [SimulatedReading], until end: Double, lineSeconds: Double = 2) -> WalkTold {
+    let c = walkingConfiguration
+    var engine = RangingEngine(configuration: c, regions: [Region(name: "treasure", uuid: OurRanger.uuid)], atHand: tunedAtHand(c))
+    var director = HuntDirector(configuration: tunedHunt(c))
     var told = WalkTold()
     var speechEnds: Double?
     func apply(_ actions: [HuntAction], at time: Double) {
