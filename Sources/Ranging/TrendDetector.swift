@@ -106,7 +106,7 @@ public struct TrendDetector: Sendable, Equatable {
     /// The line's slope (dB/s) and z, and how many reading variances less squared residual
     /// the best one-jump fit leaves than the line (negative: the line fits better).
     func fit(at now: Double, noiseVariance: Double) -> (slope: Double, z: Double, stepAdvantage: Double, readings: Int)? {
-        let line = RiseTest.line(times, values, at: now) { now - $0 <= window }
+        let line = RiseTest.line(times, values, at: now, from: RiseTest.firstIndex(times) { now - $0 <= window })
         guard line.n >= Self.minimumPackets, line.span >= 0.75 * window, line.sxx > 0 else { return nil }
         let (n, stt, slope, residual) = (line.n, line.sxx, line.slope, line.residual)
         // A slope, or a step? A body stepping between (or out) moves the level at once, and
@@ -144,7 +144,10 @@ public struct TrendDetector: Sendable, Equatable {
     /// the filter last saw a fall of the level undone (`KalmanRSSIFilter.lastDipUndone`): for
     /// `dipMemory` s after it no "warmer" is said, the level's rise being the dip's end (a body
     /// that passed, a turn away and back), not a walk.
+    /// Times are taken in order (the windows are found by bisection): an earlier one counts
+    /// as the latest, as in the engine.
     public mutating func update(value: Double, time: Double, noiseVariance: Double, dipUndone: Double? = nil) -> Trend? {
+        let time = max(time, times.last ?? time)
         times.append(time)
         values.append(value)
         let keep = max(window, rise == nil ? 0 : RiseTest.history)
@@ -251,17 +254,19 @@ public struct RiseTest: Sendable, Equatable {
     /// The statistics at `now` from readings in time order; nil when a block is empty or the
     /// slope window holds fewer than 3 readings.
     public func statistics(times: [Double], values: [Double], at now: Double, noiseVariance: Double = 0) -> Statistics? {
-        let all = Self.line(times, values, at: now) { $0 >= now - Self.history }
+        let all = Self.line(times, values, at: now, from: Self.firstIndex(times) { $0 >= now - Self.history })
         var spread = Self.defaultSpread
         if all.n >= 5 { spread = (max(all.residual / Double(all.n - 2), noiseVariance)).squareRoot() }
         spread = min(max(spread, Self.spreadBounds.lowerBound), Self.spreadBounds.upperBound)
-        let climb = Self.line(times, values, at: now) { $0 > now - Self.slopeWindow }
+        let climb = Self.line(times, values, at: now, from: Self.firstIndex(times) { $0 > now - Self.slopeWindow })
         guard climb.n >= 3, climb.sxx > 1e-9 else { return nil }
         func block(_ ago: ClosedRange<Double>) -> (n: Int, mean: Double) {
             var n = 0, sum = 0.0
-            for (t, v) in zip(times, values) where t > now - ago.upperBound && t <= now - ago.lowerBound {
+            var i = Self.firstIndex(times) { $0 > now - ago.upperBound }
+            while i < times.count, times[i] <= now - ago.lowerBound {
                 n += 1
-                sum += v
+                sum += values[i]
+                i += 1
             }
             return (n, n > 0 ? sum / Double(n) : 0)
         }
@@ -286,35 +291,44 @@ public struct RiseTest: Sendable, Equatable {
         statistics(times: times, values: values, at: now, noiseVariance: noiseVariance).map { passes($0, factor: factor) } ?? false
     }
 
-    /// The least-squares line of the readings up to `now` (in time order) whose time passes
-    /// `include`: count, Σ(t − t̄)², slope, residual sum of squares and the span of their
-    /// times. Both tests' lines. O(readings).
-    static func line(_ times: [Double], _ values: [Double], at now: Double, where include: (Double) -> Bool)
-        -> (n: Int, sxx: Double, slope: Double, residual: Double, span: Double) {
-        var n = 0
-        var st = 0.0, sv = 0.0
-        var first = Double.infinity, lastSeen = -Double.infinity
-        for (t, v) in zip(times, values) where t <= now && include(t) {
-            n += 1
-            st += t - now
-            sv += v
-            first = min(first, t)
-            lastSeen = max(lastSeen, t)
+    /// The first index whose time passes `isIn` (false before it, true from it on: the times
+    /// are in order), by bisection; `times.count` when none does.
+    static func firstIndex(_ times: [Double], where isIn: (Double) -> Bool) -> Int {
+        var low = 0, high = times.count
+        while low < high {
+            let middle = (low + high) / 2
+            if isIn(times[middle]) { high = middle } else { low = middle + 1 }
         }
+        return low
+    }
+
+    /// The least-squares line of the readings from index `start` up to `now` (in time
+    /// order): count, Σ(t − t̄)², slope, residual sum of squares and the span of their times.
+    /// Both tests' lines. O(readings in it).
+    static func line(_ times: [Double], _ values: [Double], at now: Double, from start: Int)
+        -> (n: Int, sxx: Double, slope: Double, residual: Double, span: Double) {
+        var end = start
+        while end < times.count, times[end] <= now { end += 1 }
+        let n = end - start
         guard n > 0 else { return (0, 0, 0, 0, 0) }
+        var st = 0.0, sv = 0.0
+        for i in start..<end {
+            st += times[i] - now
+            sv += values[i]
+        }
         let mt = st / Double(n), mv = sv / Double(n)
         var sxx = 0.0, sxy = 0.0
-        for (t, v) in zip(times, values) where t <= now && include(t) {
-            let dt = t - now - mt
+        for i in start..<end {
+            let dt = times[i] - now - mt
             sxx += dt * dt
-            sxy += dt * (v - mv)
+            sxy += dt * (values[i] - mv)
         }
         let slope = sxx > 0 ? sxy / sxx : 0
         var residual = 0.0
-        for (t, v) in zip(times, values) where t <= now && include(t) {
-            let e = v - mv - slope * (t - now - mt)
+        for i in start..<end {
+            let e = values[i] - mv - slope * (times[i] - now - mt)
             residual += e * e
         }
-        return (n, sxx, slope, residual, lastSeen - first)
+        return (n, sxx, slope, residual, times[end - 1] - times[start])
     }
 }
