@@ -192,8 +192,10 @@ public struct HuntDirector: Sendable {
         /// leaves it behind. 1.4: the classifier's 3 dB hysteresis at exponent 2.
         public var farReturnRatio: Double? = 1.4
         /// ... and the range past both for the last this many seconds without a break (0: at
-        /// the moment): a body that passes takes the range out for 1-10 s, a walk away for good.
-        public var farRangeHold = 8.0
+        /// the moment): a body that passes takes the range out for 1-10 s, and the filter needs
+        /// a few more (at 1 Hz) to see the level back; a walk away takes it out for good. 14 s:
+        /// standing still with bodies, 8 s let a 10 s body through as "far" and "near" again.
+        public var farRangeHold = 14.0
         public var trendQuietAfterLine = 3.0
         /// A line waiting behind a more important one is dropped after this long (s).
         public var pendingLifetime = 4.0
