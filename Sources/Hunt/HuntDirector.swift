@@ -270,6 +270,12 @@ public struct HuntDirector: Sendable {
     private var inside = false
     private var saidProximity: Proximity = .unknown
     private var immediateSince: Double?
+    /// "Immediate" committed with a find due under `immediateLineHold`: its line is the
+    /// find's, said once it has held `foundHold` s (before, "immediate" was said and cut off
+    /// by the find half a second later, and a kind spot that read at hand for a moment cost
+    /// the child two false lines). The class said before it, which stands if the find does
+    /// not come.
+    private var immediateUnsaid: Proximity?
     private var foundAnnounced = false
     private var adapterMissing = false
     private var rewardWaiting = false
@@ -518,6 +524,7 @@ public struct HuntDirector: Sendable {
         exitSince = nil
         farSince = nil
         saidProximity = known.proximity
+        immediateUnsaid = nil
         immediateSince = known.proximity == .immediate ? known.immediateSince : nil
         foundAnnounced = false
         classes = [:]
@@ -564,6 +571,12 @@ public struct HuntDirector: Sendable {
         case let .proximity(_, key, _, to):
             remember(key, to, at: time)
             let closest = closestClass()
+            if let before = immediateUnsaid, closest.proximity != .immediate {
+                // Out of "immediate" before the find: the child heard the class before it.
+                immediateUnsaid = nil
+                immediateSince = nil
+                saidProximity = before
+            }
             guard closest.proximity != saidProximity else {
                 // Back to the class said before a far was: neither is said.
                 farSince = nil
@@ -618,6 +631,7 @@ public struct HuntDirector: Sendable {
         inside = false
         immediateSince = nil
         saidProximity = .unknown
+        immediateUnsaid = nil
         classes = [:]
         nearestRanges = []
         // A proximity line still waiting is stale news now.
@@ -681,6 +695,12 @@ public struct HuntDirector: Sendable {
 
     /// The class said is now `to` (held since `since`): said, unless it is unknown.
     private mutating func announce(_ to: Proximity, since: Double, at time: Double) -> [HuntAction] {
+        if to == .immediate, findIsDue {
+            immediateUnsaid = saidProximity
+            saidProximity = to
+            immediateSince = since
+            return checkFound(at: time)
+        }
         saidProximity = to
         if to == .immediate {
             immediateSince = since
@@ -717,15 +737,33 @@ public struct HuntDirector: Sendable {
             saidProximity = early.proximity
             if early.proximity == .immediate {
                 immediateSince = early.since
-                actions += say(.proximityImmediate, at: time)
+                // With a find due, the find is the line (`immediateUnsaid`).
+                if findIsDue {
+                    immediateUnsaid = .unknown
+                } else {
+                    actions += say(.proximityImmediate, at: time)
+                }
             }
         }
         return actions
     }
 
+    /// Whether "immediate" held would be a find now (inside, not leaving, not found yet,
+    /// and on a trail a step left to find) and sooner than its line would end.
+    private var findIsDue: Bool {
+        configuration.foundHold < Self.immediateLineHold && inside && exitSince == nil && !foundAnnounced
+            && (progress.map { $0.current != nil } ?? true)
+    }
+
+    /// A find held shorter than this (s, about the time a line takes) would cut the
+    /// "immediate" line off: the find is the line. A longer hold keeps it ("Stop right
+    /// there!", the child waits for the find).
+    public static let immediateLineHold = 2.0
+
     private mutating func checkFound(at time: Double) -> [HuntAction] {
         guard inside, exitSince == nil, !foundAnnounced, let since = immediateSince, time - since >= configuration.foundHold else { return [] }
         foundAnnounced = true
+        immediateUnsaid = nil
         if let p = progress {
             // The trail's steps are found once each; a finished trail has nothing left.
             return p.current.map { find($0, at: time) } ?? []

@@ -108,6 +108,36 @@ extension HuntDirector {
         #expect(d.feed(.proximity(time: 9, key: other, from: .far, to: .immediate)) == [.say(.proximityImmediate, interrupt: false)])
     }
 
+    /// A short hold (0.5 s, the appliance's default): "immediate" with a find due is the
+    /// find's line, not one of its own cut off by the find half a second later. A kind spot
+    /// that reads at hand for less than the hold says nothing (it used to say "immediate"
+    /// and then "near" again), and the class said before it stands.
+    @Test func anImmediateShorterThanAShortHoldSaysNothing() {
+        var d = directorSaidNear { $0.foundHold = 0.5 }
+        #expect(d.feed(.proximity(time: 10, key: key, from: .near, to: .immediate)) == [])
+        #expect(d.tick(at: 10.3) == [])
+        #expect(d.feed(.proximity(time: 10.4, key: key, from: .immediate, to: .near)) == [], "near was said: nothing")
+        #expect(d.tick(at: 20) == [], "no find")
+        // Held this time: the find, and no "immediate" before it.
+        #expect(d.feed(.proximity(time: 30, key: key, from: .near, to: .immediate)) == [])
+        #expect(d.tick(at: 30.5) == [.say(.treasureFound, interrupt: false), .found(step: nil)])
+        _ = d.handle(.speechFinished, at: 33)
+        // A step back is said as a class; in again, found again (as before, without the
+        // "immediate" before it).
+        #expect(d.feed(.proximity(time: 40, key: key, from: .immediate, to: .near)) == [.say(.proximityNear, interrupt: false)])
+        _ = d.handle(.speechFinished, at: 41)
+        #expect(d.feed(.proximity(time: 50, key: key, from: .near, to: .immediate)) == [])
+        #expect(d.tick(at: 50.5) == [.say(.treasureFound, interrupt: false), .found(step: nil)])
+        // Entering at the treasure: the enter line, then the find (no "immediate" between).
+        var entering = HuntDirector(configuration: { var c = HuntDirector.Configuration(region: region); c.foundHold = 0.5; return c }())
+        _ = entering.handle(.started, at: 0)
+        _ = entering.handle(.speechFinished, at: 1)
+        #expect(entering.feed(.proximity(time: 2, key: key, from: .unknown, to: .immediate)) == [])
+        #expect(entering.feed(.regionState(time: 2, region: region, state: .inside)) == [.sound(.arrr), .say(.regionEntered, interrupt: false)])
+        #expect(entering.handle(.speechFinished, at: 4) == [])
+        #expect(entering.tick(at: 4.1) == [.say(.treasureFound, interrupt: false), .found(step: nil)])
+    }
+
     @Test func aBodyInFrontOfOneBeaconOfTheBoxIsNotFar() {
         // Two beacons of one treasure, both near. A body in front of one makes it far: the
         // hunter is as close as the other one says, so nothing is said. A real move makes
