@@ -110,6 +110,12 @@ public struct RangingConfiguration: Sendable, Equatable {
     /// No "warmer" for this long (s) after the filter saw a fall of the level undone (a body
     /// that passed, a turn away and back: `KalmanRSSIFilter.lastDipUndone`); 0: no such wait.
     public var trendDipMemory: Double = 10.0
+    /// No "colder" across a silence longer than this many of the readings' median intervals
+    /// (and a second) in the trend's window (infinity: never refused): a body stepping
+    /// between in a loss burst is a step nobody heard. Standing still with bodies and loss
+    /// bursts (tuning family) the 10 Hz rows' colder lines went 0.33 and 0.53 an hour → 0.07
+    /// and 0, the walks' true "colder" lines 125 → 122.
+    public var trendColderGapFactor: Double = 30
     /// ... and a reversal (warmer after colder or back) this many times steeper.
     public var trendReversalFactor: Double = 1.5
     /// At most one trend event per this many seconds per region.

@@ -52,6 +52,13 @@ public struct TrendDetector: Sendable, Equatable {
     /// Seconds after a dip was undone without "warmer" (the rise test's reference reaches
     /// back 20 s).
     public let dipMemory: Double
+    /// No "colder" when a silence in the window is longer than this many median intervals
+    /// (infinity: never refused; `gapHidesTheChange`). A body that steps between in a loss
+    /// burst leaves the level lower after the silence, which a line through the window
+    /// takes for a walk away; the step rule cannot see a step it has no readings of. Not for
+    /// "warmer": a child turning towards the chest ends the body's shadow and its loss
+    /// bursts, and that is how approaches start.
+    public let colderGapFactor: Double
 
     private var times: [Double] = []
     private var values: [Double] = []
@@ -60,7 +67,8 @@ public struct TrendDetector: Sendable, Equatable {
 
     public init(window: Double, slope: Double, reversalFactor: Double, minimumInterval: Double, zThreshold: Double = 4,
                 stepMargin: Double = 0, colderStepMargin: Double? = nil, colderZThreshold: Double? = nil, steepZThreshold: Double = .infinity, steepSlope: Double = .infinity, stepMarginReadings: Int = 1,
-                rise: RiseTest? = nil, slopeOldZThreshold: Double? = nil, dipMemory: Double = 0) {
+                rise: RiseTest? = nil, slopeOldZThreshold: Double? = nil, dipMemory: Double = 0, colderGapFactor: Double = .infinity) {
+        self.colderGapFactor = colderGapFactor
         self.rise = rise
         self.slopeOldZThreshold = slopeOldZThreshold
         self.dipMemory = dipMemory
@@ -92,7 +100,7 @@ public struct TrendDetector: Sendable, Equatable {
                                  oldZThreshold: configuration.trendRiseOldSignificance)
                       : nil,
                   slopeOldZThreshold: configuration.trendSlopeOldSignificance.isFinite ? configuration.trendSlopeOldSignificance : nil,
-                  dipMemory: configuration.trendDipMemory)
+                  dipMemory: configuration.trendDipMemory, colderGapFactor: configuration.trendColderGapFactor)
     }
 
     /// The test statistic now: (least-squares slope dB/s, z), when the window is full enough
@@ -171,10 +179,28 @@ public struct TrendDetector: Sendable, Equatable {
             // A reversal needs `reversalFactor` times the rise test's z too.
             direction = rise.passes(risen, factor: last == .colder ? reversalFactor : 1) ? .warmer : nil
         }
-        guard let direction else { return nil }
+        guard let direction, direction == .warmer || !gapHidesTheChange(at: time) else { return nil }
         last = direction
         lastTime = time
         return direction
+    }
+
+    /// Whether a silence in the last `window` s is longer than `colderGapFactor` times the
+    /// readings' median interval (and than a second): across it a body's step and a walk's
+    /// slope fit the readings alike. O(readings kept · log), only when a trend would be said.
+    func gapHidesTheChange(at now: Double) -> Bool {
+        guard colderGapFactor.isFinite, times.count >= 3 else { return false }
+        var intervals: [Double] = []
+        intervals.reserveCapacity(times.count - 1)
+        var largest = 0.0
+        for i in 1..<times.count {
+            let gap = times[i] - times[i - 1]
+            intervals.append(gap)
+            if now - times[i] <= window { largest = max(largest, gap) }
+        }
+        intervals.sort()
+        let median = intervals[intervals.count / 2]
+        return largest > max(1, colderGapFactor * median)
     }
 
     /// The least-squares slope test with its step rule.

@@ -90,6 +90,7 @@ func scoreWalk(_ world: WalkingWorld, _ told: WalkTold, debug: Bool = false) -> 
         default: isFalse = false
         }
         if isFalse { score.falseLines[line, default: 0] += 1 }
+        if debug, line == .colder, !isFalse { print("seed \(world.seed) true colder t \(format(time, 1))") }
         if isFalse, debug {
             let a = world.pose(at: time - 3), b = world.pose(at: time)
             let moved = ((a.x - b.x) * (a.x - b.x) + (a.y - b.y) * (a.y - b.y)).squareRoot()
@@ -196,6 +197,7 @@ var walkingConfiguration: RangingConfiguration {
     if let v = tuning["roz"] { c.trendRiseOldSignificance = v }
     if let v = tuning["soz"] { c.trendSlopeOldSignificance = v }
     if let v = tuning["dm"] { c.trendDipMemory = v }
+    if let v = tuning["tg"] { c.trendColderGapFactor = v }
     return c
 }
 

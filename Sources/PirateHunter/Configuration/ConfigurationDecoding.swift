@@ -421,6 +421,7 @@ enum RangingSection {
             ("trend_step_margin", \.trendStepMargin, 0...1000, " reading variances"),
             ("trend_colder_significance", \.trendColderSignificance, 0.5...20, ""),
             ("trend_colder_step_margin", \.trendColderStepMargin, 0...1000, " reading variances"),
+            ("trend_colder_gap_factor", \.trendColderGapFactor, 1...1_000_000, " median intervals"),
             ("trend_steep_significance", \.trendSteepSignificance, 0.5...20, ""),
             ("trend_steep_slope", \.trendSteepSlope, 0.01...100, " dB/s"),
             ("trend_slope", \.trendSlope, 0.01...100, " dB/s"),
