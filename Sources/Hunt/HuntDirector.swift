@@ -644,8 +644,9 @@ public struct HuntDirector: Sendable {
         guard let since = farSince, time - since >= configuration.farConfirmation else { return [] }
         // Still inside the edge, or back where it was before the move out: wait (the
         // confirmation stands) for the range to leave it, and to stay out.
-        guard isBeyondFarEdges(nearestRange) else { return [] }
-        if configuration.farRangeHold > 0, nearestRange != nil {
+        let nearest = nearestRange
+        guard isBeyondFarEdges(nearest) else { return [] }
+        if configuration.farRangeHold > 0, nearest != nil {
             guard let beyond = farBeyondSince, time - beyond >= configuration.farRangeHold else { return [] }
         }
         farSince = nil

@@ -114,7 +114,8 @@ public struct TrendDetector: Sendable, Equatable {
     /// The line's slope (dB/s) and z, and how many reading variances less squared residual
     /// the best one-jump fit leaves than the line (negative: the line fits better).
     func fit(at now: Double, noiseVariance: Double) -> (slope: Double, z: Double, stepAdvantage: Double, readings: Int)? {
-        let line = RiseTest.line(times, values, at: now, from: RiseTest.firstIndex(times) { now - $0 <= window })
+        let start = RiseTest.firstIndex(times) { now - $0 <= window }
+        let line = RiseTest.line(times, values, at: now, from: start)
         guard line.n >= Self.minimumPackets, line.span >= 0.75 * window, line.sxx > 0 else { return nil }
         let (n, stt, slope, residual) = (line.n, line.sxx, line.slope, line.residual)
         // A slope, or a step? A body stepping between (or out) moves the level at once, and
@@ -123,22 +124,23 @@ public struct TrendDetector: Sendable, Equatable {
         // abrupt, not a walk (that is the proximity's business, with its dwell), and no
         // trend is claimed.
         let sigma2 = max(noiseVariance, residual / Double(max(n - 2, 1)))
-        let advantage = sigma2 > 0 ? (residual - bestStepResidual(at: now)) / sigma2 : 0
+        let advantage = sigma2 > 0 ? (residual - bestStepResidual(from: start, count: n)) / sigma2 : 0
         let se = (sigma2 / stt).squareRoot()
         return (slope, se > 0 ? slope / se : 0, advantage, n)
     }
 
     /// The least squared residual of two flat levels with one jump between (the best split,
-    /// at least 2 readings a side); infinity with fewer than 4 readings. O(readings in the window).
-    func bestStepResidual(at now: Double) -> Double {
-        var total = 0.0, totalSquares = 0.0, n = 0
-        for (t, v) in zip(times, values) where now - t <= window {
-            total += v; totalSquares += v * v; n += 1
-        }
+    /// at least 2 readings a side) over the `n` readings from index `start` (the window's,
+    /// as `fit` found them); infinity with fewer than 4 readings. O(readings in the window).
+    func bestStepResidual(from start: Int, count n: Int) -> Double {
         guard n >= 4 else { return .infinity }
+        var total = 0.0, totalSquares = 0.0
+        for v in values[start..<(start + n)] {
+            total += v; totalSquares += v * v
+        }
         var left = 0.0, k = 0
         var best = Double.infinity
-        for (t, v) in zip(times, values) where now - t <= window {
+        for v in values[start..<(start + n)] {
             left += v; k += 1
             guard k >= 2, n - k >= 2 else { continue }
             let right = total - left
