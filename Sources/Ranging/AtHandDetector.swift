@@ -174,9 +174,7 @@ public struct AtHandDetector: Sendable, Equatable {
             // The typical loss of the last minute (its `typicalQuantile`: a middle quantile is
             // unbiased standing still, where the least of many noisy means is not; a walk
             // spends most of it farther away).
-            let before = zip(historyTimes, historyLosses).filter { time - $0.0 >= Self.recentSeconds }.map(\.1).sorted()
-            if before.count >= Self.minimumHistoryMeans {
-                let typical = before[Int(Double(before.count) * Self.typicalQuantile)]
+            if let typical = typicalLoss(at: time) {
                 // ... from farther than the edge: a child who stood near all along did not arrive.
                 if typical - latest.mean >= max(arrivalMargin, arrivalZ * latest.standardError),
                    typical >= edgeLoss + arrivalMargin / 2 {
@@ -212,5 +210,13 @@ public struct AtHandDetector: Sendable, Equatable {
         self = AtHandDetector(edgeLoss: edgeLoss, releaseLoss: releaseLoss, window: window, minimumPackets: minimumPackets,
                               arrivalMargin: arrivalMargin, arrivalZ: arrivalZ, edgeZ: edgeZ,
                               confirmPackets: confirmPackets, confirmSpan: confirmSpan, longStand: longStand)
+    }
+
+    /// The typical loss of the last minute the arrival is judged against (the
+    /// `typicalQuantile` of the history's means, the last `recentSeconds` left out); nil with
+    /// fewer than `minimumHistoryMeans` of them.
+    public func typicalLoss(at time: Double) -> Double? {
+        let before = zip(historyTimes, historyLosses).filter { time - $0.0 >= Self.recentSeconds }.map(\.1).sorted()
+        return before.count >= Self.minimumHistoryMeans ? before[Int(Double(before.count) * Self.typicalQuantile)] : nil
     }
 }

@@ -578,7 +578,7 @@ func probeAtHand(seed: UInt64) {
         if r.time > world.stopAtChest - 3, r.time - lastPrint >= 1 {
             lastPrint = r.time
             let w = detector.windows(at: r.time, noiseVariance: filter.noiseVariance)
-            print("t-stop \(format(r.time - world.stopAtChest, 1)) d \(format(r.distance, 2)) level loss \(format(level ?? .nan, 1)) noise sd \(format(filter.noiseVariance.squareRoot(), 1)) at hand \(detector.isAtHand) edge \(format(detector.edgeLoss, 1)) windows " + w.map { "\(format($0.mean, 1))±\(format($0.standardError, 1))" }.joined(separator: " "))
+            print("t-stop \(format(r.time - world.stopAtChest, 1)) arrival \(detector.arrivalSince.map { format($0 - world.stopAtChest, 1) } ?? "-") typical \(format(detector.typicalLoss(at: r.time) ?? .nan, 1)) d \(format(r.distance, 2)) level loss \(format(level ?? .nan, 1)) noise sd \(format(filter.noiseVariance.squareRoot(), 1)) at hand \(detector.isAtHand) edge \(format(detector.edgeLoss, 1)) windows " + w.map { "\(format($0.mean, 1))±\(format($0.standardError, 1))" }.joined(separator: " "))
         }
     }
 }
