@@ -95,8 +95,8 @@ public struct AtHandDetector: Sendable, Equatable {
     public static let defaultPackets = 8
     public static let defaultEdgeZ = 1.5
     public static let defaultArrivalZ = 3.0
-    public static let defaultConfirmPackets = 4
-    public static let defaultConfirmSpan = 2.0
+    public static let defaultConfirmPackets = 3
+    public static let defaultConfirmSpan = 2.5
     public static let defaultLongStand = 12.0
 
     /// Mean path loss of the last `count` readings (within `longestWindow` s) and its
