@@ -94,7 +94,7 @@ func scoreWalk(_ world: WalkingWorld, _ told: WalkTold, debug: Bool = false) -> 
         if isFalse, debug {
             let a = world.pose(at: time - 3), b = world.pose(at: time)
             let moved = ((a.x - b.x) * (a.x - b.x) + (a.y - b.y) * (a.y - b.y)).squareRoot()
-            print("seed \(world.seed) false \(line.rawValue) t \(format(time, 1)) (stop \(format(world.stopAtChest, 1))) d \(format(d, 2)) moved3s \(format(moved, 1)) d-10s \(format(world.distance(at: time - 10), 1)) rate \(format(1 / world.advertisingInterval, 0))")
+            print("seed \(world.seed) false \(line.rawValue) t \(format(time, 1)) (stop \(format(world.stopAtChest, 1))) d \(format(d, 2)) moved3s \(format(moved, 1)) d-10s \(format(world.distance(at: time - 10), 1)) closer \(format((lookBack.max() ?? d) - d, 2)) rate \(format(1 / world.advertisingInterval, 0))")
         }
     }
     let warm: Set<LineEvent> = [.warmer, .proximityNear, .proximityImmediate, .treasureFound]
