@@ -495,6 +495,19 @@ func runWalking(heldOut: Bool, count: Int, writeCaptures: String?, replays: Stri
               + "\(silences.isEmpty ? "-" : format(median(silences), 1)) | "
               + "\(pairs == 0 ? "-" : format(100 * Double(right) / Double(pairs), 1) + " %") |")
     }
+    // A family's own treasure box advertises at 10 Hz: the mix of tags can hide what one rate hears.
+    for name in names where name.hasPrefix("ours") {
+        guard let row = rows[name] else { continue }
+        let parts = [10, 4, 2, 1].compactMap { rate -> String? in
+            let walks = row.filter { Int((1 / $0.0.advertisingInterval).rounded()) == rate }
+            let hours = walks.reduce(0) { $0 + $1.1.seconds } / 3600
+            guard hours > 0 else { return nil }
+            let falseLines = walks.reduce(0) { $0 + $1.1.falseLines.values.reduce(0, +) }
+            let lags = walks.compactMap(\.1.findLag)
+            return "\(rate) Hz \(format(Double(falseLines) / hours, 2)) (finds \(lags.count)/\(walks.count), lag \(lags.isEmpty ? "-" : format(median(lags), 1)) s)"
+        }
+        print("(\(name) by tag rate, false lines an hour: " + parts.joined(separator: "; ") + ")")
+    }
     for kind in [Ceiling.slope, .rise] {
         let parts = ceilings.indices.filter { ceilings[$0].kind == kind }.map { i -> String in
             let figures = [10, 4, 1].map { k -> String in
