@@ -696,12 +696,9 @@ public struct HuntDirector: Sendable {
 
     /// The class said is now `to` (held since `since`): said, unless it is unknown.
     private mutating func announce(_ to: Proximity, since: Double, at time: Double) -> [HuntAction] {
-        if to == .immediate, findIsDue {
-            immediateUnsaid = saidProximity
-            saidProximity = to
-            immediateSince = since
-            return checkFound(at: time)
-        }
+        // With a find due, "immediate" has no line of its own: the find is its line.
+        let findIsTheLine = to == .immediate && findIsDue
+        if findIsTheLine { immediateUnsaid = saidProximity }
         saidProximity = to
         if to == .immediate {
             immediateSince = since
@@ -711,7 +708,7 @@ public struct HuntDirector: Sendable {
         }
         // "unknown" on its way out of the region is said by the exit line instead.
         if to == .unknown { return [] }
-        return say(.proximity(to), at: time) + checkFound(at: time)
+        return (findIsTheLine ? [] : say(.proximity(to), at: time)) + checkFound(at: time)
     }
 
     private mutating func remember(_ key: BeaconKey, _ proximity: Proximity, at time: Double) {

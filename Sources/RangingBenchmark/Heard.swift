@@ -13,7 +13,7 @@ import Simulation
 /// time each is said. A line takes `lineSeconds` to say.
 func heardLines(_ reports: [SimulatedReading], until end: Double, lineSeconds: Double = 2) -> [(time: Double, line: LineEvent)] {
     let c = walkingConfiguration
-    var engine = RangingEngine(configuration: c, regions: [Region(name: "treasure", uuid: OurRanger.uuid)], atHand: tunedAtHand(c))
+    var engine = tunedEngine(c)
     var director = HuntDirector(configuration: tunedHunt(c))
     var lines: [(time: Double, line: LineEvent)] = []
     var speechEnds: Double?
@@ -150,8 +150,7 @@ func probeHeard(row: Int, seed: UInt64, from: Double, to: Double) {
             print("body: beacon \(b) \(format(e.start, 1))-\(format(e.end, 1)) s, \(format(e.depth, 0)) dB")
         }
     }
-    var engine = RangingEngine(configuration: walkingConfiguration, regions: [Region(name: "treasure", uuid: OurRanger.uuid)],
-                               atHand: tunedAtHand(walkingConfiguration))
+    var engine = tunedEngine()
     for r in reports {
         let events = engine.ingest(RangingSample(key: OurRanger.key(r.beacon), measuredPower: r.measuredPower, rssi: r.rssi, time: r.time))
         guard r.time >= from else { continue }

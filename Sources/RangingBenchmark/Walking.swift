@@ -210,6 +210,12 @@ func tunedAtHand(_ c: RangingConfiguration) -> AtHandDetector {
                    longStand: tuning["ls"] ?? AtHandDetector.defaultLongStand)
 }
 
+/// Our engine as the walking and standing-still runs (and their probes) build it, with
+/// TUNE's overrides.
+func tunedEngine(_ c: RangingConfiguration = walkingConfiguration) -> RangingEngine {
+    RangingEngine(configuration: c, regions: [Region(name: "treasure", uuid: OurRanger.uuid)], atHand: tunedAtHand(c))
+}
+
 /// The hunt rules of the benchmarks' runs (the far edge from the ranging's near edge, as
 /// the appliance builds it), with TUNE's overrides.
 func tunedHunt(_ c: RangingConfiguration) -> HuntDirector.Configuration {
@@ -228,7 +234,7 @@ func tunedHunt(_ c: RangingConfiguration) -> HuntDirector.Configuration {
 
 func oursOnWalk(_ reports: [SimulatedReading], until end: Double, lineSeconds: Double = 2) -> WalkTold {
     let c = walkingConfiguration
-    var engine = RangingEngine(configuration: c, regions: [Region(name: "treasure", uuid: OurRanger.uuid)], atHand: tunedAtHand(c))
+    var engine = tunedEngine(c)
     var director = HuntDirector(configuration: tunedHunt(c))
     var told = WalkTold()
     var speechEnds: Double?
@@ -600,7 +606,7 @@ func probeAtHand(seed: UInt64) {
 func probeStill(row: Int, seed: UInt64) {
     guard let c = family().first(where: { $0.index == row }) else { return }
     let (_, reports) = standingStill(c, seed: seed, until: 3600)
-    var detector = AtHandDetector(configuration: walkingConfiguration)
+    var detector = tunedAtHand(walkingConfiguration)
     var filter = KalmanRSSIFilter(configuration: walkingConfiguration)
     var arrived: Double?
     for r in reports where r.beacon == 0 {
@@ -617,7 +623,7 @@ func probeStill(row: Int, seed: UInt64) {
 /// ENGINE_PROBE=SEED: the engine's trend and class events on a walk, and the lines heard.
 func probeEngine(seed: UInt64) {
     let world = WalkingWorld(seed: seed)
-    var engine = RangingEngine(configuration: walkingConfiguration, regions: [Region(name: "treasure", uuid: OurRanger.uuid)])
+    var engine = tunedEngine()
     for r in world.readings() {
         for e in engine.ingest(RangingSample(key: OurRanger.key(0), measuredPower: r.measuredPower, rssi: r.rssi, time: r.time)) {
             switch e {
