@@ -577,6 +577,18 @@ enum RangingBenchmark {
                 }
                 if argument == "--field" { harshness.field = dB } else { harshness.powerError = dB }
                 harshened = true
+            case "--rate":
+                guard let value = arguments.popFirst(), let hz = Double(value), hz >= 0.2, hz <= 20 else {
+                    fail("--rate needs an advertising rate from 0.2 to 20 Hz", code: 64)
+                }
+                harshness.rate = hz
+                harshened = true
+            case "--loss":
+                guard let value = arguments.popFirst(), let range = parseRange(value, upTo: 95) else {
+                    fail("--loss needs a range of percent lost such as 30-50", code: 64)
+                }
+                harshness.lossFraction = range.lowerBound / 100 ... range.upperBound / 100
+                harshened = true
             case "--write-captures":
                 guard let value = arguments.popFirst() else { fail("--write-captures needs a directory", code: 64) }
                 writeCaptures = value
@@ -592,11 +604,11 @@ enum RangingBenchmark {
                 }
                 seedCount = n
             default:
-                fail("unknown argument \(argument) (usage: RangingBenchmark [--data DIR] [--seeds N] [--fit] [--real [--itag FILE]] [--family held-out|tuning [--shared-loss | --calibrated] [--minutes M] [--only ROW]] [--stress [--minutes M] [--only ROW]] [--heard] (with --family or --stress: what the hunt rules say standing still) [--walking held-out|tuning [--write-captures DIR] [--replays DIR] [--spread LO-HI] [--body LO-HI] [--power-error DB] [--field DB]])", code: 64)
+                fail("unknown argument \(argument) (usage: RangingBenchmark [--data DIR] [--seeds N] [--fit] [--real [--itag FILE]] [--family held-out|tuning [--shared-loss | --calibrated] [--minutes M] [--only ROW]] [--stress [--minutes M] [--only ROW]] [--heard] (with --family or --stress: what the hunt rules say standing still) [--walking held-out|tuning [--write-captures DIR] [--replays DIR] [--spread LO-HI] [--body LO-HI] [--power-error DB] [--field DB] [--rate HZ] [--loss LO-HI]] (--rate HZ also with --family ... --heard: every beacon at that rate))", code: 64)
             }
         }
         if let probe = getenv("AT_HAND_PROBE").flatMap({ UInt64(String(cString: $0)) }) {
-            probeAtHand(seed: probe)
+            probeAtHand(seed: probe, harshness: harshness)
             return
         }
         if let probe = getenv("STILL_PROBE").map({ String(cString: $0).split(separator: ":").compactMap { Int($0) } }), probe.count == 2 {
@@ -629,14 +641,18 @@ enum RangingBenchmark {
             return
         }
         if let probe = getenv("ENGINE_PROBE").flatMap({ UInt64(String(cString: $0)) }) {
-            probeEngine(seed: probe)
+            probeEngine(seed: probe, harshness: harshness)
             return
         }
         if let heldOut = walking {
             runWalking(heldOut: heldOut, count: seedCount, writeCaptures: writeCaptures, replays: replays, harshness: harshness)
             return
         }
-        if harshened { fail("--spread, --body, --power-error and --field go with --walking", code: 64) }
+        // Standing still at another advertising rate: every condition's beacons at it.
+        let rateOnly = harshness.rate != nil && harshness == WalkingWorld.Harshness(rate: harshness.rate)
+        if harshened, !(rateOnly && heard && familyPart != nil) {
+            fail("--spread, --body, --power-error, --field, --rate and --loss go with --walking (--rate also with --family ... --heard)", code: 64)
+        }
         if writeCaptures != nil || replays != nil { fail("--write-captures and --replays go with --walking", code: 64) }
         if heard, !stress, familyPart == nil { fail("--heard needs --family held-out|tuning or --stress", code: 64) }
         if calibrated, familyPart == nil || heard || sharedLoss {
@@ -645,6 +661,11 @@ enum RangingBenchmark {
         if heard {
             let seeds = (1...UInt64(seedCount)).map { $0 }
             let conditions = (stress ? stressFamily() : family().filter { $0.heldOut == familyPart })
+                .map { c in
+                    var c = c
+                    if let rate = harshness.rate { c.interval = 1 / rate }
+                    return c
+                }
                 .filter { c in only.map { c.rowName.contains($0) } ?? true }
             let title = stress ? "stress sweep" : familyPart == true ? "held-out part" : "tuning part"
             runHeard(conditions, title: title, seeds: seeds, stillMinutes: stillMinutes)
@@ -794,9 +815,9 @@ struct StandardError: TextOutputStream {
 }
 
 /// "4-6" (dB, low to high; one number is a range of one value).
-func parseRange(_ text: String) -> ClosedRange<Double>? {
+func parseRange(_ text: String, upTo limit: Double = 30) -> ClosedRange<Double>? {
     let parts = text.split(separator: "-", omittingEmptySubsequences: false).map { Double($0) }
     guard (1...2).contains(parts.count), let low = parts.first ?? nil, let high = parts.last ?? nil,
-          low >= 0, high >= low, high <= 30 else { return nil }
+          low >= 0, high >= low, high <= limit else { return nil }
     return low ... high
 }

@@ -472,8 +472,9 @@ func runWalking(heldOut: Bool, count: Int, writeCaptures: String?, replays: Stri
     }
     if writeCaptures != nil, replays == nil { print("wrote \(seeds.count) captures") }
     let part = heldOut ? "held-out" : "tuning"
-    let radio = harshness == .standard ? "" : "; radio: spread \(format(harshness.spread.lowerBound, 1))-\(format(harshness.spread.upperBound, 1)) dB, body \(format(harshness.bodyDepth.lowerBound, 0))-\(format(harshness.bodyDepth.upperBound, 0)) dB, power error ±\(format(harshness.powerError, 0)) dB, field sd \(format(harshness.field, 0)) dB"
-    print("Walking to the chest (\(part) walks, seeds \(seeds.first ?? 0)...\(seeds.last ?? 0); rates 10/4/2/1 Hz in turn\(radio)):")
+    let radio = harshness == .standard ? "" : "; radio: spread \(format(harshness.spread.lowerBound, 1))-\(format(harshness.spread.upperBound, 1)) dB, body \(format(harshness.bodyDepth.lowerBound, 0))-\(format(harshness.bodyDepth.upperBound, 0)) dB, power error ±\(format(harshness.powerError, 0)) dB, field sd \(format(harshness.field, 0)) dB, \(format(100 * harshness.lossFraction.lowerBound, 0))-\(format(100 * harshness.lossFraction.upperBound, 0)) % lost"
+    let rates = harshness.rate.map { "every walk at \(format($0, 1)) Hz" } ?? "rates 10/4/2/1 Hz in turn"
+    print("Walking to the chest (\(part) walks, seeds \(seeds.first ?? 0)...\(seeds.last ?? 0); \(rates)\(radio)):")
     print("| ranger | false lines/h | left/entered/unknown | near/far/immediate | warmer/colder | found wrong | approaches heard 10 Hz | 4 Hz | 1-2 Hz | finds | find lag median/p90 s | interval covers | longest silence median s | detector pairs right |")
     print("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
     for name in names {
@@ -504,13 +505,17 @@ func runWalking(heldOut: Bool, count: Int, writeCaptures: String?, replays: Stri
     // A family's own treasure box advertises at 10 Hz: the mix of tags can hide what one rate hears.
     for name in names where name.hasPrefix("ours") {
         guard let row = rows[name] else { continue }
-        let parts = [10, 4, 2, 1].compactMap { rate -> String? in
-            let walks = row.filter { Int((1 / $0.0.advertisingInterval).rounded()) == rate }
+        // Every rate the walks used, fastest first (a swept rate need not be one of the four).
+        let present = Set(row.map { ($0.0.advertisingInterval * 1000).rounded() }).sorted()
+        let parts = present.compactMap { interval -> String? in
+            let walks = row.filter { ($0.0.advertisingInterval * 1000).rounded() == interval }
             let hours = walks.reduce(0) { $0 + $1.1.seconds } / 3600
             guard hours > 0 else { return nil }
             let falseLines = walks.reduce(0) { $0 + $1.1.falseLines.values.reduce(0, +) }
             let lags = walks.compactMap(\.1.findLag)
-            return "\(rate) Hz \(format(Double(falseLines) / hours, 2)) (finds \(lags.count)/\(walks.count), lag \(lags.isEmpty ? "-" : format(median(lags), 1)) s)"
+            let heard = walks.reduce(0) { $0 + $1.1.heardApproaches }, legs = walks.reduce(0) { $0 + $1.1.approaches }
+            let rate = ((1000 / interval) * 10).rounded() / 10
+            return "\(rate == rate.rounded() ? String(Int(rate)) : format(rate, 1)) Hz \(format(Double(falseLines) / hours, 2)) (finds \(lags.count)/\(walks.count), lag \(lags.isEmpty ? "-" : format(median(lags), 1)) s, approaches heard \(legs == 0 ? "-" : format(Double(heard) / Double(legs), 2)))"
         }
         print("(\(name) by tag rate, false lines an hour: " + parts.joined(separator: "; ") + ")")
     }
@@ -584,8 +589,8 @@ func evidenceCeiling(_ world: WalkingWorld, _ reports: [SimulatedReading], _ kin
 }
 
 /// AT_HAND_PROBE=SEED: the at-hand detector's windows after the stop at the chest (tuning aid).
-func probeAtHand(seed: UInt64) {
-    let world = WalkingWorld(seed: seed)
+func probeAtHand(seed: UInt64, harshness: WalkingWorld.Harshness = .standard) {
+    let world = WalkingWorld(seed: seed, harshness: harshness)
     let c = walkingConfiguration
     var detector = tunedAtHand(c)
     var filter = KalmanRSSIFilter(configuration: c)
@@ -621,8 +626,8 @@ func probeStill(row: Int, seed: UInt64) {
 }
 
 /// ENGINE_PROBE=SEED: the engine's trend and class events on a walk, and the lines heard.
-func probeEngine(seed: UInt64) {
-    let world = WalkingWorld(seed: seed)
+func probeEngine(seed: UInt64, harshness: WalkingWorld.Harshness = .standard) {
+    let world = WalkingWorld(seed: seed, harshness: harshness)
     var engine = tunedEngine()
     for r in world.readings() {
         for e in engine.ingest(RangingSample(key: OurRanger.key(0), measuredPower: r.measuredPower, rssi: r.rssi, time: r.time)) {

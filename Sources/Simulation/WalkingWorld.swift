@@ -95,12 +95,20 @@ public struct WalkingWorld: Sendable {
         public var powerError: Double
         /// The shadowing field's sd (dB).
         public var field: Double
+        /// One advertising rate (Hz) for every walk; nil: 10, 4, 2 and 1 Hz in turn by seed.
+        public var rate: Double?
+        /// The range the share of packets lost is drawn from (Gilbert-Elliott, bursts as the
+        /// rate has them).
+        public var lossFraction: ClosedRange<Double>
 
-        public init(spread: ClosedRange<Double> = 6 ... 8, bodyDepth: ClosedRange<Double> = 6 ... 15, powerError: Double = 4, field: Double = 3) {
+        public init(spread: ClosedRange<Double> = 6 ... 8, bodyDepth: ClosedRange<Double> = 6 ... 15, powerError: Double = 4, field: Double = 3,
+                    rate: Double? = nil, lossFraction: ClosedRange<Double> = 0.1 ... 0.3) {
             self.spread = spread
             self.bodyDepth = bodyDepth
             self.powerError = powerError
             self.field = field
+            self.rate = rate
+            self.lossFraction = lossFraction
         }
 
         public static let standard = Harshness()
@@ -119,7 +127,7 @@ public struct WalkingWorld: Sendable {
         func uniform(_ range: ClosedRange<Double>) -> Double {
             range.lowerBound + (range.upperBound - range.lowerBound) * random.nextUniform()
         }
-        let rate = Self.rates[Int(seed % UInt64(Self.rates.count))]
+        let rate = harshness.rate ?? Self.rates[Int(seed % UInt64(Self.rates.count))]
         advertisingInterval = 1 / rate
         truePower = -59
         // The same draws in the same order whatever the harshness (a sweep changes the radio,
@@ -159,7 +167,10 @@ public struct WalkingWorld: Sendable {
         self.walls = walls
         // Loss: bursts of 3-8 packets at 10 Hz, 1-2 at 1 Hz; 10-30 % lost.
         let burst = rate >= 4 ? uniform(3 ... 8) : uniform(1 ... 2)
-        loss = GilbertElliottLoss(lossFraction: uniform(0.1 ... 0.3), meanBurstPackets: burst)
+        let lossDraw = uniform(0 ... 1)
+        let lossRange = harshness.lossFraction
+        loss = GilbertElliottLoss(lossFraction: lossRange.lowerBound + (lossRange.upperBound - lossRange.lowerBound) * lossDraw,
+                                  meanBurstPackets: burst)
 
         // The path.
         let walkTime = uniform(240 ... 570)

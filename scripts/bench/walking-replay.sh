@@ -3,22 +3,25 @@
 # btsnoop captures, runs `pirate-hunter replay CAPTURE --hunt --json` on each, and scores
 # what it said beside the in-process engine, the AltBeacon and iOS-like baselines and the
 # oracle (docs/ranging.md, "The walking world").
-#   scripts/bench/walking-replay.sh held-out|tuning SEEDS [DIR]
-# BUILD=release uses release builds (default: debug, the same code).
+#   scripts/bench/walking-replay.sh held-out|tuning SEEDS [DIR [RADIO...]]
+# RADIO: the walking world's sweeps (--rate 0.5, --loss 40-60, --spread 2-3, ...), as
+# `RangingBenchmark --walking` takes them. BUILD=release uses release builds (default:
+# debug, the same code).
 set -eu
 part=${1:?held-out or tuning}
 seeds=${2:?number of walks}
 dir=${3:-$(mktemp -d /tmp/walking.XXXXXX)}
+shift $(( $# < 3 ? $# : 3 ))
 build=${BUILD:-debug}
 mkdir -p "$dir/cache"
 swift build -c "$build" --product pirate-hunter >/dev/null
 swift build -c release --product RangingBenchmark >/dev/null
 bin=$(swift build -c "$build" --show-bin-path)
 bench=$(swift build -c release --show-bin-path)/RangingBenchmark
-"$bench" --walking "$part" --seeds "$seeds" --write-captures "$dir" >/dev/null
+"$bench" --walking "$part" --seeds "$seeds" --write-captures "$dir" "$@" >/dev/null
 for capture in "$dir"/walk-*.btsnoop; do
     "$bin/pirate-hunter" replay "$capture" --hunt --json --config config/hunter.example.json \
         --voice-dir voices --cache-dir "$dir/cache" >"${capture%.btsnoop}.jsonl" 2>/dev/null
 done
-"$bench" --walking "$part" --seeds "$seeds" --replays "$dir"
+"$bench" --walking "$part" --seeds "$seeds" --replays "$dir" "$@"
 echo "(captures and replays in $dir)"
