@@ -26,6 +26,18 @@ public struct AtHandDetector: Sendable, Equatable {
     public static let historySeconds = 60.0
     public static let recentSeconds = 4.0
     public static let historyWindow = 4.0
+    /// A slow beacon's history unit: its last 3 readings when the last `historyWindow` s hold
+    /// fewer, as far back as this (a tag advertising every 2 s, or 1 Hz losing half of its
+    /// packets, gave no history at all, so no arrival and no find: 2 finds in 400 walks at
+    /// 0.5 Hz).
+    public static let slowHistoryWindow = 8.0
+    /// A beacon is slow when the last `slowSpan` s hold fewer than `minimumPackets` readings;
+    /// its arrival is then judged on the readings of that span, at least `slowPackets` (8
+    /// readings at 0.5 Hz were 16-20 s, more than the 20 s `longestWindow` often holds). At
+    /// 1 Hz and faster, 16 s hold 8 readings but in long loss bursts, so the tuned detector
+    /// is the same there.
+    public static let slowSpan = 16.0
+    public static let slowPackets = 4
     public static let minimumHistoryMeans = 10
     /// An arrival not confirmed at hand within this long (s) is forgotten.
     public static let arrivalMemory = 30.0
@@ -118,7 +130,8 @@ public struct AtHandDetector: Sendable, Equatable {
     func recentMean(at time: Double) -> Double? {
         var n = 0
         var sum = 0.0
-        for (t, loss) in zip(times, losses).reversed() where time - t <= Self.historyWindow {
+        for (t, loss) in zip(times, losses).reversed() {
+            guard time - t <= Self.historyWindow || (n < 3 && time - t <= Self.slowHistoryWindow) else { break }
             n += 1
             sum += loss
         }
@@ -129,9 +142,18 @@ public struct AtHandDetector: Sendable, Equatable {
     /// then twice and four times as many (a slow beacon's evidence gathers), each with its
     /// mean and standard error.
     public func windows(at time: Double, noiseVariance: Double) -> [(mean: Double, standardError: Double)] {
-        let inWindow = times.count { time - $0 <= window }
-        let base = max(minimumPackets, inWindow)
+        let base = arrivalWindowCount(at: time).count
         return [base, 2 * base, 4 * base, 8 * base].compactMap { mean(ofLast: $0, at: time, noiseVariance: noiseVariance) }
+    }
+
+    /// How many readings the arrival is judged on: those of the last `window` s, at least
+    /// `minimumPackets`; and whether the beacon is slow (fewer than `minimumPackets` in the last
+    /// `slowSpan` s), when as many as that span holds suffice, at least `slowPackets`.
+    func arrivalWindowCount(at time: Double) -> (count: Int, slow: Bool) {
+        let inWindow = times.count { time - $0 <= window }
+        let inSlowSpan = times.count { time - $0 <= Self.slowSpan }
+        let slow = inSlowSpan < minimumPackets
+        return (max(slow ? max(inSlowSpan, Self.slowPackets) : minimumPackets, inWindow), slow)
     }
 
     /// Feeds one reading's path loss and the learned reading noise (dB²). Returns true when
@@ -216,7 +238,12 @@ public struct AtHandDetector: Sendable, Equatable {
     /// `typicalQuantile` of the history's means, the last `recentSeconds` left out); nil with
     /// fewer than `minimumHistoryMeans` of them.
     public func typicalLoss(at time: Double) -> Double? {
-        let before = zip(historyTimes, historyLosses).filter { time - $0.0 >= Self.recentSeconds }.map(\.1).sorted()
+        // A slow beacon's arrival window reaches back further than `recentSeconds`: the history
+        // leaves out what the window itself judges (the chest's own level, as the window gathers).
+        var recent = Self.recentSeconds
+        let (count, slow) = arrivalWindowCount(at: time)
+        if slow, count > 0, count <= times.count { recent = max(recent, time - times[times.count - count]) }
+        let before = zip(historyTimes, historyLosses).filter { time - $0.0 >= recent }.map(\.1).sorted()
         return before.count >= Self.minimumHistoryMeans ? before[Int(Double(before.count) * Self.typicalQuantile)] : nil
     }
 }

@@ -128,6 +128,64 @@ import Glibc
         #expect(foundNow >= 38, "found at the chest: \(foundNow) of 40")
     }
 
+    /// A tag advertising every 2 s (some cheap tags save their battery so), or a 1 Hz one
+    /// losing half its packets: the history's 4 s means held fewer than 3 readings, so there
+    /// was no history, no arrival and no find (2 finds in 400 walks at 0.5 Hz). A slow beacon's
+    /// history takes its last 3 readings and its arrival the readings of the last 16 s.
+    @Test func aSlowTagIsAtHandAtTheChest() {
+        var atHand = 0, runs = 0
+        var lags: [Double] = []
+        for seed in UInt64(1)...10 {
+            for error in [-4.0, 0, 4] {
+                for halfLost in [false, true] {
+                    runs += 1
+                    var noise = GaussianSource(seed: seed)
+                    var detector = AtHandDetector(configuration: .default)
+                    let rate = halfLost ? 1.0 : 0.5
+                    var t = 0.0
+                    var first: Double?
+                    var channel = 0
+                    // A minute at 6-8 m, then 30 s at 1 m (a walk's end at the chest).
+                    while t < 90 {
+                        let loss = (t < 60 ? 18 : 0) + error + [4.0, 0, -4][channel] + 5.7 * noise.nextGaussian()
+                        let lost = halfLost && noise.nextUniform() < 0.5
+                        if !lost, detector.update(readingLoss: loss.rounded(), noiseVariance: 49, time: t), first == nil { first = t }
+                        channel = (channel + 1) % 3
+                        t += 1 / rate + 0.01 * noise.nextUniform()  // an advertiser's jitter
+                    }
+                    if detector.isAtHand, let first {
+                        atHand += 1
+                        lags.append(first - 60)
+                    }
+                }
+            }
+        }
+        #expect(atHand >= 54, "at hand at the chest: \(atHand) of \(runs)")
+        lags.sort()
+        #expect(lags.isEmpty || lags[lags.count / 2] <= 20, "median time at the chest before at hand: \(lags)")
+    }
+
+    @Test func standingStillByASlowTagIsNeverAtHand() {
+        // An hour 1.5-3 m from a tag advertising every 2 s, bodies 10-20 dB deep for 1-10 s
+        // about once a minute between them: the level dips and comes back, nobody arrives.
+        for seed in UInt64(1)...5 {
+            var noise = GaussianSource(seed: seed)
+            var detector = AtHandDetector(configuration: .default)
+            let bodies = BodyShadowing().episodes(until: 3600, seed: seed)
+            let loss = 3.5 + 6 * noise.nextUniform()
+            var t = 0.0, channel = 0
+            var changes: [Double] = []
+            while t < 3600 {
+                let body = bodies.first { $0.start <= t && t < $0.end }?.depth ?? 0
+                let reading = loss + body + [4.0, 0, -4][channel] + 5.7 * noise.nextGaussian()
+                if detector.update(readingLoss: reading.rounded(), noiseVariance: 49, time: t) { changes.append(t) }
+                channel = (channel + 1) % 3
+                t += 2 + 0.01 * noise.nextUniform()
+            }
+            #expect(changes.isEmpty, "seed \(seed): at hand changed at \(changes)")
+        }
+    }
+
     @Test func standingStillNearTheChestIsNeverAtHand() {
         // 1.5 m with a tag advertising 4 dB too low looks like 0.95 m: no arrival, no find.
         for rate in [10.0, 1.0] {
