@@ -30,7 +30,7 @@ public struct AtHandDetector: Sendable, Equatable {
     /// fewer, as far back as this (a tag advertising every 2 s, or 1 Hz losing half of its
     /// packets, gave no history at all, so no arrival and no find: 2 finds in 400 walks at
     /// 0.5 Hz).
-    public static let slowHistoryWindow = 8.0
+    public static let slowHistoryWindow = 12.0
     /// A beacon is slow when the last `slowSpan` s hold fewer than `minimumPackets` readings;
     /// its arrival is then judged on the readings of that span, at least `slowPackets` (8
     /// readings at 0.5 Hz were 16-20 s, more than the 20 s `longestWindow` often holds). At

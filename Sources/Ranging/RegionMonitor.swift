@@ -4,7 +4,8 @@
 /// seconds and `confirmPackets` within `confirmWindow` (counted per beacon: packets of
 /// independent beacons are never pooled, so strays from several far beacons do not add up
 /// to an enter); or `slowEnterPackets` within `slowEnterWindow` (beacons that deliver less
-/// than a packet a second). Exit: only when every beacon of the region is judged gone (each
+/// than a packet a second), or `verySlowEnterPackets` within `verySlowEnterWindow` (one
+/// every 3 s). Exit: only when every beacon of the region is judged gone (each
 /// by its own gap model, see `ArrivalStatistics`; several live beacons share the region's
 /// budget, see `RangingEngine`); the engine says so through `advance(to:anyPresent:)`.
 /// Initial state: inside as soon as the enter rule holds, outside when it has not held
@@ -27,6 +28,10 @@ public struct RegionMonitor: Sendable, Equatable {
     /// 30 s) meet it ~0.1 times an hour.
     public static let slowEnterPackets = 5
     public static let slowEnterWindow = 12.0
+    /// And for beacons slower still (one every 3 s, or every 2 s losing a third): this many
+    /// within `verySlowEnterWindow` s. Strays (one per 30 s) meet it ~0.06 times an hour.
+    public static let verySlowEnterPackets = 8
+    public static let verySlowEnterWindow = 40.0
 
     public let region: Region
     public private(set) var state: RegionState = .unknown
@@ -50,7 +55,7 @@ public struct RegionMonitor: Sendable, Equatable {
             recent.removeAll(keepingCapacity: true)
             return nil
         }
-        let horizon = max(configuration.enterWindow, configuration.confirmWindow, Self.slowEnterWindow)
+        let horizon = max(configuration.enterWindow, configuration.confirmWindow, Self.slowEnterWindow, Self.verySlowEnterWindow)
         var times = recent[key] ?? []
         times.removeAll { time - $0 > horizon }
         times.append(time)
@@ -58,8 +63,9 @@ public struct RegionMonitor: Sendable, Equatable {
         let inEnterWindow = times.count { time - $0 <= configuration.enterWindow }
         let inConfirmWindow = times.count { time - $0 <= configuration.confirmWindow }
         let inSlowWindow = times.count { time - $0 <= Self.slowEnterWindow }
+        let inVerySlowWindow = times.count { time - $0 <= Self.verySlowEnterWindow }
         guard (inEnterWindow >= configuration.enterPackets && inConfirmWindow >= configuration.confirmPackets)
-                || inSlowWindow >= Self.slowEnterPackets else {
+                || inSlowWindow >= Self.slowEnterPackets || inVerySlowWindow >= Self.verySlowEnterPackets else {
             recent[key] = times
             if recent.count > Self.maximumSources, let oldest = recent.min(by: { ($0.value.last ?? 0) < ($1.value.last ?? 0) })?.key {
                 recent[oldest] = nil

@@ -2,6 +2,9 @@ import Testing
 import FoundationEssentials
 @testable import Ranging
 import Simulation
+#if canImport(Glibc)
+import Glibc
+#endif
 
 @Suite struct RegionMonitorTests {
     let region = Region(name: "treasure", uuid: testUUID)
@@ -32,6 +35,37 @@ import Simulation
         #expect(monitor.packet(at: 100, configuration) == nil)
         #expect(monitor.packet(at: 101, configuration) == nil)
         #expect(monitor.packet(at: 102, configuration) == .entered)
+    }
+
+    @Test func aBeaconEveryThreeSecondsEntersAndStraysDoNot() {
+        let configuration = RangingConfiguration.default
+        // One every 3 s, a third of them lost: in within a minute (it never had 5 in 12 s).
+        var monitor = RegionMonitor(region: region)
+        monitor.start(at: 0)
+        var noise = GaussianSource(seed: 7)
+        var entered: Double?
+        var t = 1.0
+        while t < 120, entered == nil {
+            if noise.nextUniform() >= 1.0 / 3, monitor.packet(at: t, configuration) != nil { entered = t }
+            t += 3 + 0.01 * noise.nextUniform()
+        }
+        #expect((entered ?? .infinity) < 60, "entered at \(String(describing: entered))")
+        // Strays: one every 30 s on average (Poisson) for 10 hours: no enter.
+        var strays = RegionMonitor(region: region)
+        strays.start(at: 0)
+        _ = strays.advance(to: 4, anyPresent: false, configuration)
+        var enters = 0
+        t = 5
+        while t < 36_000 {
+            if strays.packet(at: t, configuration) != nil {
+                enters += 1
+                strays = RegionMonitor(region: region)
+                strays.start(at: t)
+                _ = strays.advance(to: t + 4, anyPresent: false, configuration)
+            }
+            t += -30 * log(max(1 - noise.nextUniform(), 1e-12))
+        }
+        #expect(enters <= 2, "strays entered \(enters) times in 10 hours")
     }
 
     @Test func initialStateIsOutsideAfterTheTimeoutWithoutPackets() {
