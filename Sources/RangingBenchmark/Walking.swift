@@ -514,8 +514,8 @@ func runWalking(heldOut: Bool, count: Int, writeCaptures: String?, replays: Stri
             let falseLines = walks.reduce(0) { $0 + $1.1.falseLines.values.reduce(0, +) }
             let lags = walks.compactMap(\.1.findLag)
             let heard = walks.reduce(0) { $0 + $1.1.heardApproaches }, legs = walks.reduce(0) { $0 + $1.1.approaches }
-            let rate = ((1000 / interval) * 10).rounded() / 10
-            return "\(rate == rate.rounded() ? String(Int(rate)) : format(rate, 1)) Hz \(format(Double(falseLines) / hours, 2)) (finds \(lags.count)/\(walks.count), lag \(lags.isEmpty ? "-" : format(median(lags), 1)) s, approaches heard \(legs == 0 ? "-" : format(Double(heard) / Double(legs), 2)))"
+            let rate = ((1000 / interval) * 100).rounded() / 100
+            return "\(rate == rate.rounded() ? String(Int(rate)) : format(rate, rate < 1 ? 2 : 1)) Hz \(format(Double(falseLines) / hours, 2)) (finds \(lags.count)/\(walks.count), lag \(lags.isEmpty ? "-" : format(median(lags), 1)) s, approaches heard \(legs == 0 ? "-" : format(Double(heard) / Double(legs), 2)))"
         }
         print("(\(name) by tag rate, false lines an hour: " + parts.joined(separator: "; ") + ")")
     }
