@@ -589,6 +589,12 @@ enum RangingBenchmark {
                 }
                 harshness.lossFraction = range.lowerBound / 100 ... range.upperBound / 100
                 harshened = true
+            case "--burst":
+                guard let value = arguments.popFirst(), let range = parseRange(value, upTo: 200), range.lowerBound >= 1 else {
+                    fail("--burst needs a range of packets a loss burst lasts on average, such as 20-50", code: 64)
+                }
+                harshness.burstPackets = range
+                harshened = true
             case "--write-captures":
                 guard let value = arguments.popFirst() else { fail("--write-captures needs a directory", code: 64) }
                 writeCaptures = value
@@ -604,7 +610,7 @@ enum RangingBenchmark {
                 }
                 seedCount = n
             default:
-                fail("unknown argument \(argument) (usage: RangingBenchmark [--data DIR] [--seeds N] [--fit] [--real [--itag FILE]] [--family held-out|tuning [--shared-loss | --calibrated] [--minutes M] [--only ROW]] [--stress [--minutes M] [--only ROW]] [--heard] (with --family or --stress: what the hunt rules say standing still) [--walking held-out|tuning [--write-captures DIR] [--replays DIR] [--spread LO-HI] [--body LO-HI] [--power-error DB] [--field DB] [--rate HZ] [--loss LO-HI]] (--rate HZ also with --family ... --heard: every beacon at that rate))", code: 64)
+                fail("unknown argument \(argument) (usage: RangingBenchmark [--data DIR] [--seeds N] [--fit] [--real [--itag FILE]] [--family held-out|tuning [--shared-loss | --calibrated] [--minutes M] [--only ROW]] [--stress [--minutes M] [--only ROW]] [--heard] (with --family or --stress: what the hunt rules say standing still) [--walking held-out|tuning [--write-captures DIR] [--replays DIR] [--spread LO-HI] [--body LO-HI] [--power-error DB] [--field DB] [--rate HZ] [--loss LO-HI] [--burst LO-HI]] (--rate HZ also with --family ... --heard: every beacon at that rate))", code: 64)
             }
         }
         if let probe = getenv("AT_HAND_PROBE").flatMap({ UInt64(String(cString: $0)) }) {
@@ -651,7 +657,7 @@ enum RangingBenchmark {
         // Standing still at another advertising rate: every condition's beacons at it.
         let rateOnly = harshness.rate != nil && harshness == WalkingWorld.Harshness(rate: harshness.rate)
         if harshened, !(rateOnly && heard && familyPart != nil) {
-            fail("--spread, --body, --power-error, --field, --rate and --loss go with --walking (--rate also with --family ... --heard)", code: 64)
+            fail("--spread, --body, --power-error, --field, --rate, --loss and --burst go with --walking (--rate also with --family ... --heard)", code: 64)
         }
         if writeCaptures != nil || replays != nil { fail("--write-captures and --replays go with --walking", code: 64) }
         if heard, !stress, familyPart == nil { fail("--heard needs --family held-out|tuning or --stress", code: 64) }

@@ -472,7 +472,7 @@ func runWalking(heldOut: Bool, count: Int, writeCaptures: String?, replays: Stri
     }
     if writeCaptures != nil, replays == nil { print("wrote \(seeds.count) captures") }
     let part = heldOut ? "held-out" : "tuning"
-    let radio = harshness == .standard ? "" : "; radio: spread \(format(harshness.spread.lowerBound, 1))-\(format(harshness.spread.upperBound, 1)) dB, body \(format(harshness.bodyDepth.lowerBound, 0))-\(format(harshness.bodyDepth.upperBound, 0)) dB, power error ±\(format(harshness.powerError, 0)) dB, field sd \(format(harshness.field, 0)) dB, \(format(100 * harshness.lossFraction.lowerBound, 0))-\(format(100 * harshness.lossFraction.upperBound, 0)) % lost"
+    let radio = harshness == .standard ? "" : "; radio: spread \(format(harshness.spread.lowerBound, 1))-\(format(harshness.spread.upperBound, 1)) dB, body \(format(harshness.bodyDepth.lowerBound, 0))-\(format(harshness.bodyDepth.upperBound, 0)) dB, power error ±\(format(harshness.powerError, 0)) dB, field sd \(format(harshness.field, 0)) dB, \(format(100 * harshness.lossFraction.lowerBound, 0))-\(format(100 * harshness.lossFraction.upperBound, 0)) % lost" + (harshness.burstPackets.map { " in bursts of \(format($0.lowerBound, 0))-\(format($0.upperBound, 0)) packets" } ?? "")
     let rates = harshness.rate.map { "every walk at \(format($0, 1)) Hz" } ?? "rates 10/4/2/1 Hz in turn"
     print("Walking to the chest (\(part) walks, seeds \(seeds.first ?? 0)...\(seeds.last ?? 0); \(rates)\(radio)):")
     print("| ranger | false lines/h | left/entered/unknown | near/far/immediate | warmer/colder | found wrong | approaches heard 10 Hz | 4 Hz | 1-2 Hz | finds | find lag median/p90 s | interval covers | longest silence median s | detector pairs right |")

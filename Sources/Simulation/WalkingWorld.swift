@@ -100,9 +100,13 @@ public struct WalkingWorld: Sendable {
         /// The range the share of packets lost is drawn from (Gilbert-Elliott, bursts as the
         /// rate has them).
         public var lossFraction: ClosedRange<Double>
+        /// The range the mean loss burst (packets) is drawn from; nil: 3-8 at 4 Hz and faster,
+        /// 1-2 slower.
+        public var burstPackets: ClosedRange<Double>?
 
         public init(spread: ClosedRange<Double> = 6 ... 8, bodyDepth: ClosedRange<Double> = 6 ... 15, powerError: Double = 4, field: Double = 3,
-                    rate: Double? = nil, lossFraction: ClosedRange<Double> = 0.1 ... 0.3) {
+                    rate: Double? = nil, lossFraction: ClosedRange<Double> = 0.1 ... 0.3, burstPackets: ClosedRange<Double>? = nil) {
+            self.burstPackets = burstPackets
             self.spread = spread
             self.bodyDepth = bodyDepth
             self.powerError = powerError
@@ -166,7 +170,7 @@ public struct WalkingWorld: Sendable {
         }
         self.walls = walls
         // Loss: bursts of 3-8 packets at 10 Hz, 1-2 at 1 Hz; 10-30 % lost.
-        let burst = rate >= 4 ? uniform(3 ... 8) : uniform(1 ... 2)
+        let burst = uniform(harshness.burstPackets ?? (rate >= 4 ? 3 ... 8 : 1 ... 2))
         let lossDraw = uniform(0 ... 1)
         let lossRange = harshness.lossFraction
         loss = GilbertElliottLoss(lossFraction: lossRange.lowerBound + (lossRange.upperBound - lossRange.lowerBound) * lossDraw,
