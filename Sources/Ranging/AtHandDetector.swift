@@ -142,8 +142,11 @@ public struct AtHandDetector: Sendable, Equatable {
     /// then twice and four times as many (a slow beacon's evidence gathers), each with its
     /// mean and standard error.
     public func windows(at time: Double, noiseVariance: Double) -> [(mean: Double, standardError: Double)] {
-        let base = arrivalWindowCount(at: time).count
-        return [base, 2 * base, 4 * base, 8 * base].compactMap { mean(ofLast: $0, at: time, noiseVariance: noiseVariance) }
+        windows(at: time, noiseVariance: noiseVariance, base: arrivalWindowCount(at: time).count)
+    }
+
+    func windows(at time: Double, noiseVariance: Double, base: Int) -> [(mean: Double, standardError: Double)] {
+        [base, 2 * base, 4 * base, 8 * base].compactMap { mean(ofLast: $0, at: time, noiseVariance: noiseVariance) }
     }
 
     /// How many readings the arrival is judged on: those of the last `window` s, at least
@@ -181,7 +184,8 @@ public struct AtHandDetector: Sendable, Equatable {
                 historyLosses.removeFirst(old)
             }
         }
-        let tried = windows(at: time, noiseVariance: noiseVariance)
+        let arrivalWindow = arrivalWindowCount(at: time)
+        let tried = windows(at: time, noiseVariance: noiseVariance, base: arrivalWindow.count)
         guard let latest = tried.first else { return false }
         let was = isAtHand
         if isAtHand {
@@ -196,7 +200,7 @@ public struct AtHandDetector: Sendable, Equatable {
             // The typical loss of the last minute (its `typicalQuantile`: a middle quantile is
             // unbiased standing still, where the least of many noisy means is not; a walk
             // spends most of it farther away).
-            if let typical = typicalLoss(at: time) {
+            if let typical = typicalLoss(at: time, arrivalWindow: arrivalWindow) {
                 // ... from farther than the edge: a child who stood near all along did not arrive.
                 if typical - latest.mean >= max(arrivalMargin, arrivalZ * latest.standardError),
                    typical >= edgeLoss + arrivalMargin / 2 {
@@ -238,10 +242,14 @@ public struct AtHandDetector: Sendable, Equatable {
     /// `typicalQuantile` of the history's means, the last `recentSeconds` left out); nil with
     /// fewer than `minimumHistoryMeans` of them.
     public func typicalLoss(at time: Double) -> Double? {
+        typicalLoss(at: time, arrivalWindow: arrivalWindowCount(at: time))
+    }
+
+    func typicalLoss(at time: Double, arrivalWindow: (count: Int, slow: Bool)) -> Double? {
         // A slow beacon's arrival window reaches back further than `recentSeconds`: the history
         // leaves out what the window itself judges (the chest's own level, as the window gathers).
         var recent = Self.recentSeconds
-        let (count, slow) = arrivalWindowCount(at: time)
+        let (count, slow) = arrivalWindow
         if slow, count > 0, count <= times.count { recent = max(recent, time - times[times.count - count]) }
         let before = zip(historyTimes, historyLosses).filter { time - $0.0 >= recent }.map(\.1).sorted()
         return before.count >= Self.minimumHistoryMeans ? before[Int(Double(before.count) * Self.typicalQuantile)] : nil

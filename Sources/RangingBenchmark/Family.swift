@@ -78,7 +78,7 @@ struct Condition {
     var shadow: BodyShadowing? { shadowing ? BodyShadowing(meanInterval: 90) : nil }
 
     var rowName: String {
-        stress.label ?? "\(interval == 0.1 ? "10 Hz" : interval == 1 ? "1 Hz" : format(1 / interval, interval > 1 ? 2 : 1) + " Hz") \(lossKind.rawValue)\(shadowing ? " + bodies" : "")"
+        stress.label ?? "\(rateName(1 / interval)) \(lossKind.rawValue)\(shadowing ? " + bodies" : "")"
     }
 
     var summary: String {

@@ -820,6 +820,12 @@ struct StandardError: TextOutputStream {
     }
 }
 
+/// An advertising rate as the tables name it: "10 Hz", "0.50 Hz", "2.5 Hz" (to 0.01 Hz).
+func rateName(_ hz: Double) -> String {
+    let rate = (hz * 100).rounded() / 100
+    return (rate == rate.rounded() ? String(Int(rate)) : format(rate, rate < 1 ? 2 : 1)) + " Hz"
+}
+
 /// "4-6" (dB, low to high; one number is a range of one value).
 func parseRange(_ text: String, upTo limit: Double = 30) -> ClosedRange<Double>? {
     let parts = text.split(separator: "-", omittingEmptySubsequences: false).map { Double($0) }

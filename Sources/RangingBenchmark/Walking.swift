@@ -473,7 +473,7 @@ func runWalking(heldOut: Bool, count: Int, writeCaptures: String?, replays: Stri
     if writeCaptures != nil, replays == nil { print("wrote \(seeds.count) captures") }
     let part = heldOut ? "held-out" : "tuning"
     let radio = harshness == .standard ? "" : "; radio: spread \(format(harshness.spread.lowerBound, 1))-\(format(harshness.spread.upperBound, 1)) dB, body \(format(harshness.bodyDepth.lowerBound, 0))-\(format(harshness.bodyDepth.upperBound, 0)) dB, power error ±\(format(harshness.powerError, 0)) dB, field sd \(format(harshness.field, 0)) dB, \(format(100 * harshness.lossFraction.lowerBound, 0))-\(format(100 * harshness.lossFraction.upperBound, 0)) % lost" + (harshness.burstPackets.map { " in bursts of \(format($0.lowerBound, 0))-\(format($0.upperBound, 0)) packets" } ?? "")
-    let rates = harshness.rate.map { "every walk at \(format($0, 1)) Hz" } ?? "rates 10/4/2/1 Hz in turn"
+    let rates = harshness.rate.map { "every walk at \(rateName($0))" } ?? "rates 10/4/2/1 Hz in turn"
     print("Walking to the chest (\(part) walks, seeds \(seeds.first ?? 0)...\(seeds.last ?? 0); \(rates)\(radio)):")
     print("| ranger | false lines/h | left/entered/unknown | near/far/immediate | warmer/colder | found wrong | approaches heard 10 Hz | 4 Hz | 1-2 Hz | finds | find lag median/p90 s | interval covers | longest silence median s | detector pairs right |")
     print("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
@@ -514,8 +514,7 @@ func runWalking(heldOut: Bool, count: Int, writeCaptures: String?, replays: Stri
             let falseLines = walks.reduce(0) { $0 + $1.1.falseLines.values.reduce(0, +) }
             let lags = walks.compactMap(\.1.findLag)
             let heard = walks.reduce(0) { $0 + $1.1.heardApproaches }, legs = walks.reduce(0) { $0 + $1.1.approaches }
-            let rate = ((1000 / interval) * 100).rounded() / 100
-            return "\(rate == rate.rounded() ? String(Int(rate)) : format(rate, rate < 1 ? 2 : 1)) Hz \(format(Double(falseLines) / hours, 2)) (finds \(lags.count)/\(walks.count), lag \(lags.isEmpty ? "-" : format(median(lags), 1)) s, approaches heard \(legs == 0 ? "-" : format(Double(heard) / Double(legs), 2)))"
+            return "\(rateName(1000 / interval)) \(format(Double(falseLines) / hours, 2)) (finds \(lags.count)/\(walks.count), lag \(lags.isEmpty ? "-" : format(median(lags), 1)) s, approaches heard \(legs == 0 ? "-" : format(Double(heard) / Double(legs), 2)))"
         }
         print("(\(name) by tag rate, false lines an hour: " + parts.joined(separator: "; ") + ")")
     }

@@ -169,12 +169,9 @@ public struct WalkingWorld: Sendable {
                               to: (cx + half * cos(angle), cy + half * sin(angle)), loss: uniform(5 ... 10)))
         }
         self.walls = walls
-        // Loss: bursts of 3-8 packets at 10 Hz, 1-2 at 1 Hz; 10-30 % lost.
+        // Loss: bursts of 3-8 packets at 10 Hz, 1-2 at 1 Hz; 10-30 % lost (the standard world).
         let burst = uniform(harshness.burstPackets ?? (rate >= 4 ? 3 ... 8 : 1 ... 2))
-        let lossDraw = uniform(0 ... 1)
-        let lossRange = harshness.lossFraction
-        loss = GilbertElliottLoss(lossFraction: lossRange.lowerBound + (lossRange.upperBound - lossRange.lowerBound) * lossDraw,
-                                  meanBurstPackets: burst)
+        loss = GilbertElliottLoss(lossFraction: uniform(harshness.lossFraction), meanBurstPackets: burst)
 
         // The path.
         let walkTime = uniform(240 ... 570)

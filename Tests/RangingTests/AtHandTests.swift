@@ -10,15 +10,23 @@ import Glibc
     /// three channels' offsets in turn); returns the times at hand changed.
     func feed(_ detector: inout AtHandDetector, loss: Double, from start: Double, seconds: Double, rate: Double,
               noise: inout GaussianSource) -> [Double] {
+        feed(&detector, lossAt: { _ in loss }, from: start, seconds: seconds, rate: rate, noise: &noise)
+    }
+
+    /// The same around `lossAt(time)` dB, each packet lost with probability `lost`, each
+    /// interval up to `jitter` s longer (an advertiser's random delay).
+    func feed(_ detector: inout AtHandDetector, lossAt: (Double) -> Double, from start: Double, seconds: Double, rate: Double,
+              lost: Double = 0, jitter: Double = 0, noise: inout GaussianSource) -> [Double] {
         var changes: [Double] = []
         var t = start
         var channel = 0
         let offsets = [4.0, 0, -4]
         while t < start + seconds {
-            let reading = (loss + offsets[channel] + 5.7 * noise.nextGaussian()).rounded()
-            if detector.update(readingLoss: reading, noiseVariance: 49, time: t) { changes.append(t) }
+            let reading = (lossAt(t) + offsets[channel] + 5.7 * noise.nextGaussian()).rounded()
+            let isLost = lost > 0 && noise.nextUniform() < lost
+            if !isLost, detector.update(readingLoss: reading, noiseVariance: 49, time: t) { changes.append(t) }
             channel = (channel + 1) % 3
-            t += 1 / rate
+            t += 1 / rate + (jitter > 0 ? jitter * noise.nextUniform() : 0)
         }
         return changes
     }
@@ -141,18 +149,9 @@ import Glibc
                     runs += 1
                     var noise = GaussianSource(seed: seed)
                     var detector = AtHandDetector(configuration: .default)
-                    let rate = halfLost ? 1.0 : 0.5
-                    var t = 0.0
-                    var first: Double?
-                    var channel = 0
                     // A minute at 6-8 m, then 30 s at 1 m (a walk's end at the chest).
-                    while t < 90 {
-                        let loss = (t < 60 ? 18 : 0) + error + [4.0, 0, -4][channel] + 5.7 * noise.nextGaussian()
-                        let lost = halfLost && noise.nextUniform() < 0.5
-                        if !lost, detector.update(readingLoss: loss.rounded(), noiseVariance: 49, time: t), first == nil { first = t }
-                        channel = (channel + 1) % 3
-                        t += 1 / rate + 0.01 * noise.nextUniform()  // an advertiser's jitter
-                    }
+                    let first = feed(&detector, lossAt: { ($0 < 60 ? 18 : 0) + error }, from: 0, seconds: 90,
+                                     rate: halfLost ? 1 : 0.5, lost: halfLost ? 0.5 : 0, jitter: 0.01, noise: &noise).first
                     if detector.isAtHand, let first {
                         atHand += 1
                         lags.append(first - 60)
@@ -173,15 +172,8 @@ import Glibc
             var detector = AtHandDetector(configuration: .default)
             let bodies = BodyShadowing().episodes(until: 3600, seed: seed)
             let loss = 3.5 + 6 * noise.nextUniform()
-            var t = 0.0, channel = 0
-            var changes: [Double] = []
-            while t < 3600 {
-                let body = bodies.first { $0.start <= t && t < $0.end }?.depth ?? 0
-                let reading = loss + body + [4.0, 0, -4][channel] + 5.7 * noise.nextGaussian()
-                if detector.update(readingLoss: reading.rounded(), noiseVariance: 49, time: t) { changes.append(t) }
-                channel = (channel + 1) % 3
-                t += 2 + 0.01 * noise.nextUniform()
-            }
+            let changes = feed(&detector, lossAt: { t in loss + (bodies.first { $0.start <= t && t < $0.end }?.depth ?? 0) },
+                               from: 0, seconds: 3600, rate: 0.5, jitter: 0.01, noise: &noise)
             #expect(changes.isEmpty, "seed \(seed): at hand changed at \(changes)")
         }
     }
