@@ -30,7 +30,7 @@ import TestSupport
         let scratch = try Scratch(name)
         let socket = scratch.path + "/ctl.sock"
         let controller = try PirateHunterBinary.startFakeController(socket: socket, attack)
-        defer { kill(controller.processIdentifier, SIGKILL) }
+        defer { controller.kill() }
         let config = try Self.config(scratch, socket: socket, paired: paired, race: race)
         return try await PirateHunterBinary.run(arguments(config, socket), timeout: 90)
     }

@@ -155,7 +155,7 @@ import TestSupport
         defer { try? FileManager.default.removeItem(at: directory) }
         let socket = directory.appendingPathComponent("ctl.sock").path
         let controller = try PirateHunterBinary.startFakeController(socket: socket, ["--beacon-hz", "10"] + (twin ? ["--twin"] : []))
-        defer { kill(controller.processIdentifier, SIGKILL) }
+        defer { controller.kill() }
         let result = try await PirateHunterBinary.run(["scan", "--hci", "unix:" + socket, "--duration", "4"], timeout: 60)
         #expect(result.status == 0, "\(result.stderr)")
         // The last table: with a twin, two rows (the powers differ), one identity, both flagged.
@@ -171,16 +171,13 @@ import TestSupport
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("cwd-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: directory) }
-        let process = Process()
-        process.executableURL = PirateHunterBinary.url
-        process.arguments = ["hunt", "--hci", "simulator", "--virtual-time", "--duration", "3", "--device",
-                             "file:FILE=\(directory.appendingPathComponent("t.wav").path),FORMAT=wav", "--cache-dir", PirateHunterBinary.lineCache]
-        process.currentDirectoryURL = directory
-        process.standardOutput = FileHandle.nullDevice
-        process.standardError = FileHandle.nullDevice
-        try process.run()
-        process.waitUntilExit()
-        #expect(process.terminationStatus == 0)
+        let process = try ChildProcess(
+            PirateHunterBinary.url.path,
+            ["hunt", "--hci", "simulator", "--virtual-time", "--duration", "3", "--device",
+             "file:FILE=\(directory.appendingPathComponent("t.wav").path),FORMAT=wav", "--cache-dir", PirateHunterBinary.lineCache],
+            directory: directory.path)
+        let ended = process.wait(timeout: 120)
+        #expect(ended.succeeded, "\(ended)")
         #expect(FileManager.default.fileExists(atPath: directory.appendingPathComponent("t.wav").path))
     }
 
@@ -211,34 +208,27 @@ import TestSupport
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: directory) }
         let capture = directory.appendingPathComponent("r.btsnoop").path
-        let process = Process()
-        process.executableURL = PirateHunterBinary.url
-        process.arguments = ["hunt", "--hci", "simulator", "--json", "--quiet", "--record", capture, "--duration", "30"]
-        let out = Pipe()
-        // stderr to a file: a pipe's write end may leak into another test's child, and
-        // reading it to EOF would wait for that child.
+        // stdout a pipe only the hunt writes to and only this test reads, stderr a file.
+        let fifo = directory.appendingPathComponent("stdout").path
+        let reader = try openFIFOForReading(fifo)
         let errPath = directory.appendingPathComponent("stderr").path
-        _ = FileManager.default.createFile(atPath: errPath, contents: nil)
-        let err = try FileHandle(forWritingTo: URL(fileURLWithPath: errPath))
-        process.standardOutput = out
-        process.standardError = err
-        try process.run()
-        try err.close()
+        let process = try ChildProcess(
+            PirateHunterBinary.url.path, ["hunt", "--hci", "simulator", "--json", "--quiet", "--record", capture, "--duration", "30"],
+            stdout: .file(fifo), stderr: .file(errPath))
         // Read the first line, then close our end, as `head -1` does.
         var first = Data()
+        var buffer = [UInt8](repeating: 0, count: 4096)
         while !first.contains(0x0A) {
-            let chunk = out.fileHandleForReading.availableData
-            if chunk.isEmpty { break }
-            first.append(chunk)
+            let count = read(reader, &buffer, buffer.count)
+            if count < 0 && errno == EINTR { continue }
+            if count <= 0 { break }
+            first.append(contentsOf: buffer[0..<count])
         }
-        try out.fileHandleForReading.close()
-        let deadline = Date().addingTimeInterval(20)
-        while process.isRunning && Date() < deadline { usleep(50_000) }
-        if process.isRunning { process.terminate() }
-        process.waitUntilExit()
-        let stderr = String(decoding: try Data(contentsOf: URL(fileURLWithPath: errPath)), as: UTF8.self)
-        #expect(process.terminationReason == .exit, "not killed by a signal")
-        #expect(process.terminationStatus == 0, "\(stderr)")
+        close(reader)
+        let ended = process.wait(timeout: 20)
+        let stderr = String(decoding: (try? Data(contentsOf: URL(fileURLWithPath: errPath))) ?? Data(), as: UTF8.self)
+        #expect(!ended.signalled, "not killed by a signal")
+        #expect(ended.status == 0, "\(stderr)")
         #expect(String(decoding: first, as: UTF8.self).hasPrefix("{\"t\": "))
         // The recording is complete, under its name, and ends with scanning switched off.
         #expect(!FileManager.default.fileExists(atPath: capture + ".partial"))

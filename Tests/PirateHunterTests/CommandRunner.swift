@@ -35,15 +35,10 @@ enum PirateHunterBinary {
     }
 
     /// `scripts/bench/fake-controller.py` serving H4 on `socket` with `arguments`, started and
-    /// waited for (its `.ready` file). The caller kills it (SIGKILL: a child may inherit a mask
-    /// with SIGTERM blocked from the test runner's thread).
-    static func startFakeController(socket: String, _ arguments: [String]) throws -> Process {
-        let controller = Process()
-        controller.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        controller.arguments = ["python3", Repository.url.appendingPathComponent("scripts/bench/fake-controller.py").path, socket] + arguments
-        controller.standardError = FileHandle.nullDevice
-        controller.standardOutput = FileHandle.nullDevice
-        try controller.run()
+    /// waited for (its `.ready` file). The caller kills it (`kill()`, which also reaps it).
+    static func startFakeController(socket: String, _ arguments: [String]) throws -> ChildProcess {
+        let controller = try ChildProcess(
+            "/usr/bin/env", ["python3", Repository.url.appendingPathComponent("scripts/bench/fake-controller.py").path, socket] + arguments)
         for _ in 0..<400 where !FileManager.default.fileExists(atPath: socket + ".ready") { usleep(25_000) }
         return controller
     }

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TestSupport
 
 /// `hunt` as systemd runs it: against a controller behind a unix socket (the H4 transport),
 /// reloading its configuration on SIGHUP and stopping cleanly on SIGTERM.
@@ -10,7 +11,7 @@ import Testing
         defer { try? FileManager.default.removeItem(at: directory) }
         let socket = directory.appendingPathComponent("ctl.sock").path
         let controller = try PirateHunterBinary.startFakeController(socket: socket, ["--beacon-hz", "10"])
-        defer { kill(controller.processIdentifier, SIGKILL) }
+        defer { controller.kill() }
         #expect(FileManager.default.fileExists(atPath: socket + ".ready"))
 
         let config = directory.appendingPathComponent("hunter.json")
@@ -26,18 +27,14 @@ import Testing
         }
         try write(language: "en-pirate")
 
-        let hunt = Process()
-        hunt.executableURL = PirateHunterBinary.url
-        hunt.arguments = ["hunt", "--config", config.path, "--json"]
-        let err = Pipe()
-        let out = Pipe()
-        hunt.standardError = err
-        hunt.standardOutput = out
-        try hunt.run()
-        let collected = LockedText()
-        err.fileHandleForReading.readabilityHandler = { collected.append($0.availableData) }
-        let stdout = LockedText()
-        out.fileHandleForReading.readabilityHandler = { stdout.append($0.availableData) }
+        // Its output to files, read as they grow (a pipe read to its end would wait for any
+        // other child holding a copy).
+        let errPath = directory.appendingPathComponent("stderr").path, outPath = directory.appendingPathComponent("stdout").path
+        let hunt = try ChildProcess(PirateHunterBinary.url.path, ["hunt", "--config", config.path, "--json"], stdout: .file(outPath), stderr: .file(errPath))
+        defer { hunt.kill() }
+        func contents(_ path: String) -> String { String(decoding: (try? Data(contentsOf: URL(fileURLWithPath: path))) ?? Data(), as: UTF8.self) }
+        struct Collected { let path: String; let read: (String) -> String; var text: String { read(path) } }
+        let collected = Collected(path: errPath, read: contents), stdout = Collected(path: outPath, read: contents)
 
         func waitFor(_ text: String, seconds: Double) -> Bool {
             let end = Date().addingTimeInterval(seconds)
@@ -53,44 +50,26 @@ import Testing
 
         // A good change: Japanese lines from now on.
         try write(language: "ja")
-        kill(hunt.processIdentifier, SIGHUP)
+        hunt.send(SIGHUP)
         #expect(waitFor("configuration reloaded: voice", seconds: 30), "\(collected.text)")
         #expect(!collected.text.contains("regions (ranging starts over)"), "the same regions: ranging kept")
         // New regions and hunt rules are applied (ranging starts over); a new sound card waits.
         try write(language: "ja", region: "chest", device: "default", foundHold: 5)
-        kill(hunt.processIdentifier, SIGHUP)
+        hunt.send(SIGHUP)
         #expect(waitFor("configuration reloaded: voice, regions (ranging starts over), hunt; not until a restart: audio.device", seconds: 30), "\(collected.text)")
         #expect(waitFor("region chest is inside", seconds: 15), "the new region is ranged: \(collected.text)")
         // A broken file: refused, named, and the hunt goes on.
         try "{ \"regions\": [ { \"name\": 1 } ] }".write(to: config, atomically: true, encoding: .utf8)
-        kill(hunt.processIdentifier, SIGHUP)
+        hunt.send(SIGHUP)
         #expect(waitFor("reload refused", seconds: 15), "\(collected.text)")
         #expect(hunt.isRunning)
 
-        kill(hunt.processIdentifier, SIGTERM)
-        hunt.waitUntilExit()
-        err.fileHandleForReading.readabilityHandler = nil
-        out.fileHandleForReading.readabilityHandler = nil
-        #expect(hunt.terminationStatus == 0)
+        hunt.send(SIGTERM)
+        let ended = hunt.wait(timeout: 60)
+        #expect(ended.succeeded, "\(ended)")
         #expect(collected.text.contains("reload refused, keeping the running configuration: \(config.path): regions[0]."))
         // Ranging state survived the reloads: still inside, no second enter after them.
         let treasure = stdout.text.split(separator: "\n").filter { $0.contains("\"region\": \"treasure\"") }.joined(separator: "\n")
         #expect(treasure.components(separatedBy: "\"event\": \"enter\"").count + treasure.components(separatedBy: "\"state\": \"inside\"").count - 2 == 1)
-    }
-}
-
-/// Text appended from a pipe's handler thread, read from the test's.
-final class LockedText: @unchecked Sendable {
-    private let lock = NSLock()
-    private var data = Data()
-    func append(_ more: Data) {
-        lock.lock()
-        data.append(more)
-        lock.unlock()
-    }
-    var text: String {
-        lock.lock()
-        defer { lock.unlock() }
-        return String(decoding: data, as: UTF8.self)
     }
 }

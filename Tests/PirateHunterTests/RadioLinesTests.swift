@@ -60,7 +60,7 @@ import TestSupport
         defer { try? FileManager.default.removeItem(at: directory) }
         let socket = directory.appendingPathComponent("ctl.sock").path
         let controller = try PirateHunterBinary.startFakeController(socket: socket, ["--beacon-hz", "10", "--close-every", "2"])
-        defer { kill(controller.processIdentifier, SIGKILL) }
+        defer { controller.kill() }
         let result = try await PirateHunterBinary.run(
             ["hunt", "--hci", "unix:" + socket, "--region", "50697261-7465-4875-6E74-547265617375", "--json", "--device", "null",
              "--cache-dir", PirateHunterBinary.lineCache, "--duration", "11"], timeout: 60)

@@ -14,56 +14,47 @@ public struct CommandResult: Sendable {
     }
 }
 
-/// Runs a program as a user would, for the tests that check a command's output.
+/// Runs a program as a user would, for the tests that check a command's output (on
+/// `ChildProcess`).
 public enum Program {
-    /// The same as the synchronous `run`, from an async test: the wait is on a thread of its
-    /// own. A synchronous wait holds one of Swift Testing's cooperative threads (one per core),
-    /// so on a 2-core machine only two commands ran at a time and `swift test` took the sum of
-    /// their durations over two.
+    /// The same as the synchronous `run`, from an async test: the wait sleeps between polls
+    /// instead of holding one of Swift Testing's cooperative threads (one per core: on a
+    /// 2-core machine only two commands would run at a time).
     public static func run(_ path: String, _ arguments: [String], environment: [String: String] = [:], timeout: TimeInterval = 120) async throws -> CommandResult {
-        try await withCheckedThrowingContinuation { continuation in
-            Thread {
-                continuation.resume(with: Result { try run(path, arguments, environment: environment, timeout: timeout) })
-            }.start()
-        }
+        let (child, outputs) = try start(path, arguments, environment: environment)
+        defer { try? FileManager.default.removeItem(atPath: outputs) }
+        let ended = await child.wait(timeout: timeout)
+        return try result(ended, outputs)
     }
 
     /// Runs `path` with `arguments` in the repository's root, with this process's environment
     /// and `environment` over it, standard input empty, and waits for it (a program still
-    /// running after `timeout` seconds is terminated).
+    /// running after `timeout` seconds is killed, and its status is then 128 + 9).
     public static func run(_ path: String, _ arguments: [String], environment: [String: String] = [:], timeout: TimeInterval = 120) throws -> CommandResult {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: path)
-        process.arguments = arguments
-        process.currentDirectoryURL = Repository.url
-        var env = ProcessInfo.processInfo.environment
-        for (k, v) in environment { env[k] = v }
-        process.environment = env
-        // Output goes to files, not pipes: with many commands started at once from several
-        // threads, a pipe's write end leaks into another test's child (fork before exec) and
-        // reading to EOF then waits for that child too. A file needs no EOF.
-        let outputs = FileManager.default.temporaryDirectory.appendingPathComponent("ph-run-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: outputs, withIntermediateDirectories: false)
-        defer { try? FileManager.default.removeItem(at: outputs) }
-        let outURL = outputs.appendingPathComponent("stdout"), errURL = outputs.appendingPathComponent("stderr")
-        for file in [outURL, errURL] { _ = FileManager.default.createFile(atPath: file.path, contents: nil) }
-        let out = try FileHandle(forWritingTo: outURL)
-        let err = try FileHandle(forWritingTo: errURL)
-        process.standardOutput = out
-        process.standardError = err
-        process.standardInput = FileHandle.nullDevice
-        try process.run()
-        try out.close()
-        try err.close()
-        // A hung command is killed rather than hanging the test run.
-        DispatchQueue.global().asyncAfter(deadline: .now() + timeout) { [process] in
-            if process.isRunning { process.terminate() }
+        let (child, outputs) = try start(path, arguments, environment: environment)
+        defer { try? FileManager.default.removeItem(atPath: outputs) }
+        return try result(child.wait(timeout: timeout), outputs)
+    }
+
+    /// Output goes to files, not pipes: a file needs no end of file, so nothing waits for
+    /// whichever other child might hold a copy of a pipe.
+    private static func start(_ path: String, _ arguments: [String], environment: [String: String]) throws -> (ChildProcess, String) {
+        let outputs = FileManager.default.temporaryDirectory.appendingPathComponent("ph-run-\(UUID().uuidString)").path
+        try FileManager.default.createDirectory(atPath: outputs, withIntermediateDirectories: false, attributes: [.posixPermissions: 0o700])
+        do {
+            let child = try ChildProcess(path, arguments, environment: environment, stdout: .file(outputs + "/stdout"), stderr: .file(outputs + "/stderr"))
+            return (child, outputs)
+        } catch {
+            try? FileManager.default.removeItem(atPath: outputs)
+            throw error
         }
-        process.waitUntilExit()
-        let outData = try Data(contentsOf: outURL)
-        let errData = try Data(contentsOf: errURL)
+    }
+
+    private static func result(_ ended: ChildProcess.Termination, _ outputs: String) throws -> CommandResult {
+        let out = (try? Data(contentsOf: URL(fileURLWithPath: outputs + "/stdout"))) ?? Data()
+        let err = (try? Data(contentsOf: URL(fileURLWithPath: outputs + "/stderr"))) ?? Data()
         return CommandResult(
-            status: process.terminationStatus, stdout: String(decoding: outData, as: UTF8.self),
-            stderr: String(decoding: errData, as: UTF8.self))
+            status: ended.signalled ? 128 + ended.status : ended.status, stdout: String(decoding: out, as: UTF8.self),
+            stderr: String(decoding: err, as: UTF8.self) + (ended.timedOut ? "\n(killed: still running after its time)" : ""))
     }
 }
