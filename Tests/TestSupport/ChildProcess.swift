@@ -85,6 +85,9 @@ public final class ChildProcess: @unchecked Sendable {
         pid = child
     }
 
+    /// A child is never left behind: one not waited for is killed and reaped with its object.
+    deinit { kill() }
+
     /// Sends `signal` to the child (nothing once it has been waited for).
     public func send(_ signal: Int32) {
         lock.withLock { if ended == nil { _ = Glibc.kill(pid, signal) } }
