@@ -40,6 +40,19 @@ import TestSupport
         #expect(text(out) == "\(scratch.path)\nSigBlk:\t0000000000000000\ngiven\n")
     }
 
+    /// A socket of ours made without close-on-exec (as accept's are) is not the child's: a
+    /// peer closed here must read as closed, whatever child another test starts meanwhile.
+    @Test func theChildHoldsNoDescriptorOfOurs() throws {
+        let scratch = try Scratch("fds")
+        let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
+        try #require(fd >= 3)
+        defer { close(fd) }
+        let out = scratch.path + "/out"
+        let child = try ChildProcess("/bin/sh", ["-c", "if [ -e /proc/$$/fd/\(fd) ]; then echo open; else echo closed; fi"], stdout: .file(out))
+        #expect(child.wait(timeout: 30).succeeded)
+        #expect(text(out) == "closed\n")
+    }
+
     @Test func aFIFOReaderSeesWhatTheChildWritesAndTheEnd() throws {
         let scratch = try Scratch("fifo")
         let fifo = scratch.path + "/pipe"

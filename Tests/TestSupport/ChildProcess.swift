@@ -65,6 +65,9 @@ public final class ChildProcess: @unchecked Sendable {
             }
             guard result == 0 else { throw ChildProcessError.spawn(path, result) }
         }
+        // Nothing else of ours goes to the child: a socket another test accepted (without
+        // close-on-exec) and a child still holding it would keep that test from seeing its end.
+        try Self.closeTheRest(&actions, path)
         var attributes = posix_spawnattr_t()
         posix_spawnattr_init(&attributes)
         defer { posix_spawnattr_destroy(&attributes) }
@@ -144,6 +147,24 @@ public final class ChildProcess: @unchecked Sendable {
             let termination = Self.termination(status, timedOut: false)
             ended = termination
             return termination
+        }
+    }
+
+    /// Every descriptor from 3 up closed in the child: glibc's closefrom action (2.34 and
+    /// later; Swift's Glibc does not export it, so it is looked up), else each one open now.
+    private static func closeTheRest(_ actions: inout posix_spawn_file_actions_t, _ path: String) throws {
+        typealias CloseFrom = @convention(c) (UnsafeMutablePointer<posix_spawn_file_actions_t>?, Int32) -> Int32
+        if let symbol = dlsym(UnsafeMutableRawPointer(bitPattern: 0), "posix_spawn_file_actions_addclosefrom_np") {
+            let closeFrom = unsafeBitCast(symbol, to: CloseFrom.self)
+            let result = closeFrom(&actions, 3)
+            guard result == 0 else { throw ChildProcessError.spawn(path, result) }
+            return
+        }
+        // (A descriptor closed meanwhile is no error: glibc ignores EBADF in a close action.)
+        let open = ((try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd")) ?? []).compactMap { Int32($0) }
+        for fd in open where fd >= 3 {
+            let result = posix_spawn_file_actions_addclose(&actions, fd)
+            guard result == 0 else { throw ChildProcessError.spawn(path, result) }
         }
     }
 
