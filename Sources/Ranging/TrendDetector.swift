@@ -60,6 +60,8 @@ public struct TrendDetector: Sendable, Equatable {
     /// bursts, and that is how approaches start.
     public let colderGapFactor: Double
 
+    /// Readings a second counted as independent (`RangingConfiguration.trendIndependentRate`).
+    public var independentRate = Double.infinity
     private var times: [Double] = []
     private var values: [Double] = []
     public private(set) var last: Trend?
@@ -95,12 +97,17 @@ public struct TrendDetector: Sendable, Equatable {
                   steepZThreshold: configuration.trendSteepSignificance, steepSlope: configuration.trendSteepSlope,
                   stepMarginReadings: configuration.trendStepMarginReadings,
                   rise: configuration.trendRiseSignificance.isFinite
-                      ? RiseTest(slope: configuration.trendRiseSlope, zThreshold: configuration.trendRiseSignificance,
-                                 recentZThreshold: configuration.trendRiseRecentSignificance,
-                                 oldZThreshold: configuration.trendRiseOldSignificance)
+                      ? {
+                          var r = RiseTest(slope: configuration.trendRiseSlope, zThreshold: configuration.trendRiseSignificance,
+                                           recentZThreshold: configuration.trendRiseRecentSignificance,
+                                           oldZThreshold: configuration.trendRiseOldSignificance)
+                          r.independentRate = configuration.trendIndependentRate
+                          return r
+                      }()
                       : nil,
                   slopeOldZThreshold: configuration.trendSlopeOldSignificance.isFinite ? configuration.trendSlopeOldSignificance : nil,
                   dipMemory: configuration.trendDipMemory, colderGapFactor: configuration.trendColderGapFactor)
+        independentRate = configuration.trendIndependentRate
     }
 
     /// The test statistic now: (least-squares slope dB/s, z), when the window is full enough
@@ -110,6 +117,9 @@ public struct TrendDetector: Sendable, Equatable {
               fit.stepAdvantage < stepMargin * min(1, Double(fit.readings) / Double(max(stepMarginReadings, 1))) else { return nil }
         return (fit.slope, fit.z)
     }
+
+    /// The slope test's z now, step or no step (nil: the window is not full enough).
+    public func fitZ(at now: Double, noiseVariance: Double) -> Double? { fit(at: now, noiseVariance: noiseVariance)?.z }
 
     /// The line's slope (dB/s) and z, and how many reading variances less squared residual
     /// the best one-jump fit leaves than the line (negative: the line fits better).
@@ -125,7 +135,9 @@ public struct TrendDetector: Sendable, Equatable {
         // trend is claimed.
         let sigma2 = max(noiseVariance, residual / Double(max(n - 2, 1)))
         let advantage = sigma2 > 0 ? (residual - bestStepResidual(from: start, count: n)) / sigma2 : 0
-        let se = (sigma2 / stt).squareRoot()
+        // Readings faster than `independentRate` a second are not that much more evidence.
+        let inflation = max(1, Double(n - 1) / (independentRate * max(line.span, 1e-9)))
+        let se = (inflation * sigma2 / stt).squareRoot()
         return (slope, se > 0 ? slope / se : 0, advantage, n)
     }
 
@@ -249,6 +261,9 @@ public struct RiseTest: Sendable, Equatable {
     /// (-infinity: not asked): a body that passed (10-20 dB for 1-10 s) leaves the level where
     /// it was before it, an approach does not.
     public var oldZThreshold: Double
+    /// Readings a second counted as independent evidence at most (a block of the last
+    /// seconds counts as no more readings than its length times this).
+    public var independentRate = Double.infinity
     /// Seconds of readings the test reads (the spread's line takes a reading exactly this old,
     /// as a host delivering reports in batches stamps them on round times).
     public static let history = 30.0
@@ -296,7 +311,8 @@ public struct RiseTest: Sendable, Equatable {
                 sum += values[i]
                 i += 1
             }
-            return (n, n > 0 ? sum / Double(n) : 0)
+            let counted = min(Double(n), max(1, independentRate * (ago.upperBound - ago.lowerBound)))
+            return (Int(counted.rounded(.down)), n > 0 ? sum / Double(n) : 0)
         }
         let last = block(0 ... Self.recent), reference = block(Self.reference), before = block(Self.before)
         guard last.n > 0, reference.n > 0, before.n > 0 else { return nil }

@@ -433,6 +433,42 @@ import Simulation
         #expect(still == 0, "fired standing still on \(still) of 40")
     }
 
+    /// Packets faster than `trendIndependentRate` (10 a second) are no more evidence: the
+    /// tests are as sure of a rise at 20 Hz as at 10 Hz (both tests' z, averaged over 40
+    /// noisy levels), where counting every reading made them sqrt(2) surer.
+    @Test func aTwentyHertzTagIsNoSurerOfARiseThanATenHertzOne() {
+        let c = RangingConfiguration.default
+        #expect(c.trendIndependentRate == 10)
+        func meanZ(rate: Double, independentRate: Double) -> (rise: Double, slope: Double) {
+            var rise = RiseTest(slope: c.trendRiseSlope, zThreshold: c.trendRiseSignificance,
+                                recentZThreshold: c.trendRiseRecentSignificance, oldZThreshold: c.trendRiseOldSignificance)
+            rise.independentRate = independentRate
+            var riseSum = 0.0, slopeSum = 0.0
+            for seed in UInt64(1)...40 {
+                var noise = GaussianSource(seed: seed)
+                var detector = TrendDetector(configuration: c)
+                detector.independentRate = independentRate
+                var times: [Double] = [], values: [Double] = []
+                var t = 0.0
+                while t <= 30 {
+                    // Flat, then 4 dB higher for the last 3 s.
+                    times.append(t)
+                    values.append((t > 27 ? -71.0 : -75.0) + 7 * noise.nextGaussian())
+                    _ = detector.update(value: values[values.count - 1], time: t, noiseVariance: 49)
+                    t += 1 / rate
+                }
+                riseSum += rise.statistics(times: times, values: values, at: 30, noiseVariance: 49)?.z ?? 0
+                slopeSum += detector.fitZ(at: 30, noiseVariance: 49) ?? 0
+            }
+            return (riseSum / 40, slopeSum / 40)
+        }
+        let ten = meanZ(rate: 10, independentRate: 10), twenty = meanZ(rate: 20, independentRate: 10)
+        let counted = meanZ(rate: 20, independentRate: .infinity)
+        #expect(ten == meanZ(rate: 10, independentRate: .infinity), "10 Hz is judged as before")
+        #expect(abs(twenty.rise / ten.rise - 1) < 0.15 && abs(twenty.slope / ten.slope - 1) < 0.15, "\(twenty) against \(ten)")
+        #expect(counted.rise / ten.rise > 1.3 && counted.slope / ten.slope > 1.3, "every reading counted: \(counted)")
+    }
+
     @Test func walkingTowardsTheBeaconIsWarmerNeverColder() {
         // 15 m to 1 m in 20 s: a brisk walk.
         let path = ScriptedPath([.init(time: 5, distance: 15), .init(time: 25, distance: 1)])
