@@ -78,11 +78,16 @@ public struct AtHandDetector: Sendable, Equatable {
     /// more often than at a pause (walking benchmark: finds 190 -> 199 of 200 on the tuning
     /// walks, 187 -> 197 held out, for 0.1-0.2 false finds an hour more).
     public let longStand: Double
+    /// Readings a second counted as independent evidence in a mean's standard error
+    /// (`RangingConfiguration.independentReadingRate`): packets a few tens of milliseconds apart
+    /// share the body and the spot of the field they were heard through.
+    public let independentRate: Double
 
     public init(edgeLoss: Double, releaseLoss: Double, window: Double, minimumPackets: Int = 5,
                 arrivalMargin: Double, arrivalZ: Double = 2.5, edgeZ: Double = 0, confirmPackets: Int? = nil,
-                confirmSpan: Double = 0, longStand: Double = .infinity) {
+                confirmSpan: Double = 0, longStand: Double = .infinity, independentRate: Double = .infinity) {
         self.longStand = longStand
+        self.independentRate = independentRate
         self.edgeZ = edgeZ
         self.confirmPackets = max(1, confirmPackets ?? minimumPackets)
         self.confirmSpan = max(0, confirmSpan)
@@ -101,7 +106,8 @@ public struct AtHandDetector: Sendable, Equatable {
         let edge = model.pathLoss(atMeters: configuration.atHandEdge)
         self.init(edgeLoss: edge, releaseLoss: edge + configuration.proximityHysteresis, window: configuration.atHandWindow,
                   minimumPackets: minimumPackets, arrivalMargin: configuration.arrivalMargin, arrivalZ: arrivalZ, edgeZ: edgeZ,
-                  confirmPackets: confirmPackets, confirmSpan: confirmSpan, longStand: longStand)
+                  confirmPackets: confirmPackets, confirmSpan: confirmSpan, longStand: longStand,
+                  independentRate: configuration.independentReadingRate)
     }
 
     public static let defaultPackets = 8
@@ -116,13 +122,21 @@ public struct AtHandDetector: Sendable, Equatable {
     func mean(ofLast count: Int, at time: Double, noiseVariance: Double) -> (mean: Double, standardError: Double)? {
         var n = 0
         var sum = 0.0
+        var earliest = time
         for (t, loss) in zip(times, losses).reversed() {
             guard n < count, time - t <= Self.longestWindow else { break }
             n += 1
             sum += loss
+            earliest = t
         }
         guard n == count, n > 0 else { return nil }
-        return (sum / Double(n), (max(noiseVariance, 0) / Double(n)).squareRoot())
+        let span = (times.last ?? time) - earliest
+        return (sum / Double(n), (max(noiseVariance, 0) / independentCount(n, span: span)).squareRoot())
+    }
+
+    /// How many of `n` readings over `span` s count as independent (`independentRate`).
+    func independentCount(_ n: Int, span: Double) -> Double {
+        min(Double(n), independentRate * max(span, 0) + 1)
     }
 
     /// Mean path loss of the readings of the last `historyWindow` s (at least 3 of them):
@@ -218,7 +232,7 @@ public struct AtHandDetector: Sendable, Equatable {
             let after = zip(times, losses).filter { $0.0 >= since }.map(\.1)
             if after.count >= confirmPackets, let first = afterTimes.first, time - first >= confirmSpan {
                 let mean = after.reduce(0, +) / Double(after.count)
-                let se = (max(noiseVariance, 0) / Double(after.count)).squareRoot()
+                let se = (max(noiseVariance, 0) / independentCount(after.count, span: (times.last ?? time) - first)).squareRoot()
                 // The long stand: the mean itself under the edge, and the whole arrival margin
                 // kept over all of it (an arrival from noise regresses towards the typical level).
                 let long = time - first >= longStand && arrivalTypical - mean >= arrivalMargin
@@ -235,7 +249,8 @@ public struct AtHandDetector: Sendable, Equatable {
     public mutating func reset() {
         self = AtHandDetector(edgeLoss: edgeLoss, releaseLoss: releaseLoss, window: window, minimumPackets: minimumPackets,
                               arrivalMargin: arrivalMargin, arrivalZ: arrivalZ, edgeZ: edgeZ,
-                              confirmPackets: confirmPackets, confirmSpan: confirmSpan, longStand: longStand)
+                              confirmPackets: confirmPackets, confirmSpan: confirmSpan, longStand: longStand,
+                              independentRate: independentRate)
     }
 
     /// The typical loss of the last minute the arrival is judged against (the

@@ -97,13 +97,14 @@ public struct RangingConfiguration: Sendable, Equatable {
     public var trendSteepSlope: Double = 1.5
     /// ... and at least this steep (dB/s) ...
     public var trendSlope: Double = 0.75
-    /// The trend tests count at most this many readings a second as independent evidence
-    /// (a window's readings beyond it widen its standard errors instead of narrowing them).
+    /// The trend tests and at hand count at most this many readings a second as independent
+    /// evidence (a window's readings beyond it widen its standard errors instead of
+    /// narrowing them).
     /// Packets a few tens of milliseconds apart share the body, the wall and the spot of the
     /// field they were heard through: a 20 Hz tag (a Bluetooth 5 advertiser) heard 6.0 false
     /// lines an hour on the held-out walks against 4.6 at 10 Hz, its tests twice as sure of
     /// the same walk. 10: every tag of the rates (1-10 Hz) is judged as before.
-    public var trendIndependentRate: Double = 10
+    public var independentReadingRate: Double = 10
     /// "Warmer" also from the rise test (`RiseTest`): the last 3 s this many standard errors
     /// above 10-20 s ago (infinity: the test is off) ...
     public var trendRiseSignificance: Double = 3.5

@@ -60,7 +60,7 @@ public struct TrendDetector: Sendable, Equatable {
     /// bursts, and that is how approaches start.
     public let colderGapFactor: Double
 
-    /// Readings a second counted as independent (`RangingConfiguration.trendIndependentRate`).
+    /// Readings a second counted as independent (`RangingConfiguration.independentReadingRate`).
     public var independentRate = Double.infinity
     private var times: [Double] = []
     private var values: [Double] = []
@@ -101,13 +101,13 @@ public struct TrendDetector: Sendable, Equatable {
                           var r = RiseTest(slope: configuration.trendRiseSlope, zThreshold: configuration.trendRiseSignificance,
                                            recentZThreshold: configuration.trendRiseRecentSignificance,
                                            oldZThreshold: configuration.trendRiseOldSignificance)
-                          r.independentRate = configuration.trendIndependentRate
+                          r.independentRate = configuration.independentReadingRate
                           return r
                       }()
                       : nil,
                   slopeOldZThreshold: configuration.trendSlopeOldSignificance.isFinite ? configuration.trendSlopeOldSignificance : nil,
                   dipMemory: configuration.trendDipMemory, colderGapFactor: configuration.trendColderGapFactor)
-        independentRate = configuration.trendIndependentRate
+        independentRate = configuration.independentReadingRate
     }
 
     /// The test statistic now: (least-squares slope dB/s, z), when the window is full enough

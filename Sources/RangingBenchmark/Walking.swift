@@ -180,7 +180,7 @@ var walkingConfiguration: RangingConfiguration {
     if let v = tuning["tw"] { c.trendWindow = v }
     if let v = tuning["tz"] { c.trendSignificance = v }
     if let v = tuning["ts"] { c.trendSlope = v }
-    if let v = tuning["irate"] { c.trendIndependentRate = v }
+    if let v = tuning["irate"] { c.independentReadingRate = v }
     if let v = tuning["tint"] { c.trendMinimumInterval = v }
     if let v = tuning["trf"] { c.trendReversalFactor = v }
     if let v = tuning["stepk"] { c.trendStepMargin = v }

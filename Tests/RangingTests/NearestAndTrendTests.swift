@@ -433,12 +433,12 @@ import Simulation
         #expect(still == 0, "fired standing still on \(still) of 40")
     }
 
-    /// Packets faster than `trendIndependentRate` (10 a second) are no more evidence: the
+    /// Packets faster than `independentReadingRate` (10 a second) are no more evidence: the
     /// tests are as sure of a rise at 20 Hz as at 10 Hz (both tests' z, averaged over 40
     /// noisy levels), where counting every reading made them sqrt(2) surer.
     @Test func aTwentyHertzTagIsNoSurerOfARiseThanATenHertzOne() {
         let c = RangingConfiguration.default
-        #expect(c.trendIndependentRate == 10)
+        #expect(c.independentReadingRate == 10)
         func meanZ(rate: Double, independentRate: Double) -> (rise: Double, slope: Double) {
             var rise = RiseTest(slope: c.trendRiseSlope, zThreshold: c.trendRiseSignificance,
                                 recentZThreshold: c.trendRiseRecentSignificance, oldZThreshold: c.trendRiseOldSignificance)
@@ -467,6 +467,31 @@ import Simulation
         #expect(ten == meanZ(rate: 10, independentRate: .infinity), "10 Hz is judged as before")
         #expect(abs(twenty.rise / ten.rise - 1) < 0.15 && abs(twenty.slope / ten.slope - 1) < 0.15, "\(twenty) against \(ten)")
         #expect(counted.rise / ten.rise > 1.3 && counted.slope / ten.slope > 1.3, "every reading counted: \(counted)")
+    }
+
+    /// At hand weighs readings the same way: 2 s of a 20 Hz tag are as many independent
+    /// readings as 2 s of a 10 Hz one, and a 10 Hz or slower tag counts every reading.
+    @Test func atHandCountsNoMoreThanTenIndependentReadingsASecond() {
+        let c = RangingConfiguration.default
+        let detector = AtHandDetector(configuration: c)
+        #expect(detector.independentRate == c.independentReadingRate)
+        #expect(detector.independentCount(41, span: 2) == 21)
+        #expect(detector.independentCount(21, span: 2) == 21)
+        #expect(detector.independentCount(3, span: 2) == 3)
+        func standardError(rate: Double) -> Double? {
+            var d = AtHandDetector(configuration: c)
+            var t = 0.0
+            while t <= 2 + 1e-9 {
+                _ = d.update(readingLoss: 10, noiseVariance: 49, time: t)
+                t += 1 / rate
+            }
+            return d.mean(ofLast: Int((2 * rate).rounded()) + 1, at: t - 1 / rate, noiseVariance: 49)?.standardError
+        }
+        if let ten = standardError(rate: 10), let twenty = standardError(rate: 20) {
+            #expect(abs(twenty / ten - 1) < 0.01, "\(twenty) against \(ten)")
+        } else {
+            Issue.record("no mean")
+        }
     }
 
     @Test func walkingTowardsTheBeaconIsWarmerNeverColder() {

@@ -431,7 +431,7 @@ enum RangingSection {
             ("trend_rise_old_significance", \.trendRiseOldSignificance, -20...20, ""),
             ("trend_slope_old_significance", \.trendSlopeOldSignificance, -20...20, ""),
             ("trend_dip_memory", \.trendDipMemory, 0...600, " s"),
-            ("trend_independent_rate", \.trendIndependentRate, 0.1...1000, " readings/s"),
+            ("independent_reading_rate", \.independentReadingRate, 0.1...1000, " readings/s"),
             ("trend_reversal_factor", \.trendReversalFactor, 1...100, ""),
             ("trend_minimum_interval", \.trendMinimumInterval, 0...3600, " s"),
             ("range_interval", \.rangeInterval, 0...3600, " s"),
