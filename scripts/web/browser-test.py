@@ -36,6 +36,7 @@ try:
     from selenium.common.exceptions import TimeoutException, WebDriverException
     from selenium.webdriver.chrome.service import Service
     from selenium.webdriver.common.by import By
+    from selenium.webdriver.support import expected_conditions
     from selenium.webdriver.support.ui import Select, WebDriverWait
 except ImportError:
     print("browser-test: FAIL: selenium is not installed here: run scripts/web/setup.sh and use .build/web-venv/bin/python", file=sys.stderr)
@@ -147,11 +148,19 @@ class Browser:
         element.click()
 
     def submit_action(self, value):
-        """Presses the form's submit button name=action value=VALUE."""
+        """Presses the form's submit button name=action value=VALUE, and waits for the page
+        it was on to be replaced (every action posts and is answered with a redirect): a
+        wait that follows must not pass on the old page, whose elements then go stale (CI
+        once read the trail's selects in the instant between)."""
         buttons = self.finds('button[name="action"][value="%s"]' % value)
         check(buttons, "%s has no button name=action value=%s" % (self.path(), value))
+        page = self.find("html")
         self.driver.execute_script("arguments[0].scrollIntoView({block: 'center'})", buttons[0])
         buttons[0].click()
+        try:
+            WebDriverWait(self.driver, 20, poll_frequency=0.05).until(expected_conditions.staleness_of(page))
+        except TimeoutException:
+            raise Failure("the action %s: %s was not replaced within 20 s" % (value, self.path()))
 
     def snap(self, page):
         """Screenshots at both sizes, each checked for horizontal scroll and labels; the
