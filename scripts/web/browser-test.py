@@ -157,8 +157,11 @@ class Browser:
         page = self.find("html")
         self.driver.execute_script("arguments[0].scrollIntoView({block: 'center'})", buttons[0])
         buttons[0].click()
+        # (Mid-navigation Chromium may answer "node does not belong to the document" instead
+        # of "stale": polled again, as CI once failed on it.)
         try:
-            WebDriverWait(self.driver, 20, poll_frequency=0.05).until(expected_conditions.staleness_of(page))
+            WebDriverWait(self.driver, 20, poll_frequency=0.05, ignored_exceptions=(WebDriverException,)).until(
+                expected_conditions.staleness_of(page))
         except TimeoutException:
             raise Failure("the action %s: %s was not replaced within 20 s" % (value, self.path()))
 
