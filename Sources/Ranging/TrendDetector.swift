@@ -61,7 +61,7 @@ public struct TrendDetector: Sendable, Equatable {
     public let colderGapFactor: Double
 
     /// Readings a second counted as independent (`RangingConfiguration.independentReadingRate`).
-    public var independentRate = Double.infinity
+    public let independentRate: Double
     private var times: [Double] = []
     private var values: [Double] = []
     public private(set) var last: Trend?
@@ -69,7 +69,9 @@ public struct TrendDetector: Sendable, Equatable {
 
     public init(window: Double, slope: Double, reversalFactor: Double, minimumInterval: Double, zThreshold: Double = 4,
                 stepMargin: Double = 0, colderStepMargin: Double? = nil, colderZThreshold: Double? = nil, steepZThreshold: Double = .infinity, steepSlope: Double = .infinity, stepMarginReadings: Int = 1,
-                rise: RiseTest? = nil, slopeOldZThreshold: Double? = nil, dipMemory: Double = 0, colderGapFactor: Double = .infinity) {
+                rise: RiseTest? = nil, slopeOldZThreshold: Double? = nil, dipMemory: Double = 0, colderGapFactor: Double = .infinity,
+                independentRate: Double = .infinity) {
+        self.independentRate = independentRate
         self.colderGapFactor = colderGapFactor
         self.rise = rise
         self.slopeOldZThreshold = slopeOldZThreshold
@@ -97,17 +99,14 @@ public struct TrendDetector: Sendable, Equatable {
                   steepZThreshold: configuration.trendSteepSignificance, steepSlope: configuration.trendSteepSlope,
                   stepMarginReadings: configuration.trendStepMarginReadings,
                   rise: configuration.trendRiseSignificance.isFinite
-                      ? {
-                          var r = RiseTest(slope: configuration.trendRiseSlope, zThreshold: configuration.trendRiseSignificance,
-                                           recentZThreshold: configuration.trendRiseRecentSignificance,
-                                           oldZThreshold: configuration.trendRiseOldSignificance)
-                          r.independentRate = configuration.independentReadingRate
-                          return r
-                      }()
+                      ? RiseTest(slope: configuration.trendRiseSlope, zThreshold: configuration.trendRiseSignificance,
+                                 recentZThreshold: configuration.trendRiseRecentSignificance,
+                                 oldZThreshold: configuration.trendRiseOldSignificance,
+                                 independentRate: configuration.independentReadingRate)
                       : nil,
                   slopeOldZThreshold: configuration.trendSlopeOldSignificance.isFinite ? configuration.trendSlopeOldSignificance : nil,
-                  dipMemory: configuration.trendDipMemory, colderGapFactor: configuration.trendColderGapFactor)
-        independentRate = configuration.independentReadingRate
+                  dipMemory: configuration.trendDipMemory, colderGapFactor: configuration.trendColderGapFactor,
+                  independentRate: configuration.independentReadingRate)
     }
 
     /// The test statistic now: (least-squares slope dB/s, z), when the window is full enough
@@ -117,9 +116,6 @@ public struct TrendDetector: Sendable, Equatable {
               fit.stepAdvantage < stepMargin * min(1, Double(fit.readings) / Double(max(stepMarginReadings, 1))) else { return nil }
         return (fit.slope, fit.z)
     }
-
-    /// The slope test's z now, step or no step (nil: the window is not full enough).
-    public func fitZ(at now: Double, noiseVariance: Double) -> Double? { fit(at: now, noiseVariance: noiseVariance)?.z }
 
     /// The line's slope (dB/s) and z, and how many reading variances less squared residual
     /// the best one-jump fit leaves than the line (negative: the line fits better).
@@ -263,7 +259,7 @@ public struct RiseTest: Sendable, Equatable {
     public var oldZThreshold: Double
     /// Readings a second counted as independent evidence at most (a block of the last
     /// seconds counts as no more readings than its length times this).
-    public var independentRate = Double.infinity
+    public var independentRate: Double
     /// Seconds of readings the test reads (the spread's line takes a reading exactly this old,
     /// as a host delivering reports in batches stamps them on round times).
     public static let history = 30.0
@@ -276,7 +272,9 @@ public struct RiseTest: Sendable, Equatable {
     static let defaultSpread = 7.0
     static let spreadBounds: ClosedRange<Double> = 2 ... 20
 
-    public init(slope: Double, zThreshold: Double, recentZThreshold: Double, oldZThreshold: Double = -.infinity) {
+    public init(slope: Double, zThreshold: Double, recentZThreshold: Double, oldZThreshold: Double = -.infinity,
+                independentRate: Double = .infinity) {
+        self.independentRate = independentRate
         self.oldZThreshold = oldZThreshold
         self.slope = slope
         self.zThreshold = zThreshold

@@ -440,14 +440,15 @@ import Simulation
         let c = RangingConfiguration.default
         #expect(c.independentReadingRate == 10)
         func meanZ(rate: Double, independentRate: Double) -> (rise: Double, slope: Double) {
-            var rise = RiseTest(slope: c.trendRiseSlope, zThreshold: c.trendRiseSignificance,
-                                recentZThreshold: c.trendRiseRecentSignificance, oldZThreshold: c.trendRiseOldSignificance)
-            rise.independentRate = independentRate
+            var capped = c
+            capped.independentReadingRate = independentRate
+            let rise = RiseTest(slope: c.trendRiseSlope, zThreshold: c.trendRiseSignificance,
+                                recentZThreshold: c.trendRiseRecentSignificance, oldZThreshold: c.trendRiseOldSignificance,
+                                independentRate: independentRate)
             var riseSum = 0.0, slopeSum = 0.0
             for seed in UInt64(1)...40 {
                 var noise = GaussianSource(seed: seed)
-                var detector = TrendDetector(configuration: c)
-                detector.independentRate = independentRate
+                var detector = TrendDetector(configuration: capped)
                 var times: [Double] = [], values: [Double] = []
                 var t = 0.0
                 while t <= 30 {
@@ -458,7 +459,7 @@ import Simulation
                     t += 1 / rate
                 }
                 riseSum += rise.statistics(times: times, values: values, at: 30, noiseVariance: 49)?.z ?? 0
-                slopeSum += detector.fitZ(at: 30, noiseVariance: 49) ?? 0
+                slopeSum += detector.fit(at: 30, noiseVariance: 49)?.z ?? 0
             }
             return (riseSum / 40, slopeSum / 40)
         }

@@ -14,10 +14,8 @@ public final class ChildProcess: @unchecked Sendable {
     /// Where one of the child's standard streams goes.
     public enum Stream: Sendable {
         case null
-        /// A file, created or truncated.
+        /// A file, created or truncated (or a FIFO, `openFIFOForReading`).
         case file(String)
-        /// A descriptor of the caller's (e.g. a pipe's end); the caller closes its copy.
-        case descriptor(Int32)
     }
 
     /// How the child ended.
@@ -60,8 +58,6 @@ public final class ChildProcess: @unchecked Sendable {
                 result = posix_spawn_file_actions_addopen(&actions, fd, "/dev/null", fd == 0 ? O_RDONLY : O_WRONLY, 0)
             case .file(let file):
                 result = posix_spawn_file_actions_addopen(&actions, fd, file, O_WRONLY | O_CREAT | O_TRUNC, 0o600)
-            case .descriptor(let source):
-                result = posix_spawn_file_actions_adddup2(&actions, source, fd)
             }
             guard result == 0 else { throw ChildProcessError.spawn(path, result) }
         }
@@ -151,21 +147,14 @@ public final class ChildProcess: @unchecked Sendable {
     }
 
     /// Every descriptor from 3 up closed in the child: glibc's closefrom action (2.34 and
-    /// later; Swift's Glibc does not export it, so it is looked up), else each one open now.
+    /// later, so bookworm's and trixie's; Swift's Glibc does not export it, so it is looked up).
     private static func closeTheRest(_ actions: inout posix_spawn_file_actions_t, _ path: String) throws {
         typealias CloseFrom = @convention(c) (UnsafeMutablePointer<posix_spawn_file_actions_t>?, Int32) -> Int32
-        if let symbol = dlsym(UnsafeMutableRawPointer(bitPattern: 0), "posix_spawn_file_actions_addclosefrom_np") {
-            let closeFrom = unsafeBitCast(symbol, to: CloseFrom.self)
-            let result = closeFrom(&actions, 3)
-            guard result == 0 else { throw ChildProcessError.spawn(path, result) }
-            return
+        guard let symbol = dlsym(UnsafeMutableRawPointer(bitPattern: 0), "posix_spawn_file_actions_addclosefrom_np") else {
+            throw ChildProcessError.spawn("\(path) (glibc has no posix_spawn_file_actions_addclosefrom_np: 2.34 or later needed)", ENOSYS)
         }
-        // (A descriptor closed meanwhile is no error: glibc ignores EBADF in a close action.)
-        let open = ((try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd")) ?? []).compactMap { Int32($0) }
-        for fd in open where fd >= 3 {
-            let result = posix_spawn_file_actions_addclose(&actions, fd)
-            guard result == 0 else { throw ChildProcessError.spawn(path, result) }
-        }
+        let result = unsafeBitCast(symbol, to: CloseFrom.self)(&actions, 3)
+        guard result == 0 else { throw ChildProcessError.spawn(path, result) }
     }
 
     private static func termination(_ status: Int32, timedOut: Bool) -> Termination {
