@@ -188,7 +188,8 @@ public struct HunterCore: Sendable {
         self.configuration = configuration
         self.authenticator = authenticator
         self.challenge = challenge
-        engine = RangingEngine(configuration: configuration.ranging, regions: configuration.regions)
+        engine = RangingEngine(configuration: configuration.ranging, regions: configuration.regions,
+                               calibratedBeacons: Set(configuration.calibrations.keys))
         director = configuration.hunt.map(HuntDirector.init(configuration:))
         handoff = configuration.announce.map(Self.handoff)
         detector = configuration.detector.map(TreasureDetector.init(configuration:))
@@ -631,6 +632,8 @@ public struct HunterCore: Sendable {
             applied.append(next.regions != old.regions ? "regions (ranging starts over)" : next.ranging != old.ranging ? "ranging (it starts over)" : "ranging starts over")
         }
         configuration = next
+        // A tag calibrated since (the parent's page): its interval narrows from now on.
+        engine.calibratedBeacons = Set(next.calibrations.keys)
         if newHunt {
             director = next.hunt.map(HuntDirector.init(configuration:))
             pendingFinds = []

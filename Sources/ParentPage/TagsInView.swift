@@ -56,10 +56,12 @@ public struct TagsInView {
     private var engine: RangingEngine
     private var tags = RecentlyHeardTable<BeaconKey, Tag>(capacity: capacity)
     public var names: [BeaconKey: String]
-    public var calibrations: [BeaconKey: Int8]
+    public var calibrations: [BeaconKey: Int8] {
+        didSet { engine.calibratedBeacons = Set(calibrations.keys) }
+    }
 
     public init(ranging: RangingConfiguration = .default, names: [BeaconKey: String] = [:], calibrations: [BeaconKey: Int8] = [:]) {
-        engine = RangingEngine(configuration: ranging, regions: [])
+        engine = RangingEngine(configuration: ranging, regions: [], calibratedBeacons: Set(calibrations.keys))
         self.names = names
         self.calibrations = calibrations
     }

@@ -36,12 +36,14 @@ public struct LogDistanceModel: Sendable, Equatable {
     }
 
     /// Distance for a filtered RSSI whose variance is `rssiVariance` (dB²); `nil` when the
-    /// measured power is implausible.
-    public func estimate(measuredPower: Int, rssi: Double, rssiVariance: Double) -> DistanceEstimate? {
+    /// measured power is implausible. `environmentSigma`, when given, is this beacon's room
+    /// spread instead of the model's (a beacon calibrated in the room is known better).
+    public func estimate(measuredPower: Int, rssi: Double, rssiVariance: Double, environmentSigma: Double? = nil) -> DistanceEstimate? {
         guard plausibleMeasuredPower.contains(measuredPower), exponent > 0, rssi.isFinite else { return nil }
         let loss = pathLoss(measuredPower: measuredPower, rssi: rssi)
         let meters = pow(10, loss / (10 * exponent))
-        let dBSigma = (max(0, rssiVariance) + environmentSigma * environmentSigma).squareRoot()
+        let room = environmentSigma ?? self.environmentSigma
+        let dBSigma = (max(0, rssiVariance) + room * room).squareRoot()
         let logSigma = dBSigma * log(10) / (10 * exponent)
         return DistanceEstimate(meters: meters, logSigma: logSigma)
     }

@@ -26,6 +26,11 @@ public struct RangingConfiguration: Sendable, Equatable {
     /// percentile of the |error| on the same data at exponent 2, so the 68 % interval covers
     /// 68 % (68.3 % out of sample).
     public var environmentSigma: Double = 13.3
+    /// The same spread for a beacon whose power was measured in this room at 1 m (the
+    /// set-up's calibration: `RangingEngine.calibratedBeacons`), dB: on the same data, each
+    /// beacon calibrated at one position and scored at another, the 68 % half-width from the
+    /// other positions' pairs (67.9 % out of sample; docs/ranging.md, "Calibrated at one place").
+    public var calibratedEnvironmentSigma: Double = 6.3
     /// Measured power (RSSI at 1 m) outside this range gives no distance.
     public var plausibleMeasuredPower: ClosedRange<Int> = -100 ... -20
 

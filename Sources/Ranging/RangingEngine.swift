@@ -176,9 +176,15 @@ public struct RangingEngine: Sendable {
     /// by walking (and copying) every track for each new beacon of a crowd.
     private var recency: RecentlyHeardTable<BeaconKey, Bool>
 
+    /// Beacons whose advertised power is what was measured for them at 1 m in this room (the
+    /// set-up's calibration, which the caller puts in their samples): their distance's
+    /// interval uses `calibratedEnvironmentSigma`, everyone else's `environmentSigma`.
+    public var calibratedBeacons: Set<BeaconKey>
+
     public init(configuration: RangingConfiguration = .default, regions: [Region] = [], maximumBeacons: Int = 1024,
-                atHand: AtHandDetector? = nil) {
+                atHand: AtHandDetector? = nil, calibratedBeacons: Set<BeaconKey> = []) {
         self.configuration = configuration
+        self.calibratedBeacons = calibratedBeacons
         self.maximumBeacons = max(1, maximumBeacons)
         self.recency = RecentlyHeardTable(capacity: self.maximumBeacons + 1)
         self.regions = regions
@@ -262,7 +268,8 @@ public struct RangingEngine: Sendable {
         var loss: Double?
         if accepted, let level = track.filter.level {
             let estimate = model.estimate(measuredPower: track.measuredPower, rssi: level,
-                                          rssiVariance: track.filter.variance)
+                                          rssiVariance: track.filter.variance,
+                                          environmentSigma: calibratedBeacons.contains(key) ? configuration.calibratedEnvironmentSigma : nil)
             if estimate != nil {
                 let pathLoss = model.pathLoss(measuredPower: track.measuredPower, rssi: level)
                 loss = pathLoss

@@ -516,6 +516,7 @@ enum RangingBenchmark {
         var stress = false
         var heard = false
         var calibrated = false
+        var calibrationSpot = 0.0
         var stillMinutes = 20.0
         var only: String?
         var realOnly = false
@@ -554,6 +555,11 @@ enum RangingBenchmark {
                 heard = true
             case "--calibrated":
                 calibrated = true
+            case "--calibration-spot":
+                guard let value = arguments.popFirst(), let dB = Double(value), dB >= 0, dB <= 20 else {
+                    fail("--calibration-spot needs dB from 0 to 20", code: 64)
+                }
+                calibrationSpot = dB
             case "--real":
                 realOnly = true
             case "--itag":
@@ -610,7 +616,7 @@ enum RangingBenchmark {
                 }
                 seedCount = n
             default:
-                fail("unknown argument \(argument) (usage: RangingBenchmark [--data DIR] [--seeds N] [--fit] [--real [--itag FILE]] [--family held-out|tuning [--shared-loss | --calibrated] [--minutes M] [--only ROW]] [--stress [--minutes M] [--only ROW]] [--heard] (with --family or --stress: what the hunt rules say standing still) [--walking held-out|tuning [--write-captures DIR] [--replays DIR] [--spread LO-HI] [--body LO-HI] [--power-error DB] [--field DB] [--rate HZ] [--loss LO-HI] [--burst LO-HI]] (--rate HZ also with --family ... --heard: every beacon at that rate))", code: 64)
+                fail("unknown argument \(argument) (usage: RangingBenchmark [--data DIR] [--seeds N] [--fit] [--real [--itag FILE]] [--family held-out|tuning [--shared-loss | --calibrated] [--minutes M] [--only ROW]] [--stress [--minutes M] [--only ROW]] [--heard] (with --family or --stress: what the hunt rules say standing still) [--walking held-out|tuning [--calibrated [--calibration-spot DB]] [--write-captures DIR] [--replays DIR] [--spread LO-HI] [--body LO-HI] [--power-error DB] [--field DB] [--rate HZ] [--loss LO-HI] [--burst LO-HI]] (--rate HZ also with --family ... --heard: every beacon at that rate))", code: 64)
             }
         }
         if let probe = getenv("AT_HAND_PROBE").flatMap({ UInt64(String(cString: $0)) }) {
@@ -651,7 +657,9 @@ enum RangingBenchmark {
             return
         }
         if let heldOut = walking {
-            runWalking(heldOut: heldOut, count: seedCount, writeCaptures: writeCaptures, replays: replays, harshness: harshness)
+            if calibrationSpot > 0, !calibrated { fail("--calibration-spot goes with --calibrated", code: 64) }
+            runWalking(heldOut: heldOut, count: seedCount, writeCaptures: writeCaptures, replays: replays, harshness: harshness,
+                       calibrated: calibrated ? calibrationSpot : nil)
             return
         }
         // Standing still at another advertising rate: every condition's beacons at it.
@@ -661,8 +669,9 @@ enum RangingBenchmark {
         }
         if writeCaptures != nil || replays != nil { fail("--write-captures and --replays go with --walking", code: 64) }
         if heard, !stress, familyPart == nil { fail("--heard needs --family held-out|tuning or --stress", code: 64) }
+        if calibrationSpot > 0 { fail("--calibration-spot goes with --walking ... --calibrated", code: 64) }
         if calibrated, familyPart == nil || heard || sharedLoss {
-            fail("--calibrated goes with --family held-out|tuning alone (not --heard or --shared-loss)", code: 64)
+            fail("--calibrated goes with --walking, or with --family held-out|tuning alone (not --heard or --shared-loss)", code: 64)
         }
         if heard {
             let seeds = (1...UInt64(seedCount)).map { $0 }

@@ -213,8 +213,9 @@ func tunedAtHand(_ c: RangingConfiguration) -> AtHandDetector {
 
 /// Our engine as the walking and standing-still runs (and their probes) build it, with
 /// TUNE's overrides.
-func tunedEngine(_ c: RangingConfiguration = walkingConfiguration) -> RangingEngine {
-    RangingEngine(configuration: c, regions: [Region(name: "treasure", uuid: OurRanger.uuid)], atHand: tunedAtHand(c))
+func tunedEngine(_ c: RangingConfiguration = walkingConfiguration, calibrated: Bool = false) -> RangingEngine {
+    RangingEngine(configuration: c, regions: [Region(name: "treasure", uuid: OurRanger.uuid)], atHand: tunedAtHand(c),
+                  calibratedBeacons: calibrated ? [OurRanger.key(0)] : [])
 }
 
 /// The hunt rules of the benchmarks' runs (the far edge from the ranging's near edge, as
@@ -233,9 +234,11 @@ func tunedHunt(_ c: RangingConfiguration) -> HuntDirector.Configuration {
     return hunt
 }
 
-func oursOnWalk(_ reports: [SimulatedReading], until end: Double, lineSeconds: Double = 2) -> WalkTold {
+/// With `calibrated`, the reports carry the power the set-up measured (`walkCalibration`) and
+/// the engine knows it (as `tags[].power` tells the appliance).
+func oursOnWalk(_ reports: [SimulatedReading], until end: Double, lineSeconds: Double = 2, calibrated: Bool = false) -> WalkTold {
     let c = walkingConfiguration
-    var engine = tunedEngine(c)
+    var engine = tunedEngine(c, calibrated: calibrated)
     var director = HuntDirector(configuration: tunedHunt(c))
     var told = WalkTold()
     var speechEnds: Double?
@@ -349,6 +352,36 @@ func oracleOnWalk(_ world: WalkingWorld) -> WalkTold {
     return told
 }
 
+// MARK: Calibration at set-up
+
+/// The power a parent reads for the walk's beacon at set-up (docs/raspberry-pi.md,
+/// "Calibrate"; `WalkingWorld.calibrationReadings`): the hunter held at 1 m for half a minute
+/// and at least 30 readings (at most two minutes), then the filtered level the page and
+/// `scan` show, in whole dBm. `spotSigma`: the calibration spot's shadowing (sd, dB).
+func walkCalibration(_ world: WalkingWorld, spotSigma: Double = 0) -> Int {
+    var engine = RangingEngine(configuration: walkingConfiguration)
+    var level: Double?
+    var heard = 0
+    for r in world.calibrationReadings(seconds: 120, spotSigma: spotSigma) {
+        if r.time >= 30, heard >= 30 { break }
+        heard += 1
+        for case .range(let report) in engine.ingest(RangingSample(key: OurRanger.key(0), measuredPower: r.measuredPower,
+                                                                   rssi: r.rssi, time: r.time)) {
+            level = report.rssi
+        }
+    }
+    guard let level, level.isFinite else { return world.advertisedPower }
+    return Int(level.rounded())
+}
+
+/// The example configuration with the walk's beacon calibrated (`tags[].power`), for
+/// `replay --hunt --config`: what the parent's page writes after "Calibrate at 1 m".
+func calibratedConfiguration(example: String, power: Int) -> String? {
+    guard let brace = example.firstIndex(of: "{") else { return nil }
+    let tag = "\n  \"tags\": [{ \"region\": \"50495241-5445-2D48-554E-544552000000:1:1\", \"power\": \(power) }],"
+    return String(example[...brace]) + tag + String(example[example.index(after: brace)...])
+}
+
 // MARK: Captures
 
 /// The walking world's beacon: the example configuration's treasure UUID, major 1, minor 1.
@@ -436,7 +469,12 @@ func walkingSeeds(heldOut: Bool, count: Int) -> [UInt64] {
     (1...UInt64(count)).map { heldOut ? 10_000 + $0 : $0 }
 }
 
-func runWalking(heldOut: Bool, count: Int, writeCaptures: String?, replays: String?, harshness: WalkingWorld.Harshness = .standard) {
+func runWalking(heldOut: Bool, count: Int, writeCaptures: String?, replays: String?, harshness: WalkingWorld.Harshness = .standard,
+                calibrated: Double? = nil) {
+    let example = calibrated != nil && writeCaptures != nil ? readTextLines("config/hunter.example.json")?.joined(separator: "\n") : nil
+    if calibrated != nil, writeCaptures != nil, example == nil {
+        RangingBenchmark.fail("cannot read config/hunter.example.json (run from the repository)", code: 66)
+    }
     let seeds = walkingSeeds(heldOut: heldOut, count: count)
     var rows: [String: [(WalkingWorld, WalkScore)]] = [:]
     let names = (replays == nil ? [] : ["ours (replay --hunt)"]) + ["ours (in process)", "AltBeacon", "iOS-like", "oracle"]
@@ -445,7 +483,15 @@ func runWalking(heldOut: Bool, count: Int, writeCaptures: String?, replays: Stri
     var ceilingCounts = [[Int: (heard: Int, legs: Int)]](repeating: [:], count: ceilings.count)
     for seed in seeds {
         let world = WalkingWorld(seed: seed, harshness: harshness)
-        let reports = world.readings()
+        let advertised = world.readings()
+        // Calibrated: every ranger gets the measured power (a tag's app would advertise it);
+        // the captures keep the tag's own, and the replay's configuration calibrates it.
+        let power = calibrated.map { walkCalibration(world, spotSigma: $0) }
+        let reports = power.map { p in advertised.map { r in
+            var r = r
+            r.measuredPower = p
+            return r
+        } } ?? advertised
         let rate = Int((1 / world.advertisingInterval).rounded())
         for (i, c) in ceilings.enumerated() {
             let (heard, legs) = evidenceCeiling(world, reports, c.kind, z: c.z)
@@ -453,12 +499,16 @@ func runWalking(heldOut: Bool, count: Int, writeCaptures: String?, replays: Stri
             ceilingCounts[i][rate <= 2 ? 1 : rate, default: (0, 0)].legs += legs
         }
         if let directory = writeCaptures {
-            if !writeFile("\(directory)/walk-\(seed).btsnoop", captureBytes(reports)) {
+            if !writeFile("\(directory)/walk-\(seed).btsnoop", captureBytes(advertised)) {
                 RangingBenchmark.fail("cannot write \(directory)/walk-\(seed).btsnoop", code: 73)
+            }
+            if let power, let example, let text = calibratedConfiguration(example: example, power: power),
+               !writeFile("\(directory)/walk-\(seed).json", Array(text.utf8)) {
+                RangingBenchmark.fail("cannot write \(directory)/walk-\(seed).json", code: 73)
             }
         }
         var told: [String: WalkTold] = [
-            "ours (in process)": oursOnWalk(reports, until: world.duration),
+            "ours (in process)": oursOnWalk(reports, until: world.duration, calibrated: calibrated != nil),
             "AltBeacon": baselineOnWalk(.altBeacon, reports, until: world.duration),
             "iOS-like": baselineOnWalk(.iOS, reports, until: world.duration),
             "oracle": oracleOnWalk(world),
@@ -475,7 +525,8 @@ func runWalking(heldOut: Bool, count: Int, writeCaptures: String?, replays: Stri
     let part = heldOut ? "held-out" : "tuning"
     let radio = harshness == .standard ? "" : "; radio: spread \(format(harshness.spread.lowerBound, 1))-\(format(harshness.spread.upperBound, 1)) dB, body \(format(harshness.bodyDepth.lowerBound, 0))-\(format(harshness.bodyDepth.upperBound, 0)) dB, power error ±\(format(harshness.powerError, 0)) dB, field sd \(format(harshness.field, 0)) dB, \(format(100 * harshness.lossFraction.lowerBound, 0))-\(format(100 * harshness.lossFraction.upperBound, 0)) % lost" + (harshness.burstPackets.map { " in bursts of \(format($0.lowerBound, 0))-\(format($0.upperBound, 0)) packets" } ?? "")
     let rates = harshness.rate.map { "every walk at \(rateName($0))" } ?? "rates 10/4/2/1 Hz in turn"
-    print("Walking to the chest (\(part) walks, seeds \(seeds.first ?? 0)...\(seeds.last ?? 0); \(rates)\(radio)):")
+    let setUp = calibrated.map { "; the chest's beacon calibrated at set-up (tags[].power)" + ($0 > 0 ? ", the spot's shadowing sd \(format($0, 1)) dB" : "") } ?? ""
+    print("Walking to the chest (\(part) walks, seeds \(seeds.first ?? 0)...\(seeds.last ?? 0); \(rates)\(radio)\(setUp)):")
     print("| ranger | false lines/h | left/entered/unknown | near/far/immediate | warmer/colder | found wrong | approaches heard 10 Hz | 4 Hz | 1-2 Hz | finds | find lag median/p90 s | interval covers | longest silence median s | detector pairs right |")
     print("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
     for name in names {

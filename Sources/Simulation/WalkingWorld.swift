@@ -355,6 +355,35 @@ public struct WalkingWorld: Sendable {
         return reports
     }
 
+    /// What the hunter hears of the beacon during the set-up's calibration (docs/raspberry-pi.md,
+    /// "Calibrate"), before the treasure is hidden: held `seconds` s at a parent's "1 m"
+    /// (0.9-1.1 m), nothing between, at one spot of the house whose shadowing is a draw of sd
+    /// `spotSigma` dB (the world's field is gone within 1 m of a beacon in sight, so 0 is the
+    /// world's own rule; more is a room whose reflections matter even at 1 m); the same
+    /// channels, spread and loss as the walk, times from 0. Its own draws: the walk is the
+    /// same with or without it.
+    public func calibrationReadings(seconds: Double, spotSigma: Double = 0) -> [SimulatedReading] {
+        var noise = GaussianSource(seed: seed ^ 0xCA1B_0A7E_D15C_0FF5)
+        var loss = self.loss
+        let meters = 0.9 + 0.2 * noise.nextUniform()
+        let spot = spotSigma * noise.nextGaussian()
+        let mean = truePower - 10 * exponent * log10(meters) - spot
+        var reports: [SimulatedReading] = []
+        var time = noise.nextUniform() * advertisingInterval
+        var channel = 0
+        while time < seconds {
+            let lost = loss.nextIsLost(&noise)
+            let value = mean + channelOffsets[channel] + packetSigma * noise.nextGaussian()
+            if !lost {
+                reports.append(SimulatedReading(beacon: 0, time: time, rssi: min(max(Int(value.rounded()), -127), 20),
+                                                measuredPower: advertisedPower, channel: 37 + channel, distance: meters))
+            }
+            channel = (channel + 1) % 3
+            time += advertisingInterval + 0.01 * noise.nextUniform()
+        }
+        return reports
+    }
+
     /// Legs where the child closes at least `meters` m in at least `seconds` s: maximal runs
     /// of falling true distance (sampled every 0.25 s; a pause or a turn away ends a run),
     /// kept when they are that deep and that long. (start, end) times.

@@ -225,4 +225,32 @@ struct CoreDriver {
         var plain = CoreDriver(HunterCore.Configuration(regions: [Self.region]))
         #expect(plain.core.control(.stop, at: 1).applied.isEmpty)
     }
+
+    /// A tag the parent calibrated (`tags[].power`) is ranged from its measured power, with the
+    /// calibrated room's ± (`calibrated_environment_sigma`), from the start and once calibrated
+    /// on the page (a reload).
+    @Test func aCalibratedTagsDistanceIsFromItsPowerWithTheNarrowerInterval() throws {
+        func lastRange(_ effects: [HunterCore.Effect]) -> DistanceEstimate? {
+            effects.reversed().lazy.compactMap { effect -> DistanceEstimate? in
+                if case let .output(.ranging(.range(r))) = effect { return r.distance }
+                return nil
+            }.first
+        }
+        var configuration = Self.oneChest(announce: nil)
+        let key = BeaconKey(uuid: treasureUUID, major: 1, minor: 1)
+        var plain = CoreDriver(configuration)
+        plain.hear(rssi: -65, until: 5)
+        configuration.calibrations[key] = -65
+        var calibrated = CoreDriver(configuration)
+        calibrated.hear(rssi: -65, until: 5)
+        let wide = try #require(lastRange(plain.effects)), narrow = try #require(lastRange(calibrated.effects))
+        #expect(abs(narrow.meters - 1) < 0.3 && wide.meters > 1.5)
+        let ranging = RangingConfiguration.default
+        #expect(abs(narrow.logSigma / wide.logSigma - ranging.calibratedEnvironmentSigma / ranging.environmentSigma) < 0.05)
+        // Calibrated while running: the reload keeps the engine and narrows what follows.
+        _ = plain.core.reconfigure(configuration, at: 5)
+        plain.effects = []
+        plain.hear(rssi: -65, until: 6)
+        #expect(abs(try #require(lastRange(plain.effects)).logSigma - narrow.logSigma) < 0.02)
+    }
 }

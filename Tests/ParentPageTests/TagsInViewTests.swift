@@ -59,6 +59,17 @@ struct TagsInViewTests {
         let tag = tags.strongestFirst().first
         #expect(tag?.calibratedPower == -70)
         #expect(tag?.distance.map { abs($0.meters - 1) < 0.5 } == true)
+        // Its ± is the calibrated room's: narrower than an uncalibrated tag's at the same level.
+        var plain = TagsInView()
+        for i in 0..<30 { plain.heard(Self.sighting(minor: 1, rssi: -70, at: Double(i) * 0.1)) }
+        plain.advance(to: 3.5)
+        let calibratedSigma = tag?.distance?.logSigma ?? .infinity, plainSigma = plain.strongestFirst().first?.distance?.logSigma ?? 0
+        #expect(calibratedSigma < plainSigma * 0.6)
+        // Calibrated on the page later: the next packets' ± narrows too.
+        plain.calibrations[key] = -59
+        for i in 30..<60 { plain.heard(Self.sighting(minor: 1, rssi: -70, at: Double(i) * 0.1)) }
+        plain.advance(to: 6.5)
+        #expect(plain.strongestFirst().first.map { abs(($0.distance?.logSigma ?? 0) - calibratedSigma) < 0.05 } == true)
     }
 
     @Test func theLiveViewsJSONParses() throws {

@@ -156,6 +156,35 @@ import Simulation
         #expect(abs(sure.logSigma - 6 * log(10) / 20) < 1e-9)
     }
 
+    @Test func aBeaconCalibratedInTheRoomGetsTheCalibratedRoomSpread() throws {
+        let sure = try #require(model.estimate(measuredPower: -59, rssi: -70, rssiVariance: 0, environmentSigma: 2))
+        #expect(abs(sure.logSigma - 2 * log(10) / 20) < 1e-9)
+        let config = RangingConfiguration.default
+        let calibrated = BeaconKey(uuid: testUUID, major: 1, minor: 1), other = BeaconKey(uuid: testUUID, major: 1, minor: 2)
+        var engine = RangingEngine(configuration: config, calibratedBeacons: [calibrated])
+        var last: [BeaconKey: DistanceEstimate] = [:]
+        func hear(until end: Int) {
+            for i in 0..<end {
+                for key in [calibrated, other] {
+                    for case let .range(r) in engine.ingest(RangingSample(key: key, measuredPower: -59, rssi: -70 + i % 3, time: Double(i) * 0.1)) {
+                        last[key] = r.distance
+                    }
+                }
+            }
+        }
+        hear(until: 50)
+        let a = try #require(last[calibrated]), b = try #require(last[other])
+        #expect(abs(a.meters - b.meters) < 1e-9)
+        // ln-sigma = sqrt(filter variance + room spread²) ln10 / (10 n): the room's spread dominates.
+        let perDB = log(10) / (10 * config.pathLossExponent)
+        #expect(a.logSigma >= config.calibratedEnvironmentSigma * perDB && a.logSigma < (config.calibratedEnvironmentSigma + 1) * perDB)
+        #expect(b.logSigma >= config.environmentSigma * perDB && b.logSigma < (config.environmentSigma + 1) * perDB)
+        // Calibrated later (the parent's page): the next report narrows.
+        engine.calibratedBeacons.insert(other)
+        hear(until: 60)
+        #expect(try #require(last[other]).logSigma < (config.calibratedEnvironmentSigma + 1) * perDB)
+    }
+
     @Test func implausibleMeasuredPowerGivesNoDistance() {
         #expect(model.estimate(measuredPower: 0, rssi: -70, rssiVariance: 1) == nil)
         #expect(model.estimate(measuredPower: 10, rssi: -70, rssiVariance: 1) == nil)

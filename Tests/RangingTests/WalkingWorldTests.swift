@@ -102,4 +102,23 @@ import Glibc
             #expect(sd >= 1.5 && sd <= 3.5)
         }
     }
+
+    @Test func theSetUpsCalibrationHearsTheBeaconAtOneMetreWithTheWalksRadio() {
+        for seed: UInt64 in [4, 5, 6, 7] {  // 10, 4, 2 and 1 Hz
+            let world = WalkingWorld(seed: seed)
+            let held = world.calibrationReadings(seconds: 120)
+            let rate = 1 / world.advertisingInterval
+            // The walk's loss (10-30 %) and rate.
+            #expect(Double(held.count) > 0.6 * 120 * rate && Double(held.count) < 120 * rate + 1)
+            #expect(held.allSatisfy { $0.distance >= 0.9 && $0.distance <= 1.1 && $0.measuredPower == world.advertisedPower })
+            // Its mean is the true power at 1 m (no spot shadowing by default): the channels
+            // average out, the 0.9-1.1 m is under 1 dB.
+            let mean = Double(held.map(\.rssi).reduce(0, +)) / Double(held.count)
+            #expect(abs(mean - world.truePower) < 1 + 3 * 8 / Double(held.count).squareRoot())
+            // A spot's shadowing moves the whole hold, the packets stay the same draws.
+            let shadowed = world.calibrationReadings(seconds: 120, spotSigma: 3)
+            #expect(shadowed.count == held.count && shadowed.map(\.time) == held.map(\.time))
+            #expect(Set(zip(held, shadowed).map { $0.rssi - $1.rssi }).count <= 3)
+        }
+    }
 }

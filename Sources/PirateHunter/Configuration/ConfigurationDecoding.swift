@@ -400,6 +400,7 @@ enum RangingSection {
             ("innovation_gate", \.innovationGate, 0.5...100, " standard deviations"),
             ("path_loss_exponent", \.pathLossExponent, 0.5...10, ""),
             ("environment_sigma", \.environmentSigma, 0.1...50, " dB"),
+            ("calibrated_environment_sigma", \.calibratedEnvironmentSigma, 0.1...50, " dB"),
             ("immediate_edge", \.immediateEdge, 0.01...100, " m"),
             ("near_edge", \.nearEdge, 0.01...1000, " m"),
             ("at_hand_edge", \.atHandEdge, 0.01...100, " m"),
