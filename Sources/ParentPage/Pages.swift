@@ -158,7 +158,7 @@ public enum Pages {
             \(note)<p>Strongest first. To find which tag is which, hold it against the Pi and press:</p>
             <form method="get" action="/tags"><input type="hidden" name="nearest" value="1"><button id="nearest" type="submit">Which tag is against the Pi?</button></form>
             <p id="nearest-result" role="status">\(result)</p>
-            <p>To calibrate a tag, hold it 1 m from the Pi for half a minute, then press its Calibrate button.</p>
+            <p>To calibrate a tag, put it where it will be hidden and hold the Pi over it as a child will when they find it (about 1 m away) for half a minute, then press its Calibrate button.</p>
             <div class="scroll"><table id="tags"><thead><tr><th scope="col">Name</th><th scope="col">Tag</th><th scope="col">Level</th><th scope="col">Distance</th><th scope="col">Set up</th></tr></thead>
             <tbody>\(tagRows(tags, now: now, chrome))</tbody></table></div>
             """)
