@@ -429,8 +429,11 @@ func captureBytes(_ reports: [SimulatedReading]) -> [UInt8] {
     return out
 }
 
-/// What `replay --hunt --json` printed: its lines, ranges and detector rates.
-func parseReplay(_ path: String) -> WalkTold? {
+/// What `replay --hunt --json` printed: its lines, ranges and detector rates, on the walk's
+/// clock: the replay counts from the capture's first record, which is the walk's `start`
+/// (its first report heard, seconds into the walk: up to 5 s when the walk begins in a loss
+/// burst or an outage).
+func parseReplay(_ path: String, start: Double) -> WalkTold? {
     struct Line: Decodable {
         var t: Double?
         var event: String?
@@ -443,7 +446,8 @@ func parseReplay(_ path: String) -> WalkTold? {
     var told = WalkTold()
     let decoder = JSONDecoder()
     for text in lines {
-        guard let line = try? decoder.decode(Line.self, from: Data(text.utf8)), let t = line.t else { continue }
+        guard let line = try? decoder.decode(Line.self, from: Data(text.utf8)), let replayed = line.t else { continue }
+        let t = replayed + start
         switch line.event {
         case "say":
             if let name = line.event_name, let event = LineEvent(rawValue: name) { told.lines.append((t, event)) }
@@ -514,7 +518,7 @@ func runWalking(heldOut: Bool, count: Int, writeCaptures: String?, replays: Stri
             "oracle": oracleOnWalk(world),
         ]
         if let directory = replays {
-            guard let replayed = parseReplay("\(directory)/walk-\(seed).jsonl") else {
+            guard let replayed = parseReplay("\(directory)/walk-\(seed).jsonl", start: advertised.first?.time ?? 0) else {
                 RangingBenchmark.fail("no \(directory)/walk-\(seed).jsonl (scripts/bench/walking-replay.sh writes it)", code: 66)
             }
             told["ours (replay --hunt)"] = replayed
@@ -549,7 +553,7 @@ func runWalking(heldOut: Bool, count: Int, writeCaptures: String?, replays: Stri
         print("| \(name) | **\(format(total, 2))** | \(h([.regionLeft, .regionEntered, .proximityUnknown])) | "
               + "\(h([.proximityNear, .proximityFar, .proximityImmediate])) | \(h([.warmer, .colder])) | \(h([.treasureFound])) | "
               + "\(recall([10])) | \(recall([4])) | \(recall([1, 2])) | \(lags.count)/\(row.count) | "
-              + "\(lags.isEmpty ? "-" : format(median(lags), 1) + "/" + format(percentile(lags, 0.9), 1)) | "
+              + "\(lags.isEmpty ? "-" : format(median(lags), 2) + "/" + format(percentile(lags, 0.9), 1)) | "
               + "\(ranged == 0 ? "-" : format(100 * Double(covered) / Double(ranged), 1) + " %") | "
               + "\(silences.isEmpty ? "-" : format(median(silences), 1)) | "
               + "\(pairs == 0 ? "-" : format(100 * Double(right) / Double(pairs), 1) + " %") |")
