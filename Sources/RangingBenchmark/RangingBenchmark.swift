@@ -652,6 +652,10 @@ enum RangingBenchmark {
             probeHeard(row: Int(probe[0]), seed: UInt64(probe[1]), from: probe[2], to: probe[3])
             return
         }
+        if getenv("CALIBRATION_PROBE") != nil {
+            probeCalibration(harshness: harshness)
+            return
+        }
         if let probe = getenv("ENGINE_PROBE").flatMap({ UInt64(String(cString: $0)) }) {
             probeEngine(seed: probe, harshness: harshness)
             return

@@ -374,6 +374,40 @@ func walkCalibration(_ world: WalkingWorld, spotSigma: Double = 0) -> Int {
     return Int(level.rounded())
 }
 
+/// CALIBRATION_PROBE=1: how far the set-up's reading is from the beacon's true power (dB)
+/// over the held-out walks' worlds at each rate, after half a minute and after two: the
+/// filtered level the page reads, beside the plain mean of the hold.
+func probeCalibration(harshness: WalkingWorld.Harshness = .standard) {
+    for rate in [10.0, 4, 2, 1] {
+        for hold in [30.0, 120.0] {
+            var filtered: [Double] = [], plain: [Double] = []
+            for seed in walkingSeeds(heldOut: true, count: 200) {
+                var h = harshness
+                h.rate = rate
+                let world = WalkingWorld(seed: seed, harshness: h)
+                var engine = RangingEngine(configuration: walkingConfiguration)
+                var level: Double?
+                var sum = 0.0, n = 0.0
+                for r in world.calibrationReadings(seconds: hold) {
+                    sum += Double(r.rssi)
+                    n += 1
+                    for case .range(let report) in engine.ingest(RangingSample(key: OurRanger.key(0), measuredPower: r.measuredPower,
+                                                                               rssi: r.rssi, time: r.time)) {
+                        level = report.rssi
+                    }
+                }
+                if let level { filtered.append(level - world.truePower) }
+                if n > 0 { plain.append(sum / n - world.truePower) }
+            }
+            func sd(_ x: [Double]) -> Double {
+                let m = x.reduce(0, +) / Double(max(1, x.count))
+                return (x.map { ($0 - m) * ($0 - m) }.reduce(0, +) / Double(max(1, x.count))).squareRoot()
+            }
+            print("\(rateName(rate)), \(Int(hold)) s: filtered level sd \(format(sd(filtered), 2)) dB, plain mean sd \(format(sd(plain), 2)) dB")
+        }
+    }
+}
+
 /// The example configuration with the walk's beacon calibrated (`tags[].power`), for
 /// `replay --hunt --config`: what the parent's page writes after "Calibrate at 1 m".
 func calibratedConfiguration(example: String, power: Int) -> String? {
