@@ -359,19 +359,27 @@ func oracleOnWalk(_ world: WalkingWorld) -> WalkTold {
 /// and at least 30 readings (at most two minutes), then the filtered level the page and
 /// `scan` show, in whole dBm. `spotSigma`: the calibration spot's shadowing (sd, dB).
 func walkCalibration(_ world: WalkingWorld, spotSigma: Double = 0) -> Int {
+    var held: [SimulatedReading] = []
+    for r in world.calibrationReadings(seconds: 120, spotSigma: spotSigma) {
+        if r.time >= 30, held.count >= 30 { break }
+        held.append(r)
+    }
+    guard let level = filteredLevel(held), level.isFinite else { return world.advertisedPower }
+    return Int(level.rounded())
+}
+
+/// The filtered level (dBm) our engine reports after these readings of one beacon: what the
+/// page and `scan` show as `level`.
+func filteredLevel(_ readings: [SimulatedReading]) -> Double? {
     var engine = RangingEngine(configuration: walkingConfiguration)
     var level: Double?
-    var heard = 0
-    for r in world.calibrationReadings(seconds: 120, spotSigma: spotSigma) {
-        if r.time >= 30, heard >= 30 { break }
-        heard += 1
-        for case .range(let report) in engine.ingest(RangingSample(key: OurRanger.key(0), measuredPower: r.measuredPower,
+    for r in readings {
+        for case .range(let report) in engine.ingest(RangingSample(key: OurRanger.key(r.beacon), measuredPower: r.measuredPower,
                                                                    rssi: r.rssi, time: r.time)) {
             level = report.rssi
         }
     }
-    guard let level, level.isFinite else { return world.advertisedPower }
-    return Int(level.rounded())
+    return level
 }
 
 /// CALIBRATION_PROBE=1: how far the set-up's reading is from the beacon's true power (dB)
@@ -385,19 +393,9 @@ func probeCalibration(harshness: WalkingWorld.Harshness = .standard) {
                 var h = harshness
                 h.rate = rate
                 let world = WalkingWorld(seed: seed, harshness: h)
-                var engine = RangingEngine(configuration: walkingConfiguration)
-                var level: Double?
-                var sum = 0.0, n = 0.0
-                for r in world.calibrationReadings(seconds: hold) {
-                    sum += Double(r.rssi)
-                    n += 1
-                    for case .range(let report) in engine.ingest(RangingSample(key: OurRanger.key(0), measuredPower: r.measuredPower,
-                                                                               rssi: r.rssi, time: r.time)) {
-                        level = report.rssi
-                    }
-                }
-                if let level { filtered.append(level - world.truePower) }
-                if n > 0 { plain.append(sum / n - world.truePower) }
+                let held = world.calibrationReadings(seconds: hold)
+                if let level = filteredLevel(held) { filtered.append(level - world.truePower) }
+                if !held.isEmpty { plain.append(Double(held.map(\.rssi).reduce(0, +)) / Double(held.count) - world.truePower) }
             }
             func sd(_ x: [Double]) -> Double {
                 let m = x.reduce(0, +) / Double(max(1, x.count))
@@ -412,7 +410,9 @@ func probeCalibration(harshness: WalkingWorld.Harshness = .standard) {
 /// `replay --hunt --config`: what the parent's page writes after "Calibrate at 1 m".
 func calibratedConfiguration(example: String, power: Int) -> String? {
     guard let brace = example.firstIndex(of: "{") else { return nil }
-    let tag = "\n  \"tags\": [{ \"region\": \"50495241-5445-2D48-554E-544552000000:1:1\", \"power\": \(power) }],"
+    let hex = walkingUUID.map { ($0 < 16 ? "0" : "") + String($0, radix: 16, uppercase: true) }
+    let uuid = [0..<4, 4..<6, 6..<8, 8..<10, 10..<16].map { hex[$0].joined() }.joined(separator: "-")
+    let tag = "\n  \"tags\": [{ \"region\": \"\(uuid):1:1\", \"power\": \(power) }],"
     return String(example[...brace]) + tag + String(example[example.index(after: brace)...])
 }
 
