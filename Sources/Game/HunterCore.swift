@@ -347,10 +347,7 @@ public struct HunterCore: Sendable {
     }
 
     private mutating func sighting(_ original: BeaconSighting, into effects: inout [Effect]) {
-        var sighting = original
-        if case let .iBeacon(b) = original.beacon, let power = configuration.calibrations[BeaconKey(uuid: b.uuid, major: b.major, minor: b.minor)] {
-            sighting.beacon = .iBeacon(IBeacon(uuid: b.uuid, major: b.major, minor: b.minor, measuredPower: power))
-        }
+        let sighting = original.calibrated(by: configuration.calibrations)
         let time = sighting.time
         if case let .iBeacon(beacon) = sighting.beacon {
             let key = BeaconKey(uuid: beacon.uuid, major: beacon.major, minor: beacon.minor)

@@ -20,6 +20,20 @@ extension RangingSample {
     }
 }
 
+extension BeaconSighting {
+    /// The sighting with an iBeacon's advertised power replaced by the one measured for it at
+    /// set-up (`tags[].power`), when there is one: what every ranging of the hunter's file
+    /// (the hunt, `scan`, the parent's page) takes in, so they agree on its distance.
+    public func calibrated(by calibrations: [BeaconKey: Int8]) -> BeaconSighting {
+        guard case let .iBeacon(b) = beacon, let power = calibrations[BeaconKey(uuid: b.uuid, major: b.major, minor: b.minor)] else {
+            return self
+        }
+        var s = self
+        s.beacon = .iBeacon(IBeacon(uuid: b.uuid, major: b.major, minor: b.minor, measuredPower: power))
+        return s
+    }
+}
+
 extension RangingEngine {
     /// The one path from a sighting to the ranging engine (hunter, treasure box, scan,
     /// replay): an iBeacon's packet ingested at the sighting's time; others are not ranged.

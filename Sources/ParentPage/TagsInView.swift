@@ -71,8 +71,7 @@ public struct TagsInView {
     public mutating func heard(_ sighting: BeaconSighting) -> Bool {
         guard case let .iBeacon(beacon) = sighting.beacon else { return false }
         let key = BeaconKey(uuid: beacon.uuid, major: beacon.major, minor: beacon.minor)
-        var s = sighting
-        if let power = calibrations[key] { s.beacon = .iBeacon(IBeacon(uuid: beacon.uuid, major: beacon.major, minor: beacon.minor, measuredPower: power)) }
+        let s = sighting.calibrated(by: calibrations)
         let id = OutputEvent.regionText(uuid: beacon.uuid, major: beacon.major, minor: beacon.minor)
         tags.update(key, at: sighting.time, default: {
             Tag(key: key, id: id, rssi: nil, level: nil, distance: nil, proximity: .unknown, advertisedPower: beacon.measuredPower, lastHeard: sighting.time, packets: 0)

@@ -50,7 +50,9 @@ enum ScanCommand {
         var options = RuntimeOptions(record: configuration.record, duration: duration)
         options.clock = try arguments.clock(simulated: configuration.transport == .simulator)
         let runtime = try ApplianceRuntime(options)
-        let scanner = Scanner(runtime: runtime, ranging: configuration.ranging, json: configuration.json, active: active)
+        let calibrations = Dictionary(configuration.tags.compactMap { tag in tag.power.map { (tag.key, $0) } }, uniquingKeysWith: { a, _ in a })
+        let scanner = Scanner(runtime: runtime, ranging: configuration.ranging, calibrations: calibrations, json: configuration.json,
+                              active: active)
         if configuration.transport == .simulator {
             // The demo's treasure walking by, a 10 Hz beacon standing 2 m away and a 1 Hz one 6 m away.
             let world = DemoWorld(origin: runtime.loop.now)
@@ -92,11 +94,16 @@ enum ScanCommand {
         private var controllerLog: ControllerLog
         private let terminal: Bool
 
-        init(runtime: ApplianceRuntime, ranging: RangingConfiguration, json: Bool, active: Bool) {
+        /// The tags calibrated in the hunter's file: ranged from their measured power, as the
+        /// hunt ranges them (the rows show what they advertise).
+        private let calibrations: [BeaconKey: Int8]
+
+        init(runtime: ApplianceRuntime, ranging: RangingConfiguration, calibrations: [BeaconKey: Int8], json: Bool, active: Bool) {
             self.runtime = runtime
             self.json = json
             self.active = active
-            engine = RangingEngine(configuration: ranging, regions: [])
+            self.calibrations = calibrations
+            engine = RangingEngine(configuration: ranging, regions: [], calibratedBeacons: Set(calibrations.keys))
             controllerLog = ControllerLog(doing: active ? "scanning actively" : "scanning")
             terminal = isatty(1) == 1 && !json
         }
@@ -142,7 +149,7 @@ enum ScanCommand {
             if let beacon = BeaconKey(s) {
                 rowOfKey.set(beacon, key, at: s.time)
                 transmitters.update(beacon, at: s.time, default: { Transmitters(address: s.address) }) { $0.heard(s.address, at: s.time) }
-                emit(engine.ingest(s))
+                emit(engine.ingest(s.calibrated(by: calibrations)))
             }
             if json { runtime.out.flush() }
         }

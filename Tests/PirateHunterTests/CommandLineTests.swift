@@ -1,5 +1,6 @@
 import Bluetooth
 import Foundation
+import Ranging
 import Testing
 import TestSupport
 
@@ -197,6 +198,36 @@ import TestSupport
         #expect(!tuned.contains("near") && !tuned.contains("immediate"), "\(tuned)")
         let defaults = try await proximities([])
         #expect(defaults.contains("near"), "the 2 m beacon is near with the default edges: \(defaults)")
+    }
+
+    /// A tag calibrated in the hunter's file (`tags[].power`) is ranged by `scan` as the hunt
+    /// ranges it: from the measured power, with the calibrated room's ± (the set-up walks the
+    /// route watching scan's proximity after calibrating on the page); the others as before.
+    @Test func scanRangesACalibratedTagFromItsMeasuredPower() async throws {
+        let config = FileManager.default.temporaryDirectory.appendingPathComponent("scan-\(UUID().uuidString).json")
+        try #"{"tags": [{"region": "50495241-5445-2D48-554E-544552000000:1:2", "power": -79}]}"#.write(to: config, atomically: true, encoding: .utf8)
+        defer { try? FileManager.default.removeItem(at: config) }
+        let result = try await PirateHunterBinary.run(["scan", "--hci", "simulator", "--virtual-time", "--json", "--duration", "6",
+                                                       "--config", config.path], timeout: 30)
+        #expect(result.status == 0, "\(result.stderr)")
+        /// The last range of a minor: metres and the log-normal sigma (sigma in metres is
+        /// the 68 % band's half-width: m·sinh(ln-sigma)).
+        func lastRange(minor: Int) throws -> (meters: Double, logSigma: Double) {
+            let r = try #require(try jsonObjects(result).last {
+                $0["event"] as? String == "range" && $0["minor"] as? Int == minor && $0["distance"] as? Double != nil
+            })
+            let meters = try #require(r["distance"] as? Double), sigma = try #require(r["sigma"] as? Double)
+            return (meters, asinh(sigma / meters))
+        }
+        let calibrated = try lastRange(minor: 2), plain = try lastRange(minor: 3)
+        // 2 m away, -59 advertised, -79 measured: 20 dB less path loss, a tenth of the distance.
+        #expect(calibrated.meters < 0.5, "\(calibrated)")
+        let ranging = RangingConfiguration.default
+        let perDB = log(10) / (10 * ranging.pathLossExponent)
+        // (The JSON gives metres to 1 cm: at 0.2 m that is a few hundredths of ln-sigma.)
+        #expect(calibrated.logSigma >= ranging.calibratedEnvironmentSigma * perDB - 0.06
+                && calibrated.logSigma < (ranging.calibratedEnvironmentSigma + 2) * perDB, "\(calibrated)")
+        #expect(plain.meters > 3 && plain.logSigma >= ranging.environmentSigma * perDB - 0.01, "\(plain)")
     }
 }
 

@@ -22,7 +22,7 @@ enum Commands {
 
     static let scan = CommandSpec(
         name: "scan", operands: "",
-        summary: "every beacon in view, live: kind, ids, RSSI (the last packet's and the filtered level: the power to calibrate at 1 m), distance ± sigma, proximity, age, name (with the configuration's ranging settings): the tool to place the treasure",
+        summary: "every beacon in view, live: kind, ids, RSSI (the last packet's and the filtered level: the power to calibrate at 1 m), distance ± sigma, proximity, age, name (with the configuration's ranging settings, and the tags it calibrated ranged from their measured power, as the hunt ranges them): the tool to place the treasure",
         flags: Flags.controller + [Flags.active, Flags.virtualTime],
         run: ScanCommand.run)
 
