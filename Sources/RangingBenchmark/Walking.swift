@@ -36,6 +36,8 @@ enum WalkRules {
     static let trendMeters = 1.0
     static let trendLookBack = 10.0
     static let approachGrace = 3.0
+    /// True distances (m) the interval's coverage is also told by.
+    static let coverageBands: [Range<Double>] = [0 ..< 2, 2 ..< 4, 4 ..< 7, 7 ..< .infinity]
 }
 
 /// WALK_DEBUG=1: the walks' finds and false lines, one a line.
@@ -52,6 +54,10 @@ struct WalkScore {
     var falseFind = false
     var covered = 0
     var ranged = 0
+    /// The same by true distance (`WalkRules.coverageBands`): an interval honest overall can
+    /// still be too wide near and too narrow far.
+    var coveredByBand = [Int](repeating: 0, count: WalkRules.coverageBands.count)
+    var rangedByBand = [Int](repeating: 0, count: WalkRules.coverageBands.count)
     var longestSilence: Double?
     /// Pairs of moments (1 s apart samples, before the find) >= 4 m apart in true distance,
     /// and those where the detector's click rate was higher at the closer one.
@@ -113,8 +119,13 @@ func scoreWalk(_ world: WalkingWorld, _ told: WalkTold, debug: Bool = false) -> 
     }
     for r in told.ranges where r.time < world.duration {
         let truth = world.distance(at: r.time)
+        let inside = abs(log(truth / r.meters)) <= r.logSigma
         score.ranged += 1
-        if abs(log(truth / r.meters)) <= r.logSigma { score.covered += 1 }
+        if inside { score.covered += 1 }
+        if let band = WalkRules.coverageBands.firstIndex(where: { $0.contains(truth) }) {
+            score.rangedByBand[band] += 1
+            if inside { score.coveredByBand[band] += 1 }
+        }
     }
     if !told.detector.isEmpty || !told.lines.isEmpty {
         // Longest span (before the find) with no line starting and the detector silent.
@@ -607,6 +618,14 @@ func runWalking(heldOut: Bool, count: Int, writeCaptures: String?, replays: Stri
             return "\(rateName(1000 / interval)) \(format(Double(falseLines) / hours, 2)) (finds \(lags.count)/\(walks.count), lag \(lags.isEmpty ? "-" : format(median(lags), 1)) s, approaches heard \(legs == 0 ? "-" : format(Double(heard) / Double(legs), 2)))"
         }
         print("(\(name) by tag rate, false lines an hour: " + parts.joined(separator: "; ") + ")")
+        let bands = WalkRules.coverageBands.indices.compactMap { b -> String? in
+            let ranged = row.reduce(0) { $0 + $1.1.rangedByBand[b] }, covered = row.reduce(0) { $0 + $1.1.coveredByBand[b] }
+            guard ranged > 0 else { return nil }
+            let band = WalkRules.coverageBands[b]
+            let name = band.upperBound.isFinite ? "\(Int(band.lowerBound))-\(Int(band.upperBound)) m" : "\(Int(band.lowerBound)) m and more"
+            return "\(name) \(format(100 * Double(covered) / Double(ranged), 1)) %"
+        }
+        if !bands.isEmpty { print("(\(name), interval covers by true distance: " + bands.joined(separator: ", ") + ")") }
     }
     for kind in [Ceiling.slope, .rise] {
         let parts = ceilings.indices.filter { ceilings[$0].kind == kind }.map { i -> String in
