@@ -674,8 +674,8 @@ enum RangingBenchmark {
         if writeCaptures != nil || replays != nil { fail("--write-captures and --replays go with --walking", code: 64) }
         if heard, !stress, familyPart == nil { fail("--heard needs --family held-out|tuning or --stress", code: 64) }
         if calibrationSpot > 0 { fail("--calibration-spot goes with --walking ... --calibrated", code: 64) }
-        if calibrated, familyPart == nil || heard || sharedLoss {
-            fail("--calibrated goes with --walking, or with --family held-out|tuning alone (not --heard or --shared-loss)", code: 64)
+        if calibrated, familyPart == nil || stress || sharedLoss {
+            fail("--calibrated goes with --walking, or with --family held-out|tuning [--heard] (not --stress or --shared-loss)", code: 64)
         }
         if heard {
             let seeds = (1...UInt64(seedCount)).map { $0 }
@@ -683,10 +683,12 @@ enum RangingBenchmark {
                 .map { c in
                     var c = c
                     if let rate = harshness.rate { c.interval = 1 / rate }
+                    c.calibrated = calibrated
                     return c
                 }
                 .filter { c in only.map { c.rowName.contains($0) } ?? true }
-            let title = stress ? "stress sweep" : familyPart == true ? "held-out part" : "tuning part"
+            let title = (stress ? "stress sweep" : familyPart == true ? "held-out part" : "tuning part")
+                + (calibrated ? ", each beacon's measured power calibrated at 1 m as the set-up says" : "")
             runHeard(conditions, title: title, seeds: seeds, stillMinutes: stillMinutes)
             return
         }
