@@ -51,7 +51,7 @@ struct HunterSetup {
             regions: regions, ranging: ranging, hunt: hunt,
             announce: announce,
             stopAfterFinish: stopAfterFound)
-        for tag in tags { if let power = tag.power { game.calibrations[tag.key] = power } }
+        game.calibrations = tags.calibrations
         return game
     }
 }

@@ -50,9 +50,8 @@ enum ScanCommand {
         var options = RuntimeOptions(record: configuration.record, duration: duration)
         options.clock = try arguments.clock(simulated: configuration.transport == .simulator)
         let runtime = try ApplianceRuntime(options)
-        let calibrations = Dictionary(configuration.tags.compactMap { tag in tag.power.map { (tag.key, $0) } }, uniquingKeysWith: { a, _ in a })
-        let scanner = Scanner(runtime: runtime, ranging: configuration.ranging, calibrations: calibrations, json: configuration.json,
-                              active: active)
+        let scanner = Scanner(runtime: runtime, ranging: configuration.ranging, calibrations: configuration.tags.calibrations,
+                              json: configuration.json, active: active)
         if configuration.transport == .simulator {
             // The demo's treasure walking by, a 10 Hz beacon standing 2 m away and a 1 Hz one 6 m away.
             let world = DemoWorld(origin: runtime.loop.now)

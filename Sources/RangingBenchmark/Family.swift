@@ -204,21 +204,13 @@ func calibratedPower(_ c: Condition, beacon: Int, seed: UInt64) -> Int {
     let hold = SimulatedBeacon(id: beacon, advertisingInterval: c.interval, path: .standing(at: 1), loss: c.loss)
     var simulator = RadioSimulator(beacons: [hold], model: c.model,
                                    seed: seed &* 7_919 &+ UInt64(c.index) &* 131 &+ UInt64(beacon) &+ 0xCA1)
-    var engine = RangingEngine(configuration: simulatedConfiguration)
-    var level: Double?
-    var heard = 0
+    var held: [SimulatedReading] = []
     var end = 0.0
-    while end < 120, end < 30 || heard < 30 {
+    while end < 120, end < 30 || held.count < 30 {
         end += 1
-        for r in simulator.run(until: end) {
-            heard += 1
-            for case .range(let report) in engine.ingest(RangingSample(key: OurRanger.key(beacon), measuredPower: r.measuredPower,
-                                                                       rssi: r.rssi, time: r.time)) {
-                level = report.rssi
-            }
-        }
+        held += simulator.run(until: end)
     }
-    guard let level, level.isFinite else { return c.model.measuredPower }
+    guard let level = filteredLevel(held, configuration: simulatedConfiguration), level.isFinite else { return c.model.measuredPower }
     return Int(level.rounded())
 }
 

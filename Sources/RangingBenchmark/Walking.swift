@@ -381,8 +381,8 @@ func walkCalibration(_ world: WalkingWorld, spotSigma: Double = 0) -> Int {
 
 /// The filtered level (dBm) our engine reports after these readings of one beacon: what the
 /// page and `scan` show as `level`.
-func filteredLevel(_ readings: [SimulatedReading]) -> Double? {
-    var engine = RangingEngine(configuration: walkingConfiguration)
+func filteredLevel(_ readings: [SimulatedReading], configuration: RangingConfiguration = walkingConfiguration) -> Double? {
+    var engine = RangingEngine(configuration: configuration)
     var level: Double?
     for r in readings {
         for case .range(let report) in engine.ingest(RangingSample(key: OurRanger.key(r.beacon), measuredPower: r.measuredPower,

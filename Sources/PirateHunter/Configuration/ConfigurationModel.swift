@@ -261,3 +261,13 @@ extension TransportSpec {
         self = spec
     }
 }
+
+extension [HunterConfiguration.Tag] {
+    /// The tags' measured powers (`tags[].power`), by beacon: what the hunt, `scan` and the
+    /// parent's page range them from (`BeaconSighting.calibrated(by:)`).
+    var calibrations: [BeaconKey: Int8] {
+        var calibrations: [BeaconKey: Int8] = [:]
+        for tag in self { if let power = tag.power { calibrations[tag.key] = power } }
+        return calibrations
+    }
+}

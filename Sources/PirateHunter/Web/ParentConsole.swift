@@ -89,12 +89,8 @@ final class ParentConsole {
         let host = Self.hostname()
         gate = carried ?? AccessGate(names: [host, host + ".local", "localhost"], random: GameKey.randomBytes)
         var names: [BeaconKey: String] = [:]
-        var calibrations: [BeaconKey: Int8] = [:]
-        for tag in configured {
-            if let name = tag.name { names[tag.key] = name }
-            if let power = tag.power { calibrations[tag.key] = power }
-        }
-        tags = TagsInView(ranging: ranging, names: names, calibrations: calibrations)
+        for tag in configured { if let name = tag.name { names[tag.key] = name } }
+        tags = TagsInView(ranging: ranging, names: names, calibrations: configured.calibrations)
         draft = TrailDraft()
         if let file, let bytes = try? Self.read(file), let document = try? JSONDocument(parsing: ConfigurationText.withoutByteOrderMark(bytes)) {
             draft = TrailDraft(configuration: document)
