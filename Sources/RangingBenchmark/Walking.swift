@@ -36,6 +36,11 @@ enum WalkRules {
     static let trendMeters = 1.0
     static let trendLookBack = 10.0
     static let approachGrace = 3.0
+    /// The approaches are also told by kind: the last leg, which ends at the chest (closer
+    /// than 1.5 m), and the others by how much the distance alone moves the level along them
+    /// (dB, the walk's own exponent): under 6, 6-9, 9 and more.
+    static let approachLevelBands: [Range<Double>] = [0 ..< 6, 6 ..< 9, 9 ..< .infinity]
+    static let chestLegEnd = 1.5
     /// True distances (m) the interval's coverage is also told by.
     static let coverageBands: [Range<Double>] = [0 ..< 2, 2 ..< 4, 4 ..< 7, 7 ..< .infinity]
 }
@@ -50,6 +55,9 @@ struct WalkScore {
     var falseLines: [LineEvent: Int] = [:]
     var approaches = 0
     var heardApproaches = 0
+    /// The approaches by kind (`WalkRules.approachLevelBands`, then the leg to the chest):
+    /// heard, legs.
+    var approachesByKind = [(heard: Int, legs: Int)](repeating: (0, 0), count: WalkRules.approachLevelBands.count + 1)
     var findLag: Double?
     var falseFind = false
     var covered = 0
@@ -109,8 +117,11 @@ func scoreWalk(_ world: WalkingWorld, _ told: WalkTold, debug: Bool = false) -> 
     }
     for leg in world.approaches() {
         score.approaches += 1
+        let kind = approachKind(world, leg)
+        score.approachesByKind[kind].legs += 1
         if let first = told.lines.first(where: { warm.contains($0.line) && $0.time >= leg.start && $0.time <= leg.end + WalkRules.approachGrace }) {
             score.heardApproaches += 1
+            score.approachesByKind[kind].heard += 1
             if debug, legDebug { print("leg heard by \(first.line.rawValue) at \(format(first.time - leg.start, 1)) of \(format(leg.end - leg.start, 1)) s, \(format(world.distance(at: leg.start), 1)) -> \(format(world.distance(at: leg.end), 1)) m rate \(format(1 / world.advertisingInterval, 0))") }
         } else if debug, legDebug {
             let engine = told.engineWarmers.contains { $0 >= leg.start && $0 <= leg.end + WalkRules.approachGrace }
@@ -514,6 +525,34 @@ func approachesHeard(_ row: [(WalkingWorld, WalkScore)], rates: Set<Int>) -> (he
     return (part.reduce(0) { $0 + $1.1.heardApproaches }, part.reduce(0) { $0 + $1.1.approaches })
 }
 
+/// An approach leg's kind: the index of `WalkRules.approachLevelBands` holding how much the
+/// distance alone moves the level along it, or the bands' count for the leg to the chest.
+func approachKind(_ world: WalkingWorld, _ leg: (start: Double, end: Double)) -> Int {
+    let from = world.distance(at: leg.start), to = world.distance(at: leg.end)
+    guard to >= WalkRules.chestLegEnd else { return WalkRules.approachLevelBands.count }
+    return WalkRules.approachLevelBands.firstIndex { $0.contains(10 * world.exponent * log10(from / to)) } ?? 0
+}
+
+/// The kinds' names, in `approachKind`'s order.
+let approachKindNames = WalkRules.approachLevelBands.map { band in
+    band.upperBound.isFinite ? "the level \(Int(band.lowerBound))-\(Int(band.upperBound)) dB nearer" : "\(Int(band.lowerBound)) dB or more"
+} + ["the last leg, to the chest"]
+
+/// The approaches heard by kind (`WalkRules.approachLevelBands`, the leg to the chest) and
+/// rate: where the figures come from.
+func approachKinds(_ row: [(WalkingWorld, WalkScore)]) -> String {
+    let names = approachKindNames
+    return names.indices.map { kind -> String in
+        let figures = [[10], [4], [1, 2]].map { rates -> String in
+            let part = row.filter { rates.contains(Int((1 / $0.0.advertisingInterval).rounded())) }
+            let heard = part.reduce(0) { $0 + $1.1.approachesByKind[kind].heard }, legs = part.reduce(0) { $0 + $1.1.approachesByKind[kind].legs }
+            return legs == 0 ? "-" : format(Double(heard) / Double(legs), 2)
+        }
+        let legs = row.reduce(0) { $0 + $1.1.approachesByKind[kind].legs }
+        return "\(names[kind]) \(figures.joined(separator: "/")) (\(legs) legs)"
+    }.joined(separator: "; ")
+}
+
 func walkingSeeds(heldOut: Bool, count: Int) -> [UInt64] {
     (1...UInt64(count)).map { heldOut ? 10_000 + $0 : $0 }
 }
@@ -530,6 +569,9 @@ func runWalking(heldOut: Bool, count: Int, writeCaptures: String?, replays: Stri
     let ceilings: [(kind: Ceiling, z: Double)] = [Ceiling.slope, .rise].flatMap { kind in [4.0, 3.0].map { (kind, $0) } }
     /// Per ceiling, by rate (1: 1-2 Hz): approaches heard, approaches.
     var ceilingCounts = [[Int: (heard: Int, legs: Int)]](repeating: [:], count: ceilings.count)
+    /// The same by the legs' kind (`approachKind`).
+    var ceilingByKind = [[[Int: (heard: Int, legs: Int)]]](
+        repeating: .init(repeating: [:], count: WalkRules.approachLevelBands.count + 1), count: ceilings.count)
     for seed in seeds {
         let world = WalkingWorld(seed: seed, harshness: harshness)
         let advertised = world.readings()
@@ -543,9 +585,13 @@ func runWalking(heldOut: Bool, count: Int, writeCaptures: String?, replays: Stri
         } } ?? advertised
         let rate = Int((1 / world.advertisingInterval).rounded())
         for (i, c) in ceilings.enumerated() {
-            let (heard, legs) = evidenceCeiling(world, reports, c.kind, z: c.z)
-            ceilingCounts[i][rate <= 2 ? 1 : rate, default: (0, 0)].heard += heard
-            ceilingCounts[i][rate <= 2 ? 1 : rate, default: (0, 0)].legs += legs
+            let legs = evidenceCeiling(world, reports, c.kind, z: c.z)
+            ceilingCounts[i][rate <= 2 ? 1 : rate, default: (0, 0)].heard += legs.count { $0.heard }
+            ceilingCounts[i][rate <= 2 ? 1 : rate, default: (0, 0)].legs += legs.count
+            for leg in legs {
+                ceilingByKind[i][leg.kind][rate <= 2 ? 1 : rate, default: (0, 0)].legs += 1
+                if leg.heard { ceilingByKind[i][leg.kind][rate <= 2 ? 1 : rate, default: (0, 0)].heard += 1 }
+            }
         }
         if let directory = writeCaptures {
             if !writeFile("\(directory)/walk-\(seed).btsnoop", captureBytes(advertised)) {
@@ -626,6 +672,7 @@ func runWalking(heldOut: Bool, count: Int, writeCaptures: String?, replays: Stri
             return "\(name) \(format(100 * Double(covered) / Double(ranged), 1)) %"
         }
         if !bands.isEmpty { print("(\(name), interval covers by true distance: " + bands.joined(separator: ", ") + ")") }
+        print("(\(name), approaches heard at 10/4/1-2 Hz by kind: " + approachKinds(row) + ")")
     }
     for kind in [Ceiling.slope, .rise] {
         let parts = ceilings.indices.filter { ceilings[$0].kind == kind }.map { i -> String in
@@ -636,6 +683,16 @@ func runWalking(heldOut: Bool, count: Int, writeCaptures: String?, replays: Stri
             return "z \(format(ceilings[i].z, 0)) " + figures.joined(separator: "/")
         }
         print("(evidence ceiling, \(kind.name), approaches heard at 10/4/1-2 Hz: " + parts.joined(separator: "; ") + ")")
+    }
+    for i in ceilings.indices where ceilings[i].kind == .rise {
+        let kinds = approachKindNames.indices.map { k -> String in
+            let figures = [10, 4, 1].map { r -> String in
+                let (h, n) = ceilingByKind[i][k][r] ?? (0, 0)
+                return n == 0 ? "-" : format(Double(h) / Double(n), 2)
+            }
+            return "\(approachKindNames[k]) \(figures.joined(separator: "/"))"
+        }
+        print("(evidence ceiling, \(Ceiling.rise.name), z \(format(ceilings[i].z, 0)), by kind: " + kinds.joined(separator: "; ") + ")")
     }
     print("(\(format(rows[names.last ?? ""]?.reduce(0) { $0 + $1.1.seconds / 3600 } ?? 0, 2)) h of walking; definitions: docs/ranging.md, \"The walking world\")")
 }
@@ -657,14 +714,16 @@ enum Ceiling {
     var name: String { self == .slope ? "slope since the leg's start" : "last 3 s against the 10 s before the leg" }
 }
 
-func evidenceCeiling(_ world: WalkingWorld, _ reports: [SimulatedReading], _ kind: Ceiling, z threshold: Double) -> (heard: Int, legs: Int) {
+/// Per leg: its kind (`approachKind`) and whether the ceiling hears it.
+func evidenceCeiling(_ world: WalkingWorld, _ reports: [SimulatedReading], _ kind: Ceiling, z threshold: Double) -> [(kind: Int, heard: Bool)] {
     let offsets = world.channelOffsets
     let offsetVariance = offsets.map { $0 * $0 }.reduce(0, +) / Double(max(offsets.count, 1))
     let sigma2 = world.packetSigma * world.packetSigma + offsetVariance
-    var heard = 0, legs = 0
+    var legs: [(kind: Int, heard: Bool)] = []
     for leg in world.approaches() {
-        legs += 1
         let last = leg.end + WalkRules.approachGrace
+        var heard = false
+        defer { legs.append((approachKind(world, leg), heard)) }
         switch kind {
         case .slope:
             var n = 0.0, st = 0.0, sv = 0.0, stt = 0.0, stv = 0.0
@@ -675,7 +734,7 @@ func evidenceCeiling(_ world: WalkingWorld, _ reports: [SimulatedReading], _ kin
                 let sxx = stt - st * st / n
                 guard sxx > 0 else { continue }
                 let slope = (stv - st * sv / n) / sxx
-                if slope >= 0.75, slope / (sigma2 / sxx).squareRoot() >= threshold { heard += 1; break }
+                if slope >= 0.75, slope / (sigma2 / sxx).squareRoot() >= threshold { heard = true; break }
             }
         case .rise:
             let before = reports.filter { $0.time >= leg.start - 10 && $0.time < leg.start }.map { Double($0.rssi) }
@@ -687,13 +746,13 @@ func evidenceCeiling(_ world: WalkingWorld, _ reports: [SimulatedReading], _ kin
                 if now.count >= 2 {
                     let mean = now.reduce(0, +) / Double(now.count)
                     let se = (sigma2 / Double(now.count) + sigma2 / Double(before.count)).squareRoot()
-                    if (mean - reference) / se >= threshold { heard += 1; break }
+                    if (mean - reference) / se >= threshold { heard = true; break }
                 }
                 t += 0.25
             }
         }
     }
-    return (heard, legs)
+    return legs
 }
 
 /// AT_HAND_PROBE=SEED: the at-hand detector's windows after the stop at the chest (tuning aid).
