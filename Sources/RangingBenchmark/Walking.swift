@@ -108,6 +108,12 @@ func scoreWalk(_ world: WalkingWorld, _ told: WalkTold, debug: Bool = false) -> 
         if isFalse, debug {
             let a = world.pose(at: time - 3), b = world.pose(at: time)
             let moved = ((a.x - b.x) * (a.x - b.x) + (a.y - b.y) * (a.y - b.y)).squareRoot()
+            if line == .treasureFound || line == .proximityImmediate, getenv("FIND_PROBE") != nil {
+                let p = world.pose(at: time)
+                let body = [0.0, 2, 4, 6, 10].map { format(world.bodyShadow(world.pose(at: time - $0)), 1) }.joined(separator: ",")
+                let level = [0.0, 2, 4, 6, 10, 20].map { format(world.meanRSSI(at: time - $0), 1) }.joined(separator: ",")
+                print("FIND \(line.rawValue) seed \(world.seed) d \(format(d, 2)) err \(Double(world.advertisedPower) - world.truePower) field \(format(world.shadowing(x: p.x, y: p.y), 1)) wall \(format(world.wallLoss(x: p.x, y: p.y), 1)) body[0,2,4,6,10] \(body) level[0,2,4,6,10,20] \(level) dist[-4] \(format(world.distance(at: time - 4), 1)) dist[-10] \(format(world.distance(at: time - 10), 1))")
+            }
             print("seed \(world.seed) false \(line.rawValue) t \(format(time, 1)) (stop \(format(world.stopAtChest, 1))) d \(format(d, 2)) moved3s \(format(moved, 1)) d-10s \(format(world.distance(at: time - 10), 1)) closer \(format((lookBack.max() ?? d) - d, 2)) rate \(format(1 / world.advertisingInterval, 0))")
         }
     }
