@@ -193,9 +193,12 @@ public struct HuntDirector: Sendable {
         public var farReturnRatio: Double? = 1.4
         /// ... and the range past both for the last this many seconds without a break (0: at
         /// the moment): a body that passes takes the range out for 1-10 s, and the filter needs
-        /// a few more (at 1 Hz) to see the level back; a walk away takes it out for good. 14 s:
-        /// standing still with bodies, 8 s let a 10 s body through as "far" and "near" again.
-        public var farRangeHold = 14.0
+        /// a few more (at 1 Hz) to see the level back; a walk away takes it out for good. 18 s:
+        /// standing still with bodies, 8 s let a 10 s body through as "far" and "near" again,
+        /// and 14 s bodies in close succession (15 seeds a row: 1.11 lines an hour on a tuning
+        /// row, 0.93 at 18 s; a step out to 6-8 m is heard 4 s later, docs/ranging.md,
+        /// "Eleventh round").
+        public var farRangeHold = 18.0
         public var trendQuietAfterLine = 3.0
         /// A line waiting behind a more important one is dropped after this long (s).
         public var pendingLifetime = 4.0

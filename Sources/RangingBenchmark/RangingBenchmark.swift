@@ -627,6 +627,10 @@ enum RangingBenchmark {
             probeStill(row: probe[0], seed: UInt64(probe[1]))
             return
         }
+        if let probe = getenv("WARM_PROBE").map({ String(cString: $0).split(separator: ":").compactMap { Double($0) } }), probe.count == 3 {
+            probeWarm(row: Int(probe[0]), seed: UInt64(probe[1]), at: probe[2])
+            return
+        }
         if let probe = getenv("LEG_PROBE").flatMap({ Int(String(cString: $0)) }) {
             probeLegs(count: probe)
             return

@@ -870,3 +870,16 @@ func exportWalks(directory: String, first: UInt64, count: Int, harshness: Walkin
         }
     }
 }
+
+/// WARM_PROBE=ROW:SEED:T: standing still, the readings of the 35 s before T a second at a time (tuning aid).
+func probeWarm(row: Int, seed: UInt64, at t: Double) {
+    guard let c = family().first(where: { $0.index == row }) else { return }
+    let (_, reports) = standingStill(c, seed: seed, until: t + 1)
+    var second = Int(t) - 35
+    while second <= Int(t) {
+        let inIt = reports.filter { $0.beacon == 0 && $0.time >= Double(second) && $0.time < Double(second + 1) }
+        let mean = inIt.isEmpty ? "-" : format(Double(inIt.map(\.rssi).reduce(0, +)) / Double(inIt.count), 1)
+        print("\(second) n \(inIt.count) mean \(mean)")
+        second += 1
+    }
+}

@@ -180,14 +180,16 @@ extension HuntDirector {
         #expect(d.feed(range(61, 3.4)) == [], "the range has left the edge ...")
         #expect(d.feed(range(65, 3.6)) == [])
         #expect(d.feed(range(69, 3.5)) == [], "out 8 s: a body may still stand there")
-        #expect(d.feed(range(75, 3.5)) == [.say(.proximityFar, interrupt: false)], "... and stayed out 14 s")
+        #expect(d.feed(range(75, 3.5)) == [], "out 14 s: bodies in close succession may still")
+        #expect(d.feed(range(79, 3.5)) == [.say(.proximityFar, interrupt: false)], "... and stayed out 18 s")
         // No edge: the class and the range's hold decide (past since the move out at 10 s,
-        // said at 24 s); no range known: the class alone, after 10 s.
+        // said at 28 s); no range known: the class alone, after 10 s.
         var free = directorSaidNear { $0.farEdge = nil }
         _ = free.feed(.proximity(time: 10, key: key, from: .near, to: .far))
         #expect(free.feed(range(16, 2.4)) == [])
         #expect(free.tick(at: 20) == [])
-        #expect(free.tick(at: 24) == [.say(.proximityFar, interrupt: false)])
+        #expect(free.tick(at: 27) == [])
+        #expect(free.tick(at: 28) == [.say(.proximityFar, interrupt: false)])
         var unranged = enteredDirector()
         _ = unranged.feed(.proximity(time: 3, key: key, from: .unknown, to: .near))
         _ = unranged.handle(.speechFinished, at: 4)
@@ -200,7 +202,9 @@ extension HuntDirector {
         // A beacon whose level sits near the edge (read at 3.2 m): a body takes the class to
         // far, and after it the classifier's hysteresis holds far while the range is back at
         // 3.2 m, past the edge. Not said; a later body that takes the range out for 12 s
-        // neither; a walk away (the range past 1.4 times 3.2 m for 14 s) is.
+        // neither; a walk away (the range past 1.4 times 3.2 m for `farRangeHold`, 18 s) is.
+        let hold = HuntDirector.Configuration(region: region).farRangeHold
+        #expect(hold == 18)
         func range(_ time: Double, _ meters: Double) -> RangingEvent {
             .range(RangeReport(time: time, key: key, rssi: -70, distance: DistanceEstimate(meters: meters, logSigma: 0.3), proximity: .near))
         }
@@ -213,17 +217,17 @@ extension HuntDirector {
         for t in stride(from: 27.0, through: 100, by: 1) { #expect(d.feed(range(t, 3.2)) == [], "back where it was, \(t) s") }
         for t in stride(from: 101.0, through: 112, by: 1) { #expect(d.feed(range(t, 9)) == [], "another body, \(t) s") }
         for t in stride(from: 113.0, through: 120, by: 1) { #expect(d.feed(range(t, 3.2)) == []) }
-        for t in stride(from: 121.0, through: 134, by: 1) { #expect(d.feed(range(t, 5)) == [], "walking away, \(t) s") }
-        #expect(d.feed(range(135, 5.5)) == [.say(.proximityFar, interrupt: false)])
-        // Without the ratio, the far is said once the range stays past the edge 14 s.
+        for t in stride(from: 121.0, through: 120 + hold, by: 1) { #expect(d.feed(range(t, 5)) == [], "walking away, \(t) s") }
+        #expect(d.feed(range(121 + hold, 5.5)) == [.say(.proximityFar, interrupt: false)])
+        // Without the ratio, the far is said once the range stays past the edge 18 s.
         var plain = directorSaidNear { $0.farReturnRatio = nil }
         for t in stride(from: 5.0, through: 20, by: 1) { _ = plain.feed(range(t, 3.2)) }
         _ = plain.feed(.proximity(time: 21, key: key, from: .near, to: .far))
         var said: Double?
-        for t in stride(from: 21.0, through: 40, by: 1) where said == nil {
+        for t in stride(from: 21.0, through: 50, by: 1) where said == nil {
             if plain.feed(range(t, t < 27 ? 9 : 3.2)) == [.say(.proximityFar, interrupt: false)] { said = t }
         }
-        #expect(said == 35, "\(String(describing: said))")
+        #expect(said == 21 + hold, "\(String(describing: said))")
     }
 
     @Test func aFarThatDoesNotLastIsNeverSaid() {
