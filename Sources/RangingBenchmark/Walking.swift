@@ -47,17 +47,20 @@ enum WalkRules {
 
 /// WALK_DEBUG=1: the walks' finds and false lines, one a line.
 let walkDebug = getenv("WALK_DEBUG") != nil
+/// FIND_PROBE=1 (with WALK_DEBUG=1): what each false find stood on (tag error, field, walls,
+/// body, the level before it).
+let findProbe = getenv("FIND_PROBE") != nil
 /// LEG_DEBUG=1 (with WALK_DEBUG=1): which line heard each approach leg, or that none did.
 let legDebug = getenv("LEG_DEBUG") != nil
 
 struct WalkScore {
     var seconds = 0.0
     var falseLines: [LineEvent: Int] = [:]
-    var approaches = 0
-    var heardApproaches = 0
-    /// The approaches by kind (`WalkRules.approachLevelBands`, then the leg to the chest):
-    /// heard, legs.
+    /// The approaches by kind (`approachKind`: `WalkRules.approachLevelBands`, then the leg
+    /// to the chest): heard, legs.
     var approachesByKind = [(heard: Int, legs: Int)](repeating: (0, 0), count: WalkRules.approachLevelBands.count + 1)
+    var approaches: Int { approachesByKind.reduce(0) { $0 + $1.legs } }
+    var heardApproaches: Int { approachesByKind.reduce(0) { $0 + $1.heard } }
     var findLag: Double?
     var falseFind = false
     var covered = 0
@@ -108,7 +111,7 @@ func scoreWalk(_ world: WalkingWorld, _ told: WalkTold, debug: Bool = false) -> 
         if isFalse, debug {
             let a = world.pose(at: time - 3), b = world.pose(at: time)
             let moved = ((a.x - b.x) * (a.x - b.x) + (a.y - b.y) * (a.y - b.y)).squareRoot()
-            if line == .treasureFound || line == .proximityImmediate, getenv("FIND_PROBE") != nil {
+            if line == .treasureFound || line == .proximityImmediate, findProbe {
                 let p = world.pose(at: time)
                 let body = [0.0, 2, 4, 6, 10].map { format(world.bodyShadow(world.pose(at: time - $0)), 1) }.joined(separator: ",")
                 let level = [0.0, 2, 4, 6, 10, 20].map { format(world.meanRSSI(at: time - $0), 1) }.joined(separator: ",")
@@ -122,11 +125,9 @@ func scoreWalk(_ world: WalkingWorld, _ told: WalkTold, debug: Bool = false) -> 
         print("seed \(world.seed) error \(Double(world.advertisedPower) - world.truePower) n \(format(world.exponent, 2)) h \(format(world.handHeight, 2)) rate \(format(1 / world.advertisingInterval, 0)) field@3.4m ... found \(score.findLag.map { format($0, 1) } ?? "never")")
     }
     for leg in world.approaches() {
-        score.approaches += 1
         let kind = approachKind(world, leg)
         score.approachesByKind[kind].legs += 1
         if let first = told.lines.first(where: { warm.contains($0.line) && $0.time >= leg.start && $0.time <= leg.end + WalkRules.approachGrace }) {
-            score.heardApproaches += 1
             score.approachesByKind[kind].heard += 1
             if debug, legDebug { print("leg heard by \(first.line.rawValue) at \(format(first.time - leg.start, 1)) of \(format(leg.end - leg.start, 1)) s, \(format(world.distance(at: leg.start), 1)) -> \(format(world.distance(at: leg.end), 1)) m rate \(format(1 / world.advertisingInterval, 0))") }
         } else if debug, legDebug {
@@ -525,10 +526,12 @@ func parseReplay(_ path: String, start: Double) -> WalkTold? {
 
 // MARK: The table
 
-/// The approaches heard and the approaches, over the walks of these advertising rates (Hz).
-func approachesHeard(_ row: [(WalkingWorld, WalkScore)], rates: Set<Int>) -> (heard: Int, legs: Int) {
+/// The approaches heard and the approaches, over the walks of these advertising rates (Hz),
+/// of one kind (`approachKind`) or all.
+func approachesHeard(_ row: [(WalkingWorld, WalkScore)], rates: Set<Int>, kind: Int? = nil) -> (heard: Int, legs: Int) {
     let part = row.filter { rates.contains(Int((1 / $0.0.advertisingInterval).rounded())) }
-    return (part.reduce(0) { $0 + $1.1.heardApproaches }, part.reduce(0) { $0 + $1.1.approaches })
+    guard let kind else { return (part.reduce(0) { $0 + $1.1.heardApproaches }, part.reduce(0) { $0 + $1.1.approaches }) }
+    return (part.reduce(0) { $0 + $1.1.approachesByKind[kind].heard }, part.reduce(0) { $0 + $1.1.approachesByKind[kind].legs })
 }
 
 /// An approach leg's kind: the index of `WalkRules.approachLevelBands` holding how much the
@@ -547,15 +550,13 @@ let approachKindNames = WalkRules.approachLevelBands.map { band in
 /// The approaches heard by kind (`WalkRules.approachLevelBands`, the leg to the chest) and
 /// rate: where the figures come from.
 func approachKinds(_ row: [(WalkingWorld, WalkScore)]) -> String {
-    let names = approachKindNames
-    return names.indices.map { kind -> String in
+    approachKindNames.indices.map { kind -> String in
         let figures = [[10], [4], [1, 2]].map { rates -> String in
-            let part = row.filter { rates.contains(Int((1 / $0.0.advertisingInterval).rounded())) }
-            let heard = part.reduce(0) { $0 + $1.1.approachesByKind[kind].heard }, legs = part.reduce(0) { $0 + $1.1.approachesByKind[kind].legs }
+            let (heard, legs) = approachesHeard(row, rates: Set(rates), kind: kind)
             return legs == 0 ? "-" : format(Double(heard) / Double(legs), 2)
         }
         let legs = row.reduce(0) { $0 + $1.1.approachesByKind[kind].legs }
-        return "\(names[kind]) \(figures.joined(separator: "/")) (\(legs) legs)"
+        return "\(approachKindNames[kind]) \(figures.joined(separator: "/")) (\(legs) legs)"
     }.joined(separator: "; ")
 }
 
@@ -573,9 +574,8 @@ func runWalking(heldOut: Bool, count: Int, writeCaptures: String?, replays: Stri
     var rows: [String: [(WalkingWorld, WalkScore)]] = [:]
     let names = (replays == nil ? [] : ["ours (replay --hunt)"]) + ["ours (in process)", "AltBeacon", "iOS-like", "oracle"]
     let ceilings: [(kind: Ceiling, z: Double)] = [Ceiling.slope, .rise].flatMap { kind in [4.0, 3.0].map { (kind, $0) } }
-    /// Per ceiling, by rate (1: 1-2 Hz): approaches heard, approaches.
-    var ceilingCounts = [[Int: (heard: Int, legs: Int)]](repeating: [:], count: ceilings.count)
-    /// The same by the legs' kind (`approachKind`).
+    /// Per ceiling, by the legs' kind (`approachKind`) and rate (1: 1-2 Hz): approaches heard,
+    /// approaches.
     var ceilingByKind = [[[Int: (heard: Int, legs: Int)]]](
         repeating: .init(repeating: [:], count: WalkRules.approachLevelBands.count + 1), count: ceilings.count)
     for seed in seeds {
@@ -590,13 +590,11 @@ func runWalking(heldOut: Bool, count: Int, writeCaptures: String?, replays: Stri
             return r
         } } ?? advertised
         let rate = Int((1 / world.advertisingInterval).rounded())
+        let rateKey = rate <= 2 ? 1 : rate
         for (i, c) in ceilings.enumerated() {
-            let legs = evidenceCeiling(world, reports, c.kind, z: c.z)
-            ceilingCounts[i][rate <= 2 ? 1 : rate, default: (0, 0)].heard += legs.count { $0.heard }
-            ceilingCounts[i][rate <= 2 ? 1 : rate, default: (0, 0)].legs += legs.count
-            for leg in legs {
-                ceilingByKind[i][leg.kind][rate <= 2 ? 1 : rate, default: (0, 0)].legs += 1
-                if leg.heard { ceilingByKind[i][leg.kind][rate <= 2 ? 1 : rate, default: (0, 0)].heard += 1 }
+            for leg in evidenceCeiling(world, reports, c.kind, z: c.z) {
+                ceilingByKind[i][leg.kind][rateKey, default: (0, 0)].legs += 1
+                if leg.heard { ceilingByKind[i][leg.kind][rateKey, default: (0, 0)].heard += 1 }
             }
         }
         if let directory = writeCaptures {
@@ -680,24 +678,22 @@ func runWalking(heldOut: Bool, count: Int, writeCaptures: String?, replays: Stri
         if !bands.isEmpty { print("(\(name), interval covers by true distance: " + bands.joined(separator: ", ") + ")") }
         print("(\(name), approaches heard at 10/4/1-2 Hz by kind: " + approachKinds(row) + ")")
     }
+    /// Ceiling `i`'s share of the legs of these kinds heard, at 10/4/1-2 Hz.
+    func ceilingShares(_ i: Int, kinds: [Int]) -> String {
+        [10, 4, 1].map { r -> String in
+            let counts = kinds.map { ceilingByKind[i][$0][r] ?? (0, 0) }
+            let (h, n) = (counts.reduce(0) { $0 + $1.heard }, counts.reduce(0) { $0 + $1.legs })
+            return n == 0 ? "-" : format(Double(h) / Double(n), 2)
+        }.joined(separator: "/")
+    }
     for kind in [Ceiling.slope, .rise] {
         let parts = ceilings.indices.filter { ceilings[$0].kind == kind }.map { i -> String in
-            let figures = [10, 4, 1].map { k -> String in
-                let (h, n) = ceilingCounts[i][k] ?? (0, 0)
-                return n == 0 ? "-" : format(Double(h) / Double(n), 2)
-            }
-            return "z \(format(ceilings[i].z, 0)) " + figures.joined(separator: "/")
+            "z \(format(ceilings[i].z, 0)) " + ceilingShares(i, kinds: Array(approachKindNames.indices))
         }
         print("(evidence ceiling, \(kind.name), approaches heard at 10/4/1-2 Hz: " + parts.joined(separator: "; ") + ")")
     }
     for i in ceilings.indices where ceilings[i].kind == .rise {
-        let kinds = approachKindNames.indices.map { k -> String in
-            let figures = [10, 4, 1].map { r -> String in
-                let (h, n) = ceilingByKind[i][k][r] ?? (0, 0)
-                return n == 0 ? "-" : format(Double(h) / Double(n), 2)
-            }
-            return "\(approachKindNames[k]) \(figures.joined(separator: "/"))"
-        }
+        let kinds = approachKindNames.indices.map { k -> String in "\(approachKindNames[k]) \(ceilingShares(i, kinds: [k]))" }
         print("(evidence ceiling, \(Ceiling.rise.name), z \(format(ceilings[i].z, 0)), by kind: " + kinds.joined(separator: "; ") + ")")
     }
     print("(\(format(rows[names.last ?? ""]?.reduce(0) { $0 + $1.1.seconds / 3600 } ?? 0, 2)) h of walking; definitions: docs/ranging.md, \"The walking world\")")
