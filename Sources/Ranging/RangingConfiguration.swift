@@ -110,6 +110,17 @@ public struct RangingConfiguration: Sendable, Equatable {
     /// lines an hour on the held-out walks against 4.6 at 10 Hz, its tests twice as sure of
     /// the same walk. 10: every tag of the rates (1-10 Hz) is judged as before.
     public var independentReadingRate: Double = 10
+    /// Beacons of one region whose path losses lie within this many dB of each other share
+    /// their evidence (0: never): each one's at hand hears the others' packets too (their
+    /// power errors averaged, not one chance per beacon to be fooled), and the region's trend
+    /// hears them mapped onto the followed beacon's level. Two or three tags in one chest
+    /// lie within their power errors (±4 dB each); tags at different spots a child walks
+    /// between differ by more wherever one of them is near.
+    public var regionPoolingGate: Double = 8
+    /// ... and a beacon's readings join the trend only while its level lies within this many
+    /// dB of the followed one's by their usual offset (a body or a wall in front of one of
+    /// them only, or beacons that do not lie together after all).
+    public var regionPoolingDeviation: Double = 4
     /// "Warmer" also from the rise test (`RiseTest`): the last 3 s this many standard errors
     /// above 10-20 s ago (infinity: the test is off) ...
     public var trendRiseSignificance: Double = 3.5

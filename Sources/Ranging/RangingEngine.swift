@@ -1,3 +1,9 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
 /// The ranging engine: sightings in, a few trustworthy facts out.
 ///
 /// Pure and deterministic: no clock of its own (time is the caller's seconds), no I/O.
@@ -36,12 +42,24 @@ public struct RangingEngine: Sendable {
         var limitsRevision: Int = -1
     }
 
+    /// A beacon's level offset from the region's followed one (`RegionSlot.offsets`).
+    private struct PoolingOffset: Sendable {
+        var offset: Double
+        var time: Double
+        /// Since when its level has been off the offset by more than `regionPoolingDeviation`.
+        var deviatingSince: Double?
+    }
+
     private struct RegionSlot: Sendable {
         var monitor: RegionMonitor
         var nearest: NearestBeaconSelector
         var trend: TrendDetector
         /// Path loss of the region's live beacons with a filtered level.
         var losses: [BeaconKey: Double] = [:]
+        /// For each beacon that lies with the followed one (`regionPoolingGate`): the followed
+        /// one's level less its own, smoothed over `poolingOffsetSeconds`, and when it was last
+        /// updated. At most one entry per live beacon of the region.
+        var offsets: [BeaconKey: PoolingOffset] = [:]
         /// Each live beacon of the region: its last packet and its two exit limits.
         var members: [BeaconKey: Member] = [:]
         /// The latest deadline of a beacon alone (last packet + exit limit): the region is
@@ -276,8 +294,13 @@ public struct RangingEngine: Sendable {
                 // At hand (a child standing at the treasure, see AtHandDetector) is immediate
                 // while it lasts; otherwise the classifier's own rule.
                 if let rssi = sample.rssi {
-                    _ = track.atHand.update(readingLoss: Double(track.measuredPower - rssi),
-                                            noiseVariance: track.filter.noiseVariance, time: time)
+                    let readingLoss = Double(track.measuredPower - rssi)
+                    _ = track.atHand.update(readingLoss: readingLoss, noiseVariance: track.filter.noiseVariance, time: time)
+                    // The beacons that lie with this one hear its packet too.
+                    for partner in partners(of: key, loss: pathLoss, in: track.regionIndices) {
+                        let noise = tracks[partner]?.filter.noiseVariance ?? track.filter.noiseVariance
+                        _ = tracks[partner]?.atHand.update(readingLoss: readingLoss, noiseVariance: noise, time: time)
+                    }
                 }
                 // While an arrival is being judged (the level rose well past the last minute's),
                 // the class waits for the verdict: a child standing at the treasure is not told
@@ -311,10 +334,15 @@ public struct RangingEngine: Sendable {
             if isCurrent || slots[index].nearest.current == nil || time >= slots[index].nextNearestCheck {
                 updateNearest(index: index, time: time, into: &events)
             }
-            if accepted, slots[index].nearest.current == key, let rssi = sample.rssi,
-               let trend = slots[index].trend.update(value: Double(rssi), time: time,
+            // The trend follows the nearest beacon's readings, and those of the beacons that lie
+            // with it mapped onto its level (this reading less this beacon's level, plus the
+            // nearest's).
+            if accepted, let followed = slots[index].nearest.current, let rssi = sample.rssi,
+               let value = followed == key ? Double(rssi)
+                   : pooledReading(rssi, of: key, track: track, loss: loss, followed: followed, index: index, time: time),
+               let trend = slots[index].trend.update(value: value, time: time,
                                                      noiseVariance: track.filter.noiseVariance,
-                                                     dipUndone: track.filter.lastDipUndone) {
+                                                     dipUndone: pooledDipUndone(track, followed: followed, index: index)) {
                 events.append(.trend(time: time, region: regions[index].name, trend: trend))
             }
         }
@@ -335,6 +363,7 @@ public struct RangingEngine: Sendable {
                 slots[index].noteExit()
                 slots[index].nearest.reset()
                 slots[index].trend.reset()
+                slots[index].offsets = [:]
             }
         }
         return events
@@ -384,6 +413,7 @@ public struct RangingEngine: Sendable {
         tracks[key] = track
         for index in track.regionIndices {
             slots[index].losses[key] = nil
+            slots[index].offsets[key] = nil
             slots[index].setMember(nil, for: key)
             if slots[index].nearest.current == key {
                 slots[index].trend.reset()
@@ -405,9 +435,84 @@ public struct RangingEngine: Sendable {
         slots[index].nextNearestCheck = time + nearestCheckInterval
         let before = slots[index].nearest.current
         if let chosen = slots[index].nearest.update(losses: slots[index].losses, time: time), chosen != before {
-            slots[index].trend.reset()
+            // To a beacon that lies with the old one (it has an offset from it): the offsets
+            // move onto the new one's level, and so do the trend's readings, unless the two
+            // levels disagree now (a body in front of the old one made the switch, and its dip
+            // is in the trend's window: the trend starts afresh). Otherwise both start afresh.
+            if let before, let toNew = slots[index].offsets[chosen], let old = tracks[before]?.filter.level,
+               let new = tracks[chosen]?.filter.level {
+                // Level(new) - level(old) is -toNew.offset as they usually lie.
+                let agree = toNew.deviatingSince == nil && abs(old - new - toNew.offset) <= configuration.regionPoolingDeviation
+                if agree { slots[index].trend.shift(by: -toNew.offset) } else { slots[index].trend.reset() }
+                for (key, entry) in slots[index].offsets {
+                    slots[index].offsets[key] = PoolingOffset(offset: entry.offset - toNew.offset, time: entry.time,
+                                                              deviatingSince: entry.deviatingSince)
+                }
+                slots[index].offsets[chosen] = nil
+                slots[index].offsets[before] = PoolingOffset(offset: -toNew.offset, time: time, deviatingSince: agree ? nil : time)
+            } else {
+                slots[index].trend.reset()
+                slots[index].offsets = [:]
+            }
             events.append(.nearest(time: time, region: regions[index].name, key: chosen))
         }
+    }
+
+    /// The other live beacons of exactly `key`'s regions (a tag of another treasure of a
+    /// trail is in another step's region, though both may be in a wider one) whose path loss
+    /// lies within `regionPoolingGate` of its own (`loss`, dB re 1 m).
+    private func partners(of key: BeaconKey, loss: Double, in regionIndices: [Int]) -> [BeaconKey] {
+        guard configuration.regionPoolingGate > 0, let index = regionIndices.first else { return [] }
+        return slots[index].losses.compactMap { other, otherLoss in
+            other != key && abs(otherLoss - loss) <= configuration.regionPoolingGate
+                && tracks[other]?.regionIndices == regionIndices ? other : nil
+        }
+    }
+
+    /// The last fall undone (`KalmanRSSIFilter.lastDipUndone`) of any beacon whose readings
+    /// the region's trend hears: this one, the followed one and those that lie with it (a
+    /// body that passed one of them leaves its dip in the trend's window).
+    private func pooledDipUndone(_ track: Track, followed: BeaconKey, index: Int) -> Double? {
+        var last = track.filter.lastDipUndone
+        guard configuration.regionPoolingGate > 0 else { return last }
+        for key in [followed] + slots[index].offsets.keys {
+            if let dip = tracks[key]?.filter.lastDipUndone, dip > (last ?? -.infinity) { last = dip }
+        }
+        return last
+    }
+
+    /// How long (s) the level offset between two beacons that lie together is smoothed over:
+    /// their filtered levels each lag and jitter; the offset between them (their power
+    /// errors' difference) does not move.
+    static let poolingOffsetSeconds = 20.0
+
+    /// A reading of `key`, a beacon that lies with region `index`'s followed one, on the
+    /// followed one's level (its own reading plus the smoothed offset between their levels,
+    /// which it updates); nil when it does not lie with it (or either has no level yet).
+    private mutating func pooledReading(_ rssi: Int, of key: BeaconKey, track: Track, loss: Double?, followed: BeaconKey, index: Int,
+                                        time: Double) -> Double? {
+        guard configuration.regionPoolingGate > 0, let loss, let followedLoss = slots[index].losses[followed],
+              abs(loss - followedLoss) <= configuration.regionPoolingGate,
+              tracks[followed]?.regionIndices == track.regionIndices, let level = track.filter.level, let followedLevel = tracks[followed]?.filter.level else { return nil }
+        let now = followedLevel - level
+        guard let entry = slots[index].offsets[key] else {
+            slots[index].offsets[key] = PoolingOffset(offset: now, time: time)
+            return Double(rssi) + now
+        }
+        // A body or a wall in front of one of them only (or beacons that do not lie together
+        // after all): the readings stay out and the offset stands, until their levels agree
+        // again; a disagreement that lasts `poolingOffsetSeconds` is a new offset.
+        guard abs(now - entry.offset) <= configuration.regionPoolingDeviation else {
+            let since = entry.deviatingSince ?? time
+            slots[index].offsets[key] = time - since >= Self.poolingOffsetSeconds
+                ? PoolingOffset(offset: now, time: time)
+                : PoolingOffset(offset: entry.offset, time: entry.time, deviatingSince: since)
+            return nil
+        }
+        let weight = 1 - exp(-max(0, time - entry.time) / Self.poolingOffsetSeconds)
+        let offset = entry.offset + weight * (now - entry.offset)
+        slots[index].offsets[key] = PoolingOffset(offset: offset, time: time)
+        return Double(rssi) + offset
     }
 
     private func regionEvent(_ transition: RegionMonitor.Transition, index: Int, time: Double) -> RangingEvent {

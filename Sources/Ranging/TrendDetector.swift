@@ -237,6 +237,12 @@ public struct TrendDetector: Sendable, Equatable {
         times.removeAll(keepingCapacity: true)
         values.removeAll(keepingCapacity: true)
     }
+
+    /// The readings move to another scale (`delta` dB added to each): the region's followed
+    /// beacon changed to one that lies with it, whose readings the old ones were mapped onto.
+    public mutating func shift(by delta: Double) {
+        for i in values.indices { values[i] += delta }
+    }
 }
 
 /// "Warmer" from where the level was: the mean of the last `recent` s against the mean of

@@ -151,7 +151,13 @@ func probeHeard(row: Int, seed: UInt64, from: Double, to: Double) {
         }
     }
     var engine = tunedEngine()
+    var filters: [Int: KalmanRSSIFilter] = [:]
     for r in reports {
+        var filter = filters[r.beacon] ?? KalmanRSSIFilter(configuration: walkingConfiguration)
+        let dipBefore = filter.lastDipUndone
+        filter.update(rssi: r.rssi, time: r.time)
+        filters[r.beacon] = filter
+        if filter.lastDipUndone != dipBefore, r.time >= from { print("t \(format(r.time, 1)) b\(r.beacon) dip undone") }
         let events = engine.ingest(RangingSample(key: OurRanger.key(r.beacon), measuredPower: r.measuredPower, rssi: r.rssi, time: r.time))
         guard r.time >= from else { continue }
         var text = "t \(format(r.time, 1)) b\(r.beacon) rssi \(r.rssi)"

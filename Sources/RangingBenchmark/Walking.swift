@@ -228,6 +228,8 @@ var walkingConfiguration: RangingConfiguration {
     if let v = tuning["soz"] { c.trendSlopeOldSignificance = v }
     if let v = tuning["dm"] { c.trendDipMemory = v }
     if let v = tuning["tg"] { c.trendColderGapFactor = v }
+    if let v = tuning["pool"] { c.regionPoolingGate = v }
+    if let v = tuning["pdev"] { c.regionPoolingDeviation = v }
     return c
 }
 
@@ -451,11 +453,12 @@ func calibratedConfiguration(example: String, power: Int) -> String? {
 let walkingUUID: [UInt8] = [0x50, 0x49, 0x52, 0x41, 0x54, 0x45, 0x2D, 0x48, 0x55, 0x4E, 0x54, 0x45, 0x52, 0x00, 0x00, 0x00]
 
 /// One legacy LE Advertising Report event (ADV_NONCONN_IND) carrying the iBeacon.
-func advertisingReportEvent(rssi: Int, measuredPower: Int) -> HCIPacket {
+/// Beacon b of the chest is minor 1 + b at address 66:55:44:33:22:(11 + b).
+func advertisingReportEvent(rssi: Int, measuredPower: Int, beacon: Int = 0) -> HCIPacket {
     var data: [UInt8] = [0x02, 0x01, 0x06, 0x1A, 0xFF, 0x4C, 0x00, 0x02, 0x15]
     data += walkingUUID
-    data += [0x00, 0x01, 0x00, 0x01, UInt8(bitPattern: Int8(clamping: measuredPower))]
-    var report: [UInt8] = [0x02, 0x01, 0x03, 0x00, 0x11, 0x22, 0x33, 0x44, 0x55, 0x66, UInt8(data.count)]
+    data += [0x00, 0x01, 0x00, UInt8(truncatingIfNeeded: 1 + beacon), UInt8(bitPattern: Int8(clamping: measuredPower))]
+    var report: [UInt8] = [0x02, 0x01, 0x03, 0x00, UInt8(truncatingIfNeeded: 0x11 + beacon), 0x22, 0x33, 0x44, 0x55, 0x66, UInt8(data.count)]
     report += data
     report.append(UInt8(bitPattern: Int8(clamping: rssi)))
     return HCIPacket(type: .event, bytes: [0x3E, UInt8(report.count)] + report)
@@ -486,7 +489,7 @@ func captureBytes(_ reports: [SimulatedReading]) -> [UInt8] {
     var out = encoder.header
     let start: Int64 = 1_780_000_000_000_000
     for r in reports {
-        out += encoder.record(advertisingReportEvent(rssi: r.rssi, measuredPower: r.measuredPower), received: true,
+        out += encoder.record(advertisingReportEvent(rssi: r.rssi, measuredPower: r.measuredPower, beacon: r.beacon), received: true,
                               unixMicroseconds: start + Int64((r.time * 1e6).rounded()))
     }
     return out
@@ -586,7 +589,7 @@ func runWalking(heldOut: Bool, count: Int, writeCaptures: String?, replays: Stri
         let power = calibrated.map { walkCalibration(world, spotSigma: $0) }
         let reports = power.map { p in advertised.map { r in
             var r = r
-            r.measuredPower = p
+            if r.beacon == 0 { r.measuredPower = p }
             return r
         } } ?? advertised
         let rate = Int((1 / world.advertisingInterval).rounded())
@@ -622,7 +625,7 @@ func runWalking(heldOut: Bool, count: Int, writeCaptures: String?, replays: Stri
     }
     if writeCaptures != nil, replays == nil { print("wrote \(seeds.count) captures") }
     let part = heldOut ? "held-out" : "tuning"
-    let radio = harshness == .standard ? "" : "; radio: spread \(format(harshness.spread.lowerBound, 1))-\(format(harshness.spread.upperBound, 1)) dB, body \(format(harshness.bodyDepth.lowerBound, 0))-\(format(harshness.bodyDepth.upperBound, 0)) dB, power error ±\(format(harshness.powerError, 0)) dB, field sd \(format(harshness.field, 0)) dB, \(format(100 * harshness.lossFraction.lowerBound, 0))-\(format(100 * harshness.lossFraction.upperBound, 0)) % lost" + (harshness.burstPackets.map { " in bursts of \(format($0.lowerBound, 0))-\(format($0.upperBound, 0)) packets" } ?? "")
+    let radio = harshness == .standard ? "" : "; radio: spread \(format(harshness.spread.lowerBound, 1))-\(format(harshness.spread.upperBound, 1)) dB, body \(format(harshness.bodyDepth.lowerBound, 0))-\(format(harshness.bodyDepth.upperBound, 0)) dB, power error ±\(format(harshness.powerError, 0)) dB, field sd \(format(harshness.field, 0)) dB, \(format(100 * harshness.lossFraction.lowerBound, 0))-\(format(100 * harshness.lossFraction.upperBound, 0)) % lost" + (harshness.burstPackets.map { " in bursts of \(format($0.lowerBound, 0))-\(format($0.upperBound, 0)) packets" } ?? "") + (harshness.chestBeacons > 1 ? ", \(harshness.chestBeacons) beacons in the chest" : "")
     let rates = harshness.rate.map { "every walk at \(rateName($0))" } ?? "rates 10/4/2/1 Hz in turn"
     let setUp = calibrated.map { "; the chest's beacon calibrated at set-up (tags[].power)" + ($0 > 0 ? ", the spot's shadowing sd \(format($0, 1)) dB" : "") } ?? ""
     print("Walking to the chest (\(part) walks, seeds \(seeds.first ?? 0)...\(seeds.last ?? 0); \(rates)\(radio)\(setUp)):")
@@ -799,7 +802,7 @@ func probeEngine(seed: UInt64, harshness: WalkingWorld.Harshness = .standard) {
     let world = WalkingWorld(seed: seed, harshness: harshness)
     var engine = tunedEngine()
     for r in world.readings() {
-        for e in engine.ingest(RangingSample(key: OurRanger.key(0), measuredPower: r.measuredPower, rssi: r.rssi, time: r.time)) {
+        for e in engine.ingest(RangingSample(key: OurRanger.key(r.beacon), measuredPower: r.measuredPower, rssi: r.rssi, time: r.time)) {
             switch e {
             case .range: continue
             default: print("t \(format(e.time, 1)) d \(format(world.distance(at: e.time), 1)): \(e)")

@@ -83,6 +83,17 @@ public struct WalkingWorld: Sendable {
     private let field: [(kx: Double, ky: Double, phase: Double, amplitude: Double)]
     private let loss: GilbertElliottLoss
     private let outages: [(start: Double, end: Double)]
+    /// The chest's other beacons (`Harshness.chestBeacons` - 1): beacon ids 1, 2, ...
+    public let otherBeacons: [ChestBeacon]
+
+    /// A further beacon in the chest: what it advertises and its own radio draws.
+    public struct ChestBeacon: Sendable, Equatable {
+        public var advertisedPower: Int
+        public var channelOffsets: [Double]
+        public var packetSigma: Double
+        var loss: GilbertElliottLoss
+        var noiseSeed: UInt64
+    }
 
     /// How hard the radio is: the ranges the walk's per-packet spread (sd, dB, channel offsets
     /// included), body shadow (dB when the chest is straight behind) and advertised-power error
@@ -103,10 +114,17 @@ public struct WalkingWorld: Sendable {
         /// The range the mean loss burst (packets) is drawn from; nil: 3-8 at 4 Hz and faster,
         /// 1-2 slower.
         public var burstPackets: ClosedRange<Double>?
+        /// How many beacons of the treasure's region lie in the chest (1: the standard world;
+        /// more: a box and a tag, or two tags, side by side). Each has its own advertised-power
+        /// error, channel offsets, loss draws and spread, at the world's rate; the path, body,
+        /// field, walls and outages are the walk's.
+        public var chestBeacons: Int
 
         public init(spread: ClosedRange<Double> = 6 ... 8, bodyDepth: ClosedRange<Double> = 6 ... 15, powerError: Double = 4, field: Double = 3,
-                    rate: Double? = nil, lossFraction: ClosedRange<Double> = 0.1 ... 0.3, burstPackets: ClosedRange<Double>? = nil) {
+                    rate: Double? = nil, lossFraction: ClosedRange<Double> = 0.1 ... 0.3, burstPackets: ClosedRange<Double>? = nil,
+                    chestBeacons: Int = 1) {
             self.burstPackets = burstPackets
+            self.chestBeacons = max(1, chestBeacons)
             self.spread = spread
             self.bodyDepth = bodyDepth
             self.powerError = powerError
@@ -273,6 +291,28 @@ public struct WalkingWorld: Sendable {
             o += length
         }
         self.outages = outages
+
+        // The chest's other beacons, from their own generator (the walk and beacon 0 are the
+        // same whatever their number).
+        var others = SplitMix64(seed: seeder.next() ^ 0xC4E5_7B3A_C0B5)
+        func draw(_ range: ClosedRange<Double>) -> Double {
+            range.lowerBound + (range.upperBound - range.lowerBound) * others.nextUniform()
+        }
+        var chest: [ChestBeacon] = []
+        for _ in 1..<harshness.chestBeacons {
+            let power = Int((truePower + harshness.powerError * draw(-1 ... 1)).rounded())
+            let offsetDraw = draw(3 ... 6)
+            let total = spread.lowerBound + (spread.upperBound - spread.lowerBound) * draw(0 ... 1)
+            let offset = offsetDraw * min(1, total / 6)
+            var offsets = [offset, 0, -offset]
+            if others.nextUniform() < 0.5 { offsets.swapAt(0, 2) }
+            let burst = draw(harshness.burstPackets ?? (rate >= 4 ? 3 ... 8 : 1 ... 2))
+            chest.append(ChestBeacon(advertisedPower: power, channelOffsets: offsets,
+                                     packetSigma: max(1, total * total - offset * offset * 2 / 3).squareRoot(),
+                                     loss: GilbertElliottLoss(lossFraction: draw(harshness.lossFraction), meanBurstPackets: burst),
+                                     noiseSeed: others.next()))
+        }
+        otherBeacons = chest
     }
 
     /// The pose at `time` (the nearest sample at or before it).
@@ -330,10 +370,23 @@ public struct WalkingWorld: Sendable {
         return truePower - 10 * exponent * log10(d) - bodyShadow(p) - shadowing(x: p.x, y: p.y) - wallLoss(x: p.x, y: p.y)
     }
 
-    /// Every report the hunter's scanner delivers, in time order (beacon id 0).
+    /// Every report the hunter's scanner delivers, in time order (the chest's first beacon is
+    /// id 0, its others 1, 2, ...).
     public func readings() -> [SimulatedReading] {
-        var noise = GaussianSource(seed: seed ^ 0xA5A5_5A5A_0F0F_F0F0)
-        var loss = self.loss
+        var reports = readings(beacon: 0, advertisedPower: advertisedPower, channelOffsets: channelOffsets, packetSigma: packetSigma,
+                               loss: loss, noiseSeed: seed ^ 0xA5A5_5A5A_0F0F_F0F0)
+        guard !otherBeacons.isEmpty else { return reports }
+        for (i, other) in otherBeacons.enumerated() {
+            reports += readings(beacon: i + 1, advertisedPower: other.advertisedPower, channelOffsets: other.channelOffsets,
+                                packetSigma: other.packetSigma, loss: other.loss, noiseSeed: other.noiseSeed)
+        }
+        return reports.sorted { ($0.time, $0.beacon) < ($1.time, $1.beacon) }
+    }
+
+    private func readings(beacon: Int, advertisedPower: Int, channelOffsets: [Double], packetSigma: Double, loss: GilbertElliottLoss,
+                          noiseSeed: UInt64) -> [SimulatedReading] {
+        var noise = GaussianSource(seed: noiseSeed)
+        var loss = loss
         var reports: [SimulatedReading] = []
         reports.reserveCapacity(Int(duration / advertisingInterval) + 1)
         var time = noise.nextUniform() * advertisingInterval
@@ -345,7 +398,7 @@ public struct WalkingWorld: Sendable {
             while outage < outages.count && outages[outage].end <= time { outage += 1 }
             let busy = outage < outages.count && outages[outage].start <= time
             if !lost && !busy && value >= Self.sensitivity {
-                reports.append(SimulatedReading(beacon: 0, time: time, rssi: min(max(Int(value.rounded()), -127), 20),
+                reports.append(SimulatedReading(beacon: beacon, time: time, rssi: min(max(Int(value.rounded()), -127), 20),
                                                 measuredPower: advertisedPower, channel: 37 + channel,
                                                 distance: distance(at: time)))
             }

@@ -121,4 +121,28 @@ import Glibc
             #expect(Set(zip(held, shadowed).map { $0.rssi - $1.rssi }).count <= 3)
         }
     }
+
+    /// More beacons in the chest: each its own id, power error and draws at the walk's rate;
+    /// the walk and the first beacon's readings the same as with one.
+    @Test func moreBeaconsInTheChestLeaveTheWalkAndTheFirstBeaconAlone() {
+        for seed: UInt64 in [4, 7] {  // 10 and 1 Hz
+            let one = WalkingWorld(seed: seed)
+            var harshness = WalkingWorld.Harshness.standard
+            harshness.chestBeacons = 3
+            let three = WalkingWorld(seed: seed, harshness: harshness)
+            #expect(three.poses == one.poses && three.otherBeacons.count == 2 && one.otherBeacons.isEmpty)
+            let readings = three.readings()
+            #expect(readings.filter { $0.beacon == 0 } == one.readings())
+            #expect(zip(readings, readings.dropFirst()).allSatisfy { $0.time <= $1.time })
+            let rate = 1 / three.advertisingInterval
+            for (i, other) in three.otherBeacons.enumerated() {
+                let own = readings.filter { $0.beacon == i + 1 }
+                #expect(own.allSatisfy { $0.measuredPower == other.advertisedPower })
+                #expect(abs(other.advertisedPower - Int(three.truePower)) <= 4)
+                #expect(Double(own.count) > 0.5 * three.duration * rate && Double(own.count) < three.duration * rate + 1)
+                // Its own noise: not the first beacon's readings again.
+                #expect(own.prefix(50).map(\.rssi) != readings.filter { $0.beacon == 0 }.prefix(50).map(\.rssi))
+            }
+        }
+    }
 }

@@ -433,6 +433,8 @@ enum RangingSection {
             ("trend_slope_old_significance", \.trendSlopeOldSignificance, -20...20, ""),
             ("trend_dip_memory", \.trendDipMemory, 0...600, " s"),
             ("independent_reading_rate", \.independentReadingRate, 0.1...1000, " readings/s"),
+            ("region_pooling_gate", \.regionPoolingGate, 0...60, " dB"),
+            ("region_pooling_deviation", \.regionPoolingDeviation, 0...60, " dB"),
             ("trend_reversal_factor", \.trendReversalFactor, 1...100, ""),
             ("trend_minimum_interval", \.trendMinimumInterval, 0...3600, " s"),
             ("range_interval", \.rangeInterval, 0...3600, " s"),
