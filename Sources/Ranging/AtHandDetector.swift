@@ -49,7 +49,10 @@ public struct AtHandDetector: Sendable, Equatable {
     /// the worst row, the 40th percentile 0.13.
     public static let typicalQuantile = 0.4
     public static let longestWindow = 20.0
-    public static let maximumReadings = 64
+    /// 256, not 64: the region's tags that lie together each feed every one's detector
+    /// (`RangingConfiguration.regionPoolingGate`), and 64 readings were 1 s of three 20 Hz
+    /// tags, less than the 2.5 s a find's confirmation spans.
+    public static let maximumReadings = 256
 
     private var times: [Double] = []
     private var losses: [Double] = []
