@@ -48,7 +48,11 @@ public struct TrendDetector: Sendable, Equatable {
     public static let minimumPackets = 6
     /// The z threshold the engine uses.
     public static let significance = 4.0
-    public static let maximumPoints = 512
+    /// 2048, not 512: the rise test looks back 30 s, and the region's tags that lie together
+    /// all feed its trend (`RangingConfiguration.regionPoolingGate`); 512 readings were 8.5 s
+    /// of three 20 Hz tags (17 s of one 30 Hz stream), and without the readings of 20-30 s
+    /// ago a body that passed was not told from a rise.
+    public static let maximumPoints = 2048
     /// Seconds after a dip was undone without "warmer" (the rise test's reference reaches
     /// back 20 s).
     public let dipMemory: Double
