@@ -95,6 +95,10 @@ class Hunter:
     def __init__(self, binary, workdir, hci="simulator", port=None, extra=(), web=True, out=True):
         self.binary = binary = os.path.abspath(binary)
         self.workdir = workdir
+        # A port picked here is free now, not when the hunter binds it a moment later (an
+        # outgoing connection of anything on the machine may take it meanwhile): the start
+        # is retried on another one when the hunter says it is in use (`wait_code`).
+        self.picked_port = port is None
         self.port = port or free_port()
         self.runtime = os.path.join(workdir, "runtime")
         os.mkdir(self.runtime, 0o700)
@@ -104,21 +108,54 @@ class Hunter:
             write_config(self.config)
         self.out = os.path.join(workdir, "hunt.wav") if out else None
         self.stderr_path = os.path.join(workdir, "hunter.stderr")
-        args = [binary, "hunt", "--hci", hci, "--config", self.config, "--json"]
-        args += ["--web-port", str(self.port)] if web else ["--no-web"]
-        if self.out:
-            args += ["--out", self.out]
-        args += list(extra)
-        env = dict(os.environ, RUNTIME_DIRECTORY=self.runtime)
-        self.args = args
+        self.hci, self.web, self.extra = hci, web, list(extra)
         self.lines = []
         self.other = []
         self.lock = threading.Lock()
+        self.port_retries = 3
+        self._spawn()
+
+    def _spawn(self):
+        args = [self.binary, "hunt", "--hci", self.hci, "--config", self.config, "--json"]
+        args += ["--web-port", str(self.port)] if self.web else ["--no-web"]
+        if self.out:
+            args += ["--out", self.out]
+        args += self.extra
+        env = dict(os.environ, RUNTIME_DIRECTORY=self.runtime)
+        self.args = args
         self.stderr_file = open(self.stderr_path, "wb")
         self.started = clock()
-        self.process = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=self.stderr_file, env=env, cwd=workdir)
+        self.process = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=self.stderr_file, env=env, cwd=self.workdir)
         self.reader = threading.Thread(target=self._read, daemon=True)
         self.reader.start()
+
+    def _respawn_if_port_taken(self):
+        """The picked port was taken before the hunter bound it: the hunter is stopped and
+        started again on another (at most `port_retries` times). True when it was."""
+        if not (self.web and self.picked_port and self.port_retries > 0):
+            return False
+        if ("port %d is in use by another program" % self.port) not in self.stderr_text():
+            return False
+        self.port_retries -= 1
+        self.process.terminate()
+        try:
+            self.process.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+            self.process.wait()
+        self.reader.join(5)
+        self.stderr_file.close()
+        with self.lock:
+            self.lines = []
+            self.other = []
+        # A fresh start: the runtime directory and the sound file as the first start found them.
+        shutil.rmtree(self.runtime)
+        os.mkdir(self.runtime, 0o700)
+        if self.out and os.path.lexists(self.out):
+            os.unlink(self.out)
+        self.port = free_port()
+        self._spawn()
+        return True
 
     def _read(self):
         for raw in self.process.stdout:
@@ -166,6 +203,8 @@ class Hunter:
         path = os.path.join(self.runtime, "web-code")
         deadline = clock() + timeout
         while clock() < deadline:
+            if self._respawn_if_port_taken():
+                continue
             check(self.alive(), "the hunter exited (%s) before its page was up: %s" % (self.process.returncode, self.stderr_tail()))
             if os.path.exists(path):
                 with open(path) as f:
