@@ -463,21 +463,31 @@ public struct RangingEngine: Sendable {
     /// lies within `regionPoolingGate` of its own (`loss`, dB re 1 m).
     private func partners(of key: BeaconKey, loss: Double, in regionIndices: [Int]) -> [BeaconKey] {
         guard configuration.regionPoolingGate > 0, let index = regionIndices.first else { return [] }
-        return slots[index].losses.compactMap { other, otherLoss in
-            other != key && abs(otherLoss - loss) <= configuration.regionPoolingGate
-                && tracks[other]?.regionIndices == regionIndices ? other : nil
+        return slots[index].losses.keys.filter {
+            $0 != key && liesWith($0, loss: loss, regionIndices: regionIndices, index: index)
         }
+    }
+
+    /// Whether a beacon of exactly `regionIndices` at path loss `loss` (dB re 1 m) lies with
+    /// `other`: `other` is of the same regions and its last path loss in region `index` is
+    /// within `regionPoolingGate` of `loss` (tags of one chest differ by their power errors;
+    /// tags at spots a child walks between, by more wherever one of them is near).
+    private func liesWith(_ other: BeaconKey, loss: Double, regionIndices: [Int], index: Int) -> Bool {
+        guard configuration.regionPoolingGate > 0, let otherLoss = slots[index].losses[other] else { return false }
+        return abs(otherLoss - loss) <= configuration.regionPoolingGate && tracks[other]?.regionIndices == regionIndices
     }
 
     /// The last fall undone (`KalmanRSSIFilter.lastDipUndone`) of any beacon whose readings
     /// the region's trend hears: this one, the followed one and those that lie with it (a
     /// body that passed one of them leaves its dip in the trend's window).
     private func pooledDipUndone(_ track: Track, followed: BeaconKey, index: Int) -> Double? {
+        // Without sharing the offsets are empty and the followed beacon is this one.
         var last = track.filter.lastDipUndone
-        guard configuration.regionPoolingGate > 0 else { return last }
-        for key in [followed] + slots[index].offsets.keys {
+        func consider(_ key: BeaconKey) {
             if let dip = tracks[key]?.filter.lastDipUndone, dip > (last ?? -.infinity) { last = dip }
         }
+        consider(followed)
+        for key in slots[index].offsets.keys { consider(key) }
         return last
     }
 
@@ -491,9 +501,8 @@ public struct RangingEngine: Sendable {
     /// which it updates); nil when it does not lie with it (or either has no level yet).
     private mutating func pooledReading(_ rssi: Int, of key: BeaconKey, track: Track, loss: Double?, followed: BeaconKey, index: Int,
                                         time: Double) -> Double? {
-        guard configuration.regionPoolingGate > 0, let loss, let followedLoss = slots[index].losses[followed],
-              abs(loss - followedLoss) <= configuration.regionPoolingGate,
-              tracks[followed]?.regionIndices == track.regionIndices, let level = track.filter.level, let followedLevel = tracks[followed]?.filter.level else { return nil }
+        guard let loss, liesWith(followed, loss: loss, regionIndices: track.regionIndices, index: index),
+              let level = track.filter.level, let followedLevel = tracks[followed]?.filter.level else { return nil }
         let now = followedLevel - level
         guard let entry = slots[index].offsets[key] else {
             slots[index].offsets[key] = PoolingOffset(offset: now, time: time)

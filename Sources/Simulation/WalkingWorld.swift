@@ -160,14 +160,8 @@ public struct WalkingWorld: Sendable {
         let body = harshness.bodyDepth
         bodyDepth = body.lowerBound + (body.upperBound - body.lowerBound) * uniform(0 ... 1)
         let spread = harshness.spread
-        // Channel offsets 3-6 dB in the standard room, scaled with the spread: they are part of it.
-        let offsetDraw = uniform(3 ... 6)
-        let total = spread.lowerBound + (spread.upperBound - spread.lowerBound) * uniform(0 ... 1)
-        let offset = offsetDraw * min(1, total / 6)
-        packetSigma = max(1, total * total - offset * offset * 2 / 3).squareRoot()
-        var offsets = [offset, 0, -offset]
-        if random.nextUniform() < 0.5 { offsets.swapAt(0, 2) }
-        channelOffsets = offsets
+        (channelOffsets, packetSigma) = Self.channels(offsetDraw: uniform(3 ... 6), spreadDraw: uniform(0 ... 1),
+                                                      swapped: random.nextUniform() < 0.5, spread: spread)
         // The shadowing field: 8 plane waves, sd 3 dB in all (the harshness's `field`).
         var waves: [(kx: Double, ky: Double, phase: Double, amplitude: Double)] = []
         for _ in 0..<8 {
@@ -301,18 +295,27 @@ public struct WalkingWorld: Sendable {
         var chest: [ChestBeacon] = []
         for _ in 1..<harshness.chestBeacons {
             let power = Int((truePower + harshness.powerError * draw(-1 ... 1)).rounded())
-            let offsetDraw = draw(3 ... 6)
-            let total = spread.lowerBound + (spread.upperBound - spread.lowerBound) * draw(0 ... 1)
-            let offset = offsetDraw * min(1, total / 6)
-            var offsets = [offset, 0, -offset]
-            if others.nextUniform() < 0.5 { offsets.swapAt(0, 2) }
+            let (offsets, sigma) = Self.channels(offsetDraw: draw(3 ... 6), spreadDraw: draw(0 ... 1),
+                                                 swapped: others.nextUniform() < 0.5, spread: spread)
             let burst = draw(harshness.burstPackets ?? (rate >= 4 ? 3 ... 8 : 1 ... 2))
-            chest.append(ChestBeacon(advertisedPower: power, channelOffsets: offsets,
-                                     packetSigma: max(1, total * total - offset * offset * 2 / 3).squareRoot(),
+            chest.append(ChestBeacon(advertisedPower: power, channelOffsets: offsets, packetSigma: sigma,
                                      loss: GilbertElliottLoss(lossFraction: draw(harshness.lossFraction), meanBurstPackets: burst),
                                      noiseSeed: others.next()))
         }
         otherBeacons = chest
+    }
+
+    /// A tag's three channel offsets and its per-packet spread about them, in a room whose
+    /// total per-packet spread is `spread` (dB): the offsets are 3-6 dB in the standard room
+    /// (`offsetDraw`), scaled with the spread, since they are part of it; `spreadDraw` (0-1)
+    /// places the tag's total in `spread`; `swapped` reverses the offsets' order.
+    static func channels(offsetDraw: Double, spreadDraw: Double, swapped: Bool,
+                         spread: ClosedRange<Double>) -> (offsets: [Double], packetSigma: Double) {
+        let total = spread.lowerBound + (spread.upperBound - spread.lowerBound) * spreadDraw
+        let offset = offsetDraw * min(1, total / 6)
+        var offsets = [offset, 0, -offset]
+        if swapped { offsets.swapAt(0, 2) }
+        return (offsets, max(1, total * total - offset * offset * 2 / 3).squareRoot())
     }
 
     /// The pose at `time` (the nearest sample at or before it).
