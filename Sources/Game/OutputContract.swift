@@ -23,6 +23,7 @@ extension OutputEvent {
             (.ranging(.regionExit(time: 31.2, region: region)), "the region left"),
             (.ranging(.nearest(time: 10.4, region: region, key: key)), "the region's nearest beacon changed"),
             (.ranging(.trend(time: 12.8, region: region, trend: .warmer)), "`warmer` or `colder`"),
+            (.ranging(.closerArrival(time: 16.5, key: key)), "a beacon at hand (`immediate`) came much nearer still: where it was at hand before was short of it (a hunt without a trail says its find again)"),
             (.say(time: 12.8, event: .warmer, text: "Warmer, matey, warmer!"), "a line said (`event_name`: the hunt event; a trail's lines are `clue`, `hint`, `out-of-order`, `rival-found`, `finale`)"),
             (.sound(time: 10.4, .arrr), "a sound played"),
             (.detector(time: 11.3, rate: 1.26), "hunt: the treasure detector's clicks a second changed (0: silent)"),

@@ -30,7 +30,7 @@ public enum OutputEvent: Equatable, Sendable {
 
     /// The `event` names of the contract, in the README's order.
     public static let eventNames = [
-        "sighting", "range", "proximity", "state", "enter", "exit", "nearest", "trend", "say", "sound", "detector", "reward",
+        "sighting", "range", "proximity", "state", "enter", "exit", "nearest", "trend", "closer-arrival", "say", "sound", "detector", "reward",
         "greet", "standings",
     ]
 
@@ -173,6 +173,9 @@ public enum OutputEvent: Equatable, Sendable {
             line.add("event", "trend")
             line.add("region", region.text)
             line.add("trend", trend.rawValue)
+        case let .closerArrival(_, key):
+            line.add("event", "closer-arrival")
+            add(key, to: &line)
         }
     }
 }

@@ -565,6 +565,14 @@ public struct HuntDirector: Sendable {
                 farBeyondSince = nil
             }
             return confirmFar(at: time)
+        case let .closerArrival(_, key) where hunts(key) && inside && foundAnnounced && saidProximity == .immediate:
+            // Found, and since then much nearer still: the find was short of the chest (a
+            // tag advertising low, heard at a kind spot metres out). Said again here, where the
+            // child now is, once it holds as a find does.
+            guard progress == nil else { return [] }
+            foundAnnounced = false
+            immediateSince = time
+            return checkFound(at: time)
         case let .proximity(_, key, _, _) where !hunts(key):
             // Another treasure of the trail: the trail watches it.
             return []

@@ -24,6 +24,8 @@ enum RangingOutput {
             return t + "nearest    \(region)  \(key)"
         case let .trend(_, region, trend):
             return t + "trend      \(region)  \(trend.rawValue)"
+        case let .closerArrival(_, key):
+            return t + "closer     \(key)  at hand again, much nearer"
         }
     }
 

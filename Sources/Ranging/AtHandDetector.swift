@@ -13,8 +13,12 @@
 ///   last minute. A child standing still (a sweep at 1.5-3 m), or a body stepping out of the
 ///   way (the level returns to where it was), is no arrival; nor is anything in the first
 ///   `minimumHistory` s of a beacon.
-/// Left when the mean path loss rises past `releaseLoss`. Memory: at most `maximumReadings`
-/// readings and one filtered level a second for `historySeconds`.
+/// Left when the mean path loss rises past `releaseLoss`. While at hand, readings
+/// `renewalMargin` dB (and `arrivalZ` standard errors) below the mean at hand was found on,
+/// over a confirmation's readings and span, are a new arrival (`renewals`): the child stood
+/// short of the treasure (a tag advertising low, read at a kind spot metres out) and has
+/// now come much nearer. Memory: at most `maximumReadings` readings and one filtered level a
+/// second for `historySeconds`.
 public struct AtHandDetector: Sendable, Equatable {
     public let edgeLoss: Double
     public let releaseLoss: Double
@@ -64,6 +68,14 @@ public struct AtHandDetector: Sendable, Equatable {
     /// The typical loss the arrival was judged against.
     private var arrivalTypical = 0.0
     public private(set) var isAtHand = false
+    /// New arrivals while at hand (`renewalMargin`), counted over the detector's life.
+    public private(set) var renewals = 0
+    /// The mean path loss at hand was last found (or renewed) on.
+    private var atHandLoss: Double?
+    /// When the level came `renewalMargin` below `atHandLoss` (a renewal being judged).
+    private var renewalSince: Double?
+    /// dB below the mean at hand was found on that is a new arrival; 0: never.
+    public let renewalMargin: Double
 
     /// The mean must be below the edge by this many standard errors.
     public let edgeZ: Double
@@ -88,7 +100,9 @@ public struct AtHandDetector: Sendable, Equatable {
 
     public init(edgeLoss: Double, releaseLoss: Double, window: Double, minimumPackets: Int = 5,
                 arrivalMargin: Double, arrivalZ: Double = 2.5, edgeZ: Double = 0, confirmPackets: Int? = nil,
-                confirmSpan: Double = 0, longStand: Double = .infinity, independentRate: Double = .infinity) {
+                confirmSpan: Double = 0, longStand: Double = .infinity, independentRate: Double = .infinity,
+                renewalMargin: Double = 0) {
+        self.renewalMargin = max(0, renewalMargin)
         self.longStand = longStand
         self.independentRate = independentRate
         self.edgeZ = edgeZ
@@ -110,7 +124,7 @@ public struct AtHandDetector: Sendable, Equatable {
         self.init(edgeLoss: edge, releaseLoss: edge + configuration.proximityHysteresis, window: configuration.atHandWindow,
                   minimumPackets: minimumPackets, arrivalMargin: configuration.arrivalMargin, arrivalZ: arrivalZ, edgeZ: edgeZ,
                   confirmPackets: confirmPackets, confirmSpan: confirmSpan, longStand: longStand,
-                  independentRate: configuration.independentReadingRate)
+                  independentRate: configuration.independentReadingRate, renewalMargin: configuration.atHandRenewal)
     }
 
     public static let defaultPackets = 8
@@ -209,6 +223,10 @@ public struct AtHandDetector: Sendable, Equatable {
             if latest.mean > releaseLoss {
                 isAtHand = false
                 arrivalSince = nil
+                atHandLoss = nil
+                renewalSince = nil
+            } else {
+                judgeRenewal(latest: latest, noiseVariance: noiseVariance, time: time)
             }
             return was != isAtHand
         }
@@ -241,6 +259,7 @@ public struct AtHandDetector: Sendable, Equatable {
                 let long = time - first >= longStand && arrivalTypical - mean >= arrivalMargin
                 if mean + (long ? min(edgeZ, 0) : edgeZ) * se < edgeLoss && arrivalTypical - mean >= arrivalMargin / 2 {
                     isAtHand = true
+                    atHandLoss = mean
                 } else if arrivalTypical - mean < arrivalMargin / 2 {
                     arrivalSince = nil
                 }
@@ -249,11 +268,45 @@ public struct AtHandDetector: Sendable, Equatable {
         return was != isAtHand
     }
 
+    /// While at hand: the level `renewalMargin` and `arrivalZ` standard errors below the mean
+    /// at hand was found on starts a renewal; the readings since then, as many and as long as
+    /// a find's confirmation, all of the margin below it make it a new arrival (the mean
+    /// they hold is the new reference); back within half the margin, or not confirmed within
+    /// `arrivalMemory`, it is forgotten.
+    private mutating func judgeRenewal(latest: (mean: Double, standardError: Double), noiseVariance: Double, time: Double) {
+        guard renewalMargin > 0, let reference = atHandLoss else { return }
+        guard let since = renewalSince else {
+            if reference - latest.mean >= max(renewalMargin, arrivalZ * latest.standardError) { renewalSince = time }
+            return
+        }
+        var n = 0
+        var sum = 0.0
+        var first: Double?
+        for (t, loss) in zip(times, losses) where t >= since {
+            if first == nil { first = t }
+            n += 1
+            sum += loss
+        }
+        guard let first, n >= confirmPackets, time - first >= confirmSpan else {
+            if time - since > Self.arrivalMemory { renewalSince = nil }
+            return
+        }
+        let mean = sum / Double(n)
+        let se = (max(noiseVariance, 0) / independentCount(n, span: (times.last ?? time) - first)).squareRoot()
+        if reference - mean >= max(renewalMargin, arrivalZ * se) {
+            renewals += 1
+            atHandLoss = mean
+            renewalSince = nil
+        } else if reference - mean < renewalMargin / 2 || time - since > Self.arrivalMemory {
+            renewalSince = nil
+        }
+    }
+
     public mutating func reset() {
         self = AtHandDetector(edgeLoss: edgeLoss, releaseLoss: releaseLoss, window: window, minimumPackets: minimumPackets,
                               arrivalMargin: arrivalMargin, arrivalZ: arrivalZ, edgeZ: edgeZ,
                               confirmPackets: confirmPackets, confirmSpan: confirmSpan, longStand: longStand,
-                              independentRate: independentRate)
+                              independentRate: independentRate, renewalMargin: renewalMargin)
     }
 
     /// The typical loss of the last minute the arrival is judged against (the

@@ -51,6 +51,11 @@ public struct RangingConfiguration: Sendable, Equatable {
     public var atHandWindow: Double = 2.0
     /// ... and at least this much (dB) below the least loss of the last minute (an arrival).
     public var arrivalMargin: Double = 8.0
+    /// While at hand, a level this much (dB) below the one at hand was found at, held as long
+    /// as a find's confirmation, is a new arrival (`AtHandDetector.renewals`): the first was
+    /// short of the treasure (a tag advertising low, read at a kind spot metres out) and the
+    /// find is said again where the child now stands. 0: never.
+    public var atHandRenewal: Double = 8.0
 
     // MARK: Silence (beacon lost, region exit; see ArrivalStatistics)
     /// The silence limits are set so that a source still present, losing packets the way it

@@ -40,6 +40,8 @@ public struct RangingEngine: Sendable {
         var sharedExitLimit: Double = 0
         var limitsTime: Double = -Double.infinity
         var limitsRevision: Int = -1
+        /// The at-hand detector's renewals already told (`RangingEvent.closerArrival`).
+        var renewalsTold = 0
     }
 
     /// A beacon's level offset from the region's followed one (`RegionSlot.offsets`).
@@ -312,6 +314,14 @@ public struct RangingEngine: Sendable {
                                              settled: track.filter.count >= ProximityClassifier.settledReadings)
                 if let change, !regions.isEmpty {
                     events.append(.proximity(time: time, key: key, from: change.from, to: change.to))
+                }
+                // At hand again, much nearer than where it was found (its own packets or a
+                // partner's may have renewed it).
+                if track.atHand.renewals != track.renewalsTold {
+                    track.renewalsTold = track.atHand.renewals
+                    if track.atHand.isAtHand, track.proximity.committed == .immediate, !regions.isEmpty {
+                        events.append(.closerArrival(time: time, key: key))
+                    }
                 }
             }
             if track.lastRange.map({ time - $0 >= configuration.rangeInterval }) ?? true {

@@ -144,12 +144,15 @@ public enum RangingEvent: Sendable, Equatable {
     case regionExit(time: Double, region: RegionID)
     case nearest(time: Double, region: RegionID, key: BeaconKey)
     case trend(time: Double, region: RegionID, trend: Trend)
+    /// A beacon at hand (immediate) came much nearer still (`AtHandDetector.renewals`): where
+    /// it was found at hand before was short of it.
+    case closerArrival(time: Double, key: BeaconKey)
 
     public var time: Double {
         switch self {
         case .range(let report): report.time
         case .proximity(let time, _, _, _), .regionState(let time, _, _), .regionEnter(let time, _),
-            .regionExit(let time, _), .nearest(let time, _, _), .trend(let time, _, _):
+            .regionExit(let time, _), .nearest(let time, _, _), .trend(let time, _, _), .closerArrival(let time, _):
             time
         }
     }

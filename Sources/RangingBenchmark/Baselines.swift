@@ -204,6 +204,8 @@ struct OurRanger: Ranger {
                 nearest = Int(key.minor)
             case .trend:
                 trendCount += 1
+            case .closerArrival:
+                continue
             }
         }
     }

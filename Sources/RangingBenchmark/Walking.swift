@@ -230,6 +230,7 @@ var walkingConfiguration: RangingConfiguration {
     if let v = tuning["tg"] { c.trendColderGapFactor = v }
     if let v = tuning["pool"] { c.regionPoolingGate = v }
     if let v = tuning["pdev"] { c.regionPoolingDeviation = v }
+    if let v = tuning["renew"] { c.atHandRenewal = v }
     return c
 }
 

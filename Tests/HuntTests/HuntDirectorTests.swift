@@ -108,6 +108,29 @@ extension HuntDirector {
         #expect(d.feed(.proximity(time: 9, key: other, from: .far, to: .immediate)) == [.say(.proximityImmediate, interrupt: false)])
     }
 
+    /// Found at a kind spot metres out (a tag advertising low), then much nearer still, at
+    /// the chest: the engine's closer arrival says the find again, where the child now is
+    /// (the hunt was silent after a find, and the child never heard it at the chest). Before
+    /// a find it is nothing.
+    @Test func aFindShortOfTheChestIsSaidAgainAtTheChest() {
+        var d = directorSaidNear { $0.foundHold = 0.5 }
+        #expect(d.feed(.closerArrival(time: 5, key: key)) == [], "not found yet: nothing")
+        _ = d.feed(.proximity(time: 10, key: key, from: .near, to: .immediate))
+        #expect(d.tick(at: 10.5) == [.say(.treasureFound, interrupt: false), .found(step: nil)])
+        _ = d.handle(.speechFinished, at: 13)
+        #expect(d.tick(at: 20) == [])
+        #expect(d.feed(.closerArrival(time: 30, key: key)) == [])
+        #expect(d.tick(at: 30.3) == [], "held as a find is")
+        #expect(d.tick(at: 30.5) == [.say(.treasureFound, interrupt: false), .found(step: nil)])
+        #expect(d.treasureFound)
+        // Without the renewal (an engine with `atHandRenewal` 0 sends none) the find stands.
+        var quiet = directorSaidNear { $0.foundHold = 0.5 }
+        _ = quiet.feed(.proximity(time: 10, key: key, from: .near, to: .immediate))
+        _ = quiet.tick(at: 10.5)
+        _ = quiet.handle(.speechFinished, at: 13)
+        #expect(quiet.tick(at: 40) == [])
+    }
+
     /// A short hold (0.5 s, the appliance's default): "immediate" with a find due is the
     /// find's line, not one of its own cut off by the find half a second later. A kind spot
     /// that reads at hand for less than the hold says nothing (it used to say "immediate"

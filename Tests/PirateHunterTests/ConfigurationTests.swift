@@ -241,7 +241,7 @@ private func load(_ arguments: [String], for command: CommandSpec = Commands.hun
             }
             return out
         })
-        #expect(fields.count == 49)
+        #expect(fields.count == 50)
         #expect(Set(RangingSection.keys) == expected)
     }
 

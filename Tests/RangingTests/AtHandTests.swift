@@ -228,6 +228,32 @@ import Glibc
         #expect(feed(&detector, loss: 9.5, from: 60, seconds: 30, rate: 10, noise: &noise).isEmpty)
     }
 
+    /// A tag advertising 4 dB low, at a kind spot 4 m out: at hand there (about 5 dB of loss,
+    /// under the 2 m edge). The child walks on to the chest (-6 dB): a renewal, once, while
+    /// still at hand. Standing at the chest all along, or at the kind spot, renews nothing,
+    /// nor does a detector whose `renewalMargin` is 0.
+    @Test func atHandFoundShortOfTheChestIsRenewedAtTheChest() {
+        for rate in [10.0, 2.0] {
+            var noise = GaussianSource(seed: 31)
+            var detector = AtHandDetector(configuration: .default)
+            _ = feed(&detector, loss: 20, from: 0, seconds: 60, rate: rate, noise: &noise)
+            _ = feed(&detector, loss: 4, from: 60, seconds: 20, rate: rate, noise: &noise)
+            #expect(detector.isAtHand && detector.renewals == 0, "rate \(rate)")
+            _ = feed(&detector, loss: -6, from: 80, seconds: 30, rate: rate, noise: &noise)
+            #expect(detector.isAtHand && detector.renewals == 1, "rate \(rate): \(detector.renewals)")
+        }
+        for (loss, margin) in [(4.0, 8.0), (-6, 8), (4, 0)] {
+            var noise = GaussianSource(seed: 32)
+            var configuration = RangingConfiguration.default
+            configuration.atHandRenewal = margin
+            var detector = AtHandDetector(configuration: configuration)
+            _ = feed(&detector, loss: 20, from: 0, seconds: 60, rate: 10, noise: &noise)
+            _ = feed(&detector, loss: loss, from: 60, seconds: 120, rate: 10, noise: &noise)
+            if margin == 0 { _ = feed(&detector, loss: -6, from: 180, seconds: 30, rate: 10, noise: &noise) }
+            #expect(detector.isAtHand && detector.renewals == 0, "at \(loss) dB, margin \(margin)")
+        }
+    }
+
     @Test func theEngineSaysImmediateAtHandAndTheClassifierForcesIt() {
         var classifier = ProximityClassifier(configuration: .default)
         #expect(classifier.force(.immediate)?.to == .immediate)
@@ -262,5 +288,36 @@ import Glibc
         let atChest = changes.filter { $0.0 >= 64 }
         #expect(atChest.map(\.1) == [.immediate], "\(changes)")
         #expect((atChest.first?.0 ?? .infinity) <= 64 + 15)
+    }
+
+    /// The same walk at 10 Hz with a stop at a kind spot 4 m out (the tag 4 dB low: at hand
+    /// there), then on to the chest: one closer arrival, at the chest, and none while the child
+    /// stands there afterwards.
+    @Test func theEngineTellsACloserArrivalOnce() {
+        var engine = RangingEngine(regions: [Region(name: "treasure", uuid: testUUID)])
+        var noise = GaussianSource(seed: 22)
+        var events: [RangingEvent] = []
+        let offsets = [4.0, 0, -4]
+        var channel = 0
+        var t = 0.0
+        while t < 180 {
+            // 9 m for a minute, a kind spot 4 m out (6 dB kinder) for 30 s, then the chest.
+            let (meters, kind) = t < 60 ? (9.0, 0.0) : t < 90 ? (4.0, 6.0) : (1.0, 0.0)
+            let mean = -59 - 20 * log10(meters) + kind
+            let reading = Int((mean + offsets[channel] + 5.7 * noise.nextGaussian()).rounded())
+            events += engine.ingest(sample(1, reading, at: t, measuredPower: -63))
+            channel = (channel + 1) % 3
+            t += 0.1
+        }
+        let immediate = events.compactMap { e -> Double? in
+            if case let .proximity(time, _, _, .immediate) = e { return time }
+            return nil
+        }
+        let closer = events.compactMap { e -> Double? in
+            if case let .closerArrival(time, _) = e { return time }
+            return nil
+        }
+        #expect(immediate.count == 1 && (immediate.first ?? 0) > 60 && (immediate.first ?? 0) < 90, "\(immediate)")
+        #expect(closer.count == 1 && (closer.first ?? 0) > 90 && (closer.first ?? 0) < 100, "\(closer)")
     }
 }

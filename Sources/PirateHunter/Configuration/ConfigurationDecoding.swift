@@ -406,6 +406,7 @@ enum RangingSection {
             ("at_hand_edge", \.atHandEdge, 0.01...100, " m"),
             ("at_hand_window", \.atHandWindow, 0.1...60, " s"),
             ("arrival_margin", \.arrivalMargin, 0...60, " dB"),
+            ("at_hand_renewal", \.atHandRenewal, 0...60, " dB"),
             ("proximity_hysteresis", \.proximityHysteresis, 0...30, " dB"),
             ("proximity_dwell", \.proximityDwell, 0...600, " s"),
             ("false_exits_per_hour", \.falseExitsPerHour, 0.000_001...3600, ""),
