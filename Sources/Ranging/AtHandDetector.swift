@@ -249,11 +249,8 @@ public struct AtHandDetector: Sendable, Equatable {
         // their mean below the edge by `edgeZ` standard errors. An arrival they put back near
         // the typical level was a fluke and is forgotten.
         if let since = arrivalSince {
-            let afterTimes = times.filter { $0 >= since }
-            let after = zip(times, losses).filter { $0.0 >= since }.map(\.1)
-            if after.count >= confirmPackets, let first = afterTimes.first, time - first >= confirmSpan {
-                let mean = after.reduce(0, +) / Double(after.count)
-                let se = (max(noiseVariance, 0) / independentCount(after.count, span: (times.last ?? time) - first)).squareRoot()
+            if let confirmed = confirmation(since: since, at: time, noiseVariance: noiseVariance) {
+                let (first, mean, se) = confirmed
                 // The long stand: the mean itself under the edge, and the whole arrival margin
                 // kept over all of it (an arrival from noise regresses towards the typical level).
                 let long = time - first >= longStand && arrivalTypical - mean >= arrivalMargin
@@ -268,6 +265,18 @@ public struct AtHandDetector: Sendable, Equatable {
         return was != isAtHand
     }
 
+    /// The readings since `since` when they are enough to confirm an arrival (at least
+    /// `confirmPackets`, spanning `confirmSpan` s): the first one's time, their mean path loss
+    /// and its standard error.
+    private func confirmation(since: Double, at time: Double, noiseVariance: Double) -> (first: Double, mean: Double, standardError: Double)? {
+        let afterTimes = times.filter { $0 >= since }
+        let after = zip(times, losses).filter { $0.0 >= since }.map(\.1)
+        guard after.count >= confirmPackets, let first = afterTimes.first, time - first >= confirmSpan else { return nil }
+        let mean = after.reduce(0, +) / Double(after.count)
+        let se = (max(noiseVariance, 0) / independentCount(after.count, span: (times.last ?? time) - first)).squareRoot()
+        return (first, mean, se)
+    }
+
     /// While at hand: the level `renewalMargin` and `arrivalZ` standard errors below the mean
     /// at hand was found on starts a renewal; the readings since then, as many and as long as
     /// a find's confirmation, all of the margin below it make it a new arrival (the mean
@@ -279,20 +288,11 @@ public struct AtHandDetector: Sendable, Equatable {
             if reference - latest.mean >= max(renewalMargin, arrivalZ * latest.standardError) { renewalSince = time }
             return
         }
-        var n = 0
-        var sum = 0.0
-        var first: Double?
-        for (t, loss) in zip(times, losses) where t >= since {
-            if first == nil { first = t }
-            n += 1
-            sum += loss
-        }
-        guard let first, n >= confirmPackets, time - first >= confirmSpan else {
+        guard let confirmed = confirmation(since: since, at: time, noiseVariance: noiseVariance) else {
             if time - since > Self.arrivalMemory { renewalSince = nil }
             return
         }
-        let mean = sum / Double(n)
-        let se = (max(noiseVariance, 0) / independentCount(n, span: (times.last ?? time) - first)).squareRoot()
+        let (mean, se) = (confirmed.mean, confirmed.standardError)
         if reference - mean >= max(renewalMargin, arrivalZ * se) {
             renewals += 1
             atHandLoss = mean
