@@ -70,7 +70,8 @@ public struct AtHandDetector: Sendable, Equatable {
     public private(set) var isAtHand = false
     /// New arrivals while at hand (`renewalMargin`), counted over the detector's life.
     public private(set) var renewals = 0
-    /// The mean path loss at hand was last found (or renewed) on.
+    /// The mean path loss at hand was last found (or renewed) on: of the readings since the
+    /// arrival, or of the last `confirmSpan` s when lower.
     private var atHandLoss: Double?
     /// When the level came `renewalMargin` below `atHandLoss` (a renewal being judged).
     private var renewalSince: Double?
@@ -256,7 +257,11 @@ public struct AtHandDetector: Sendable, Equatable {
                 let long = time - first >= longStand && arrivalTypical - mean >= arrivalMargin
                 if mean + (long ? min(edgeZ, 0) : edgeZ) * se < edgeLoss && arrivalTypical - mean >= arrivalMargin / 2 {
                     isAtHand = true
-                    atHandLoss = mean
+                    // Where the child stood when found: the readings since the arrival, or
+                    // the last `confirmSpan` s of them when nearer (a find made walking in
+                    // includes the walk; its renewal would be the last steps to the chest).
+                    let last = max(confirmPackets, times.count { time - $0 <= confirmSpan })
+                    atHandLoss = min(mean, self.mean(ofLast: last, at: time, noiseVariance: noiseVariance)?.mean ?? mean)
                 } else if arrivalTypical - mean < arrivalMargin / 2 {
                     arrivalSince = nil
                 }
