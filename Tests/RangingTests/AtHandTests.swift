@@ -263,23 +263,31 @@ import Glibc
 }
 
 @Suite struct AtHandEngineTests {
-    /// A child walks in from 7 m and stands over the chest (1 m, a tag advertising 4 dB too
-    /// high, the three channels' offsets, 1 Hz: at hand takes some packets): the engine's only
-    /// class change at the chest is to immediate, never "near" first.
-    @Test func theEngineGoesStraightToImmediateAtTheChest() {
+    /// The engine's events for one beacon read every `interval` s for `seconds` s around
+    /// `meanAt(t)` dBm (sd 5.7, the three channels' offsets in turn), advertising `measuredPower`.
+    func walk(seed: UInt64, seconds: Double, interval: Double, measuredPower: Int,
+              meanAt: (Double) -> Double) -> [RangingEvent] {
         var engine = RangingEngine(regions: [Region(name: "treasure", uuid: testUUID)])
-        var noise = GaussianSource(seed: 21)
+        var noise = GaussianSource(seed: seed)
         var events: [RangingEvent] = []
         let offsets = [4.0, 0, -4]
         var channel = 0
         var t = 0.0
-        while t < 120 {
-            let meters = t < 60 ? 7.0 : max(1, 7 - 6 * (t - 60) / 4)
-            let mean = -59 - 20 * log10(meters)
-            let reading = Int((mean + offsets[channel] + 5.7 * noise.nextGaussian()).rounded())
-            events += engine.ingest(sample(1, reading, at: t, measuredPower: -55))
+        while t < seconds {
+            let reading = Int((meanAt(t) + offsets[channel] + 5.7 * noise.nextGaussian()).rounded())
+            events += engine.ingest(sample(1, reading, at: t, measuredPower: measuredPower))
             channel = (channel + 1) % 3
-            t += 1
+            t += interval
+        }
+        return events
+    }
+
+    /// A child walks in from 7 m and stands over the chest (1 m, a tag advertising 4 dB too
+    /// high, the three channels' offsets, 1 Hz: at hand takes some packets): the engine's only
+    /// class change at the chest is to immediate, never "near" first.
+    @Test func theEngineGoesStraightToImmediateAtTheChest() {
+        let events = walk(seed: 21, seconds: 120, interval: 1, measuredPower: -55) { t in
+            -59 - 20 * log10(t < 60 ? 7.0 : max(1, 7 - 6 * (t - 60) / 4))
         }
         let changes = events.compactMap { e -> (Double, Proximity)? in
             if case let .proximity(time, _, _, to) = e { return (time, to) }
@@ -294,20 +302,10 @@ import Glibc
     /// there), then on to the chest: one closer arrival, at the chest, and none while the child
     /// stands there afterwards.
     @Test func theEngineTellsACloserArrivalOnce() {
-        var engine = RangingEngine(regions: [Region(name: "treasure", uuid: testUUID)])
-        var noise = GaussianSource(seed: 22)
-        var events: [RangingEvent] = []
-        let offsets = [4.0, 0, -4]
-        var channel = 0
-        var t = 0.0
-        while t < 180 {
+        let events = walk(seed: 22, seconds: 180, interval: 0.1, measuredPower: -63) { t in
             // 9 m for a minute, a kind spot 4 m out (6 dB kinder) for 30 s, then the chest.
             let (meters, kind) = t < 60 ? (9.0, 0.0) : t < 90 ? (4.0, 6.0) : (1.0, 0.0)
-            let mean = -59 - 20 * log10(meters) + kind
-            let reading = Int((mean + offsets[channel] + 5.7 * noise.nextGaussian()).rounded())
-            events += engine.ingest(sample(1, reading, at: t, measuredPower: -63))
-            channel = (channel + 1) % 3
-            t += 0.1
+            return -59 - 20 * log10(meters) + kind
         }
         let immediate = events.compactMap { e -> Double? in
             if case let .proximity(time, _, _, .immediate) = e { return time }
