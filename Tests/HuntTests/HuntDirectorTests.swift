@@ -2,6 +2,9 @@ import FoundationEssentials
 import Hunt
 import Ranging
 import Testing
+#if canImport(Glibc)
+import Glibc
+#endif
 
 let region: RegionID = "treasure"
 let key = BeaconKey(uuid: UUID(uuidString: "E2C56DB5-DFFB-48D2-B060-D0F5A71096E0") ?? UUID(), major: 1, minor: 1)
@@ -502,5 +505,40 @@ extension HuntDirector {
         let found = said.first { $0.1 == .treasureFound }
         #expect(found != nil, "\(said)")
         #expect((found?.0 ?? 99) < 12)
+    }
+
+    /// A 10 Hz tag advertising 4 dB low: a minute 9 m out, half a minute at a kind spot 6 m
+    /// out (8 dB kind: at hand there, a find short of the chest, as held-out walk 10088), then
+    /// over the chest (0.8 m). The
+    /// engine's closer arrival makes the director say the find again, at the chest, once.
+    @Test func aFindShortOfTheChestIsSaidAgainWhenTheChildReachesIt() {
+        var engine = RangingEngine(configuration: .default, regions: [Region(name: region, uuid: key.uuid)])
+        var configuration = HuntDirector.Configuration(region: region)
+        configuration.foundHold = 0.5
+        var d = HuntDirector(configuration: configuration)
+        var found: [Double] = []
+        func perform(_ actions: [HuntAction], at t: Double) {
+            for case .say(.treasureFound, _) in actions { found.append(t) }
+        }
+        perform(d.handle(.started, at: 0), at: 0)
+        var speechEnds = 1.5
+        let offsets = [4.0, 0, -4]
+        for step in 1...1800 {
+            let t = Double(step) * 0.1
+            let (meters, kind) = t < 60 ? (9.0, 0.0) : t < 90 ? (6.0, 8.0) : (0.8, 0.0)
+            let jitter = Double((step * 7919) % 7 - 3)
+            let rssi = Int((-59 - 20 * log10(meters) + kind + offsets[step % 3] + jitter).rounded())
+            for e in engine.ingest(RangingSample(key: key, measuredPower: -63, rssi: rssi, time: t)) {
+                perform(d.handle(.ranging(e), at: t), at: t)
+            }
+            perform(d.tick(at: t), at: t)
+            if t >= speechEnds {
+                perform(d.handle(.speechFinished, at: t), at: t)
+                speechEnds = t + 1.5
+            }
+        }
+        #expect(found.count == 2, "\(found)")
+        #expect(found.first.map { $0 > 60 && $0 < 90 } == true, "\(found)")
+        #expect(found.last.map { $0 > 90 && $0 < 100 } == true, "\(found)")
     }
 }

@@ -113,6 +113,19 @@ extension HuntAction {
         return d
     }
 
+    /// On a trail a find moves the hunt on: a closer arrival at the chest just found (the
+    /// child stepping right over it) says nothing, and none comes before the next find.
+    @Test func aCloserArrivalOnATrailSaysNothing() {
+        var d = foundFirstChestAwaitingTheReward()
+        #expect(d.handle(.ranging(.closerArrival(time: 15.5, key: beacon(1))), at: 15.5) == [])
+        _ = d.handle(.rewardAbsent, at: 16)
+        _ = d.handle(.speechFinished, at: 18)  // the next clue is over
+        #expect(d.handle(.ranging(.closerArrival(time: 19, key: beacon(1))), at: 19) == [])
+        #expect(d.handle(.ranging(.closerArrival(time: 20, key: beacon(2))), at: 20) == [])
+        #expect(d.run(from: 20.5, to: 40).isEmpty)
+        #expect(d.findCount == 1)
+    }
+
     @Test func withoutARewardTheClueFollowsOnceTheBoxHasNone() {
         var d = foundFirstChestAwaitingTheReward()
         let said1 = d.handle(.rewardAbsent, at: 16).map(\.event)

@@ -298,13 +298,14 @@ import Glibc
         #expect((atChest.first?.0 ?? .infinity) <= 64 + 15)
     }
 
-    /// The same walk at 10 Hz with a stop at a kind spot 4 m out (the tag 4 dB low: at hand
-    /// there), then on to the chest: one closer arrival, at the chest, and none while the child
-    /// stands there afterwards.
+    /// The same walk at 10 Hz with a stop at a kind spot 6 m out (8 dB kind, the tag 4 dB
+    /// loud: at hand there, as held-out walk 10088), then on to the chest (0.8 m, 9.5 dB
+    /// nearer): one closer arrival, at the chest, and none while the child stands there
+    /// afterwards.
     @Test func theEngineTellsACloserArrivalOnce() {
         let events = walk(seed: 22, seconds: 180, interval: 0.1, measuredPower: -63) { t in
-            // 9 m for a minute, a kind spot 4 m out (6 dB kinder) for 30 s, then the chest.
-            let (meters, kind) = t < 60 ? (9.0, 0.0) : t < 90 ? (4.0, 6.0) : (1.0, 0.0)
+            // 9 m for a minute, a kind spot 6 m out (8 dB kinder) for 30 s, then over the chest.
+            let (meters, kind) = t < 60 ? (9.0, 0.0) : t < 90 ? (6.0, 8.0) : (0.8, 0.0)
             return -59 - 20 * log10(meters) + kind
         }
         let immediate = events.compactMap { e -> Double? in
