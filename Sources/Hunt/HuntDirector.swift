@@ -565,11 +565,11 @@ public struct HuntDirector: Sendable {
                 farBeyondSince = nil
             }
             return confirmFar(at: time)
-        case let .closerArrival(_, key) where hunts(key) && inside && foundAnnounced && saidProximity == .immediate:
+        case .closerArrival where progress == nil && inside && foundAnnounced && saidProximity == .immediate:
             // Found, and since then much nearer still: the find was short of the chest (a
             // tag advertising low, heard at a kind spot metres out). Said again here, where the
-            // child now is, once it holds as a find does.
-            guard progress == nil else { return [] }
+            // child now is, once it holds as a find does. (Without a trail every beacon of the
+            // region is hunted; on a trail a find has moved the hunt on.)
             foundAnnounced = false
             immediateSince = time
             return checkFound(at: time)

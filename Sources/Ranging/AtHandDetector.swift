@@ -274,12 +274,18 @@ public struct AtHandDetector: Sendable, Equatable {
     /// `confirmPackets`, spanning `confirmSpan` s): the first one's time, their mean path loss
     /// and its standard error.
     private func confirmation(since: Double, at time: Double, noiseVariance: Double) -> (first: Double, mean: Double, standardError: Double)? {
-        let afterTimes = times.filter { $0 >= since }
-        let after = zip(times, losses).filter { $0.0 >= since }.map(\.1)
-        guard after.count >= confirmPackets, let first = afterTimes.first, time - first >= confirmSpan else { return nil }
-        let mean = after.reduce(0, +) / Double(after.count)
-        let se = (max(noiseVariance, 0) / independentCount(after.count, span: (times.last ?? time) - first)).squareRoot()
-        return (first, mean, se)
+        // One pass, no copies: this runs on every packet while an arrival or a renewal is judged.
+        var n = 0
+        var sum = 0.0
+        var first: Double?
+        for (t, loss) in zip(times, losses) where t >= since {
+            if first == nil { first = t }
+            n += 1
+            sum += loss
+        }
+        guard n >= confirmPackets, let first, time - first >= confirmSpan else { return nil }
+        let se = (max(noiseVariance, 0) / independentCount(n, span: (times.last ?? time) - first)).squareRoot()
+        return (first, sum / Double(n), se)
     }
 
     /// While at hand: the level `renewalMargin` and `arrivalZ` standard errors below the mean
