@@ -8,7 +8,7 @@ import Darwin
 /// hears of the chest's beacon: the walking benchmark's world (docs/ranging.md, "The walking
 /// world"). Everything is drawn from the seed, so a walk is the same on every machine.
 ///
-/// The walk: from a start 7-12 m from the chest, straight legs at 0.5-1.5 m/s between
+/// The walk: from a start 7-12 m from the chest, straight legs at 0.5-1.5 m/s (`Harshness.speed`) between
 /// waypoints at least `waypointClearance` m from the chest (and legs that do not pass closer
 /// than that), with a turn at each waypoint (the heading swings within `turnSeconds`) and,
 /// often, a pause of 2-15 s during which the child looks around (more turns, standing
@@ -119,10 +119,15 @@ public struct WalkingWorld: Sendable {
         /// error, channel offsets, loss draws and spread, at the world's rate; the path, body,
         /// field, walls and outages are the walk's.
         public var chestBeacons: Int
+        /// The range the child's walking speed on a leg is drawn from (m/s); the last leg, to
+        /// the chest, from its lower 70 % (a child slows as it homes in). 0.5-1.5: a child
+        /// walking; 2-3: running; 0.3-0.6: a toddler or a child searching step by step.
+        public var speed: ClosedRange<Double>
 
         public init(spread: ClosedRange<Double> = 6 ... 8, bodyDepth: ClosedRange<Double> = 6 ... 15, powerError: Double = 4, field: Double = 3,
                     rate: Double? = nil, lossFraction: ClosedRange<Double> = 0.1 ... 0.3, burstPackets: ClosedRange<Double>? = nil,
-                    chestBeacons: Int = 1) {
+                    chestBeacons: Int = 1, speed: ClosedRange<Double> = 0.5 ... 1.5) {
+            self.speed = speed
             self.burstPackets = burstPackets
             self.chestBeacons = max(1, chestBeacons)
             self.spread = spread
@@ -253,7 +258,7 @@ public struct WalkingWorld: Sendable {
                 if far && long && clearOfChest(x, y, tx, ty) { found = true; break }
             }
             guard found else { stand(1); continue }
-            walk(toX: tx, y: ty, speed: uniform(0.5 ... 1.5))
+            walk(toX: tx, y: ty, speed: uniform(harshness.speed))
             if random.nextUniform() < 0.5 {
                 // A pause: the child looks around.
                 var left = uniform(2 ... 15)
@@ -268,7 +273,9 @@ public struct WalkingWorld: Sendable {
         // The last leg: to the chest, stopping over it (the hunter held out in front).
         let approach = atan2(-y, -x)
         let reach = uniform(0.1 ... 0.4)
-        walk(toX: -reach * cos(approach), y: -reach * sin(approach), speed: uniform(0.5 ... 1.2))
+        let speed = harshness.speed
+        walk(toX: -reach * cos(approach), y: -reach * sin(approach),
+             speed: uniform(speed.lowerBound ... speed.lowerBound + 0.7 * (speed.upperBound - speed.lowerBound)))
         stopAtChest = t
         stand(Self.atChestSeconds)
         duration = t

@@ -52,6 +52,35 @@ import Glibc
         #expect(world.bodyDepth >= 6 && world.bodyDepth <= 15)
     }
 
+    @Test func aSweptSpeedChangesThePaceAndNotTheRadio() {
+        // Running (2-3 m/s) and a toddler's pace (0.3-0.6 m/s): every leg within the range,
+        // the last one within its lower 70 %; the radio's draws are the standard walk's.
+        for seed: UInt64 in 1...8 {
+            let standard = WalkingWorld(seed: seed)
+            for range: ClosedRange<Double> in [2 ... 3, 0.3 ... 0.6] {
+                let world = WalkingWorld(seed: seed, harshness: .init(speed: range))
+                var fastest = 0.0, slowest = Double.infinity
+                var lastLeg: [Double] = []
+                for (a, b) in zip(world.poses, world.poses.dropFirst()) {
+                    let speed = ((b.x - a.x) * (b.x - a.x) + (b.y - a.y) * (b.y - a.y)).squareRoot() / (b.time - a.time)
+                    guard speed > 0.05 else { continue }  // standing or turning
+                    fastest = max(fastest, speed)
+                    slowest = min(slowest, speed)
+                    if b.time > world.stopAtChest - 2, b.time <= world.stopAtChest { lastLeg.append(speed) }
+                }
+                #expect(fastest <= range.upperBound * 1.02 && slowest >= range.lowerBound * 0.98)
+                #expect(lastLeg.allSatisfy { $0 <= range.lowerBound + 0.7 * (range.upperBound - range.lowerBound) + 0.01 })
+                #expect(!lastLeg.isEmpty)
+                #expect(world.advertisedPower == standard.advertisedPower && world.exponent == standard.exponent)
+                #expect(world.packetSigma == standard.packetSigma && world.bodyDepth == standard.bodyDepth)
+                let atChest = world.distance(at: world.stopAtChest + 1)
+                #expect(atChest >= 0.8 && atChest <= 1.3)
+            }
+        }
+        // The default is the standard walk, draw for draw.
+        #expect(WalkingWorld(seed: 5, harshness: .init(speed: 0.5 ... 1.5)).readings() == WalkingWorld(seed: 5).readings())
+    }
+
     @Test func packetsSpreadLikeARealRoomWithNegativeLagOneCorrelation() {
         // Standing over the chest (no body, no field): the spread is the channels' and the noise's.
         var sds: [Double] = []
