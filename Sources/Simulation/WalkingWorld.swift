@@ -123,11 +123,16 @@ public struct WalkingWorld: Sendable {
         /// the chest, from its lower 70 % (a child slows as it homes in). 0.5-1.5: a child
         /// walking; 2-3: running; 0.3-0.6: a toddler or a child searching step by step.
         public var speed: ClosedRange<Double>
+        /// The range a shared outage's length is drawn from (s; one every ~90 s on average):
+        /// 0.5-4 s, the receiver busy with Wi-Fi; 5-20 s, a crowded band or an adapter that
+        /// resets.
+        public var outage: ClosedRange<Double>
 
         public init(spread: ClosedRange<Double> = 6 ... 8, bodyDepth: ClosedRange<Double> = 6 ... 15, powerError: Double = 4, field: Double = 3,
                     rate: Double? = nil, lossFraction: ClosedRange<Double> = 0.1 ... 0.3, burstPackets: ClosedRange<Double>? = nil,
-                    chestBeacons: Int = 1, speed: ClosedRange<Double> = 0.5 ... 1.5) {
+                    chestBeacons: Int = 1, speed: ClosedRange<Double> = 0.5 ... 1.5, outage: ClosedRange<Double> = 0.5 ... 4) {
             self.speed = speed
+            self.outage = outage
             self.burstPackets = burstPackets
             self.chestBeacons = max(1, chestBeacons)
             self.spread = spread
@@ -287,7 +292,7 @@ public struct WalkingWorld: Sendable {
         while true {
             o += -90 * log(max(1 - random.nextUniform(), 1e-12))
             guard o < duration else { break }
-            let length = uniform(0.5 ... 4)
+            let length = uniform(harshness.outage)
             outages.append((o, o + length))
             o += length
         }
