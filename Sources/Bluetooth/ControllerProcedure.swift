@@ -123,7 +123,9 @@ public struct ControllerProcedure: Sendable {
     /// Checks the timeout of the outstanding command.
     public mutating func tick(at time: Double) -> ProcedureStep {
         guard !isFinished, let sentAt, index < steps.count else { return isFinished ? .finished : .wait }
-        if time - sentAt >= timeout {
+        // Against `deadline` itself (the timer's), not `time - sentAt`, which can fall short
+        // of the timeout by a rounding when the timer fires exactly at the deadline.
+        if time >= sentAt + timeout {
             isFinished = true
             self.sentAt = nil
             return .failed(CommandFailure(opcode: steps[index].command.opcode, status: nil))

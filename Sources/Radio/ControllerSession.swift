@@ -235,7 +235,10 @@ public final class ControllerSession {
     private func watchdog() {
         watchdogID = nil
         guard case .ready = state, settings.scanning != nil else { return }
-        if now() - lastReport >= options.reportWatchdog {
+        // The timer's own deadline, as it was computed: `now() - lastReport` can fall short of
+        // the limit by a rounding at that very moment, and on virtual time the timer then
+        // re-armed itself there for ever.
+        if now() >= lastReport + options.reportWatchdog {
             rearm(scanning: true, advertising: false)
         } else {
             armWatchdog()

@@ -99,6 +99,26 @@ private func succeed(extended: Bool) -> (HCICommand) -> HCIEvent? {
 }
 
 @Suite struct AdvertisingProcedureTests {
+    /// A command unanswered by its deadline has failed when the timer fires at that very
+    /// deadline, whatever the rounding of `time - sentAt` (the timer once found it 1 ulp short
+    /// and waited again at the same moment, for ever on virtual time).
+    @Test func anUnansweredCommandFailsAtItsOwnDeadline() throws {
+        var rounded = 0
+        for k in 0..<400 {
+            let sent = 0.1 + 0.37 * Double(k)
+            var p = ControllerProcedure.configure(from: nil, to: try boxSettings(), advertises: true)
+            #expect(p.start(at: sent) != .wait)
+            let deadline = try #require(p.deadline)
+            if deadline - sent < 2.0 { rounded += 1 }
+            guard case .failed = p.tick(at: deadline) else {
+                Issue.record("sent at \(sent): still waiting at its deadline \(deadline)")
+                continue
+            }
+        }
+        // The rounding case is among them.
+        #expect(rounded > 0)
+    }
+
     @Test func legacyTreasureScansThenAdvertisesParametersDataResponseEnable() throws {
         var p = ControllerProcedure.configure(from: nil, to: try boxSettings(), advertises: true)
         let (sent, outcome) = drive(&p, answer: succeed(extended: false))

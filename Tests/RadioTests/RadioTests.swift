@@ -160,6 +160,40 @@ func virtualLoop() throws -> EventLoop { try EventLoop(clock: .virtual(start: 0)
         #expect(!sim.scanning, "scanning is switched off on the controller on exit")
     }
 
+    /// A capture or a yard silent for longer than the report watchdog: the watchdog configures
+    /// scanning again and virtual time goes on. It once compared `now - lastReport` with the
+    /// limit while its timer was due at `lastReport + limit`: for about one last report in
+    /// sixteen the two disagree by a rounding, and the watchdog re-armed itself at the same
+    /// moment for ever (`replay --hunt` of a walk with a 32 s silence spun at 100 % CPU).
+    @Test func longSilencesRearmTheWatchdogWithoutStoppingTime() throws {
+        let loop = try virtualLoop()
+        let heard = try treasureBeacon()
+        // Heard 3 s of every 40 s: a 37 s silence each time, 100 times.
+        let beacon = VirtualBeacon(address: heard.address, advertisingData: heard.advertisingData, interval: 0.1) { t, _ in
+            t.truncatingRemainder(dividingBy: 40) < 3 ? -60 : nil
+        }
+        let sim = try SimulatedController(beacons: [beacon], startTime: 0)
+        let session = ControllerSession(loop: loop) { sim }
+        var sightings = 0
+        session.onSighting = { _ in sightings += 1 }
+        session.start()
+        var running = true
+        loop.repeatEvery(0.02) { t in
+            if running { sim.advance(to: t) }
+            return running
+        }
+        defer { running = false }
+        var rounds = 0
+        while loop.now < 4000, rounds < 3_000_000 {
+            try loop.runOnce(timeout: 10)
+            rounds += 1
+        }
+        #expect(loop.now >= 4000, "virtual time stopped at \(loop.now) s")
+        #expect(session.state == .ready(.legacy))
+        #expect(sightings > 100 * 25)
+        session.stop()
+    }
+
     @Test func adapterLostAndBackResumesWithinTwoSeconds() throws {
         let loop = try virtualLoop()
         let sim = try SimulatedController(beacons: [try treasureBeacon()], startTime: 0)
