@@ -219,6 +219,9 @@ public struct HunterCore: Sendable {
         case let .sighting(sighting):
             self.sighting(sighting, into: &effects)
         case let .report(report):
+            // Anyone but the regions' beacons (whose sightings are ingested): the receiver
+            // hears, so a silence of the beacons while it does is theirs.
+            if !carriesRegionBeacon(report) { engine.heardOther(at: time) }
             guard var h = handoff, h.listeningSince != nil, report.isScanResponse, report.address == foundTreasure?.address,
                 let auth = authenticator, let id = configuration.announce?.hunterID, let treasure = foundTreasure?.beacon
             else { break }
@@ -288,6 +291,15 @@ public struct HunterCore: Sendable {
             if director == nil { effects.append(.tell(.noticePage, detail)) } else { say(.pageOpened(detail), at: time, into: &effects) }
         }
         return effects
+    }
+
+    /// Whether the report holds an iBeacon of one of the regions.
+    private func carriesRegionBeacon(_ report: AdvertisingReport) -> Bool {
+        Beacon.all(in: report.data).contains { beacon in
+            guard case let .iBeacon(b) = beacon else { return false }
+            let key = BeaconKey(uuid: b.uuid, major: b.major, minor: b.minor)
+            return configuration.regions.contains { $0.contains(key) }
+        }
     }
 
     /// The log's words for a hunter without a game key.

@@ -11,6 +11,9 @@ import Darwin
 /// decisions (lost beacons, exits, initial state) happen on time; call it from a timer.
 /// Times are expected in non-decreasing order; an earlier time is treated as "now".
 ///
+/// `heardOther` tells it of every advertiser heard that is no beacon of a region: while the
+/// receiver hears nobody at all (`ReceiverHearing`: deaf), no beacon's silence counts.
+///
 /// Without regions every beacon is ranged and no region, nearest, trend or proximity-change
 /// events come out. With regions only beacons of a region are ranged; proximity changes
 /// are reported for them.
@@ -109,6 +112,15 @@ public struct RangingEngine: Sendable {
             setMember(Member(last: time, exitLimit: exitLimit, sharedLimit: sharedLimit), for: key)
         }
 
+        /// The receiver was deaf for `seconds`: the region's silences resume where they were.
+        mutating func moveSilences(by seconds: Double) {
+            guard lastPacket.isFinite else { return }
+            lastPacket += seconds
+            for key in Array(members.keys) { members[key]?.last += seconds }
+            presentUntil += seconds
+            sharedUntil = nil
+        }
+
         /// The region was left: the next stay warms up afresh.
         mutating func noteExit() {
             firstPacket = .infinity
@@ -183,6 +195,9 @@ public struct RangingEngine: Sendable {
     private var tracks: [BeaconKey: Track] = [:]
     private var slots: [RegionSlot]
     private var now: Double?
+    /// What the receiver hears of everyone else (`heardOther(at:)`), to tell a deaf receiver
+    /// from silent beacons.
+    private var receiver = ReceiverHearing()
     /// No track can be lost or forgotten before this time (a lower bound; sweeps refresh it).
     private var nextSweep: Double = -Double.infinity
 
@@ -246,6 +261,7 @@ public struct RangingEngine: Sendable {
     }
 
     public mutating func ingest(_ sample: RangingSample) -> [RangingEvent] {
+        heard(at: sample.time)
         var events = advance(to: sample.time)
         let time = now ?? sample.time
         let key = sample.key
@@ -363,10 +379,13 @@ public struct RangingEngine: Sendable {
         let time = max(time, now ?? time)
         now = time
         var events: [RangingEvent] = []
-        if time >= nextSweep { sweep(at: time, into: &events) }
+        // A deaf receiver's silence says nothing of the beacons: no beacon is lost and no
+        // region left while it lasts (their silences resume where they were when it ends).
+        let deaf = receiver.isDeaf(at: time)
+        if time >= nextSweep, !deaf { sweep(at: time, into: &events) }
         for index in slots.indices {
             // Only an inside region can be left (the rule walks its beacons once per silence).
-            let present = slots[index].monitor.state != .inside || slots[index].isPresent(at: time, configuration)
+            let present = slots[index].monitor.state != .inside || deaf || slots[index].isPresent(at: time, configuration)
             guard let transition = slots[index].monitor.advance(to: time, anyPresent: present, configuration) else { continue }
             events.append(regionEvent(transition, index: index, time: time))
             if transition == .exited {
@@ -377,6 +396,29 @@ public struct RangingEngine: Sendable {
             }
         }
         return events
+    }
+
+    /// The receiver heard an advertiser that is no beacon of a region (a phone, a watch, a
+    /// beacon of no region) at `time`: call it for every such advertising report. While
+    /// everyone it usually hears is silent at once, the receiver is deaf (Wi-Fi on the
+    /// shared antenna, a crowded band, a controller busy or resetting), and no beacon's
+    /// silence counts (`ReceiverHearing`). A receiver that hears nobody else never counts as
+    /// deaf: without bystanders the rules are as they were.
+    public mutating func heardOther(at time: Double) {
+        heard(at: time)
+        receiver.heardOther(at: max(time, now ?? time))
+    }
+
+    /// Anything heard at `time`: a deaf spell that ends here moves every silence on by its
+    /// length (the beacons' last packets and deadlines, as if heard that much later).
+    private mutating func heard(at time: Double) {
+        let time = max(time, now ?? time)
+        guard let spell = receiver.heard(at: time) else { return }
+        for key in Array(tracks.keys) where tracks[key]?.isLost == false {
+            tracks[key]?.lostDeadline += spell
+        }
+        nextSweep = -Double.infinity
+        for index in slots.indices { slots[index].moveSilences(by: spell) }
     }
 
     /// Beacons past their lost deadline are judged gone; lost ones past their memory forgotten.

@@ -619,6 +619,12 @@ enum RangingBenchmark {
                 }
                 harshness.outage = range
                 harshened = true
+            case "--bystanders":
+                guard let value = arguments.popFirst(), let n = Int(value), (0...20).contains(n) else {
+                    fail("--bystanders needs a number of other advertisers from 0 to 20", code: 64)
+                }
+                harshness.bystanders = n
+                harshened = true
             case "--write-captures":
                 guard let value = arguments.popFirst() else { fail("--write-captures needs a directory", code: 64) }
                 writeCaptures = value
@@ -634,7 +640,7 @@ enum RangingBenchmark {
                 }
                 seedCount = n
             default:
-                fail("unknown argument \(argument) (usage: RangingBenchmark [--data DIR] [--seeds N] [--fit] [--real [--itag FILE]] [--family held-out|tuning [--shared-loss | --calibrated] [--minutes M] [--only ROW]] [--stress [--minutes M] [--only ROW]] [--heard] (with --family or --stress: what the hunt rules say standing still) [--walking held-out|tuning [--calibrated [--calibration-spot DB]] [--write-captures DIR] [--replays DIR] [--spread LO-HI] [--body LO-HI] [--power-error DB] [--field DB] [--rate HZ] [--loss LO-HI] [--burst LO-HI] [--chest-beacons N] [--speed LO-HI] [--outage LO-HI]] (--rate HZ also with --family ... --heard: every beacon at that rate))", code: 64)
+                fail("unknown argument \(argument) (usage: RangingBenchmark [--data DIR] [--seeds N] [--fit] [--real [--itag FILE]] [--family held-out|tuning [--shared-loss | --calibrated] [--minutes M] [--only ROW]] [--stress [--minutes M] [--only ROW]] [--heard] (with --family or --stress: what the hunt rules say standing still) [--walking held-out|tuning [--calibrated [--calibration-spot DB]] [--write-captures DIR] [--replays DIR] [--spread LO-HI] [--body LO-HI] [--power-error DB] [--field DB] [--rate HZ] [--loss LO-HI] [--burst LO-HI] [--chest-beacons N] [--speed LO-HI] [--outage LO-HI] [--bystanders N]] (--rate HZ also with --family ... --heard: every beacon at that rate))", code: 64)
             }
         }
         if let probe = getenv("AT_HAND_PROBE").flatMap({ UInt64(String(cString: $0)) }) {

@@ -303,6 +303,8 @@ func oursOnWalk(_ reports: [SimulatedReading], until end: Double, lineSeconds: D
         handle(engine.advance(to: time), at: time)
         apply(director.tick(at: time), at: time)
     }, ingest: { report in
+        // A bystander (`WalkingWorld.bystanderReadings`): the receiver hears someone else.
+        guard report.beacon >= 0 else { return engine.heardOther(at: report.time) }
         let sample = RangingSample(key: OurRanger.key(report.beacon), measuredPower: report.measuredPower, rssi: report.rssi,
                                    time: report.time)
         handle(engine.ingest(sample), at: report.time)
@@ -490,10 +492,21 @@ func captureBytes(_ reports: [SimulatedReading]) -> [UInt8] {
     var out = encoder.header
     let start: Int64 = 1_780_000_000_000_000
     for r in reports {
-        out += encoder.record(advertisingReportEvent(rssi: r.rssi, measuredPower: r.measuredPower, beacon: r.beacon), received: true,
-                              unixMicroseconds: start + Int64((r.time * 1e6).rounded()))
+        let event = r.beacon >= 0 ? advertisingReportEvent(rssi: r.rssi, measuredPower: r.measuredPower, beacon: r.beacon)
+            : bystanderReportEvent(rssi: r.rssi, bystander: -1 - r.beacon)
+        out += encoder.record(event, received: true, unixMicroseconds: start + Int64((r.time * 1e6).rounded()))
     }
     return out
+}
+
+/// A bystander's advertising report: a phone's (random address, Apple's "nearby" data), no iBeacon.
+func bystanderReportEvent(rssi: Int, bystander: Int) -> HCIPacket {
+    let data: [UInt8] = [0x02, 0x01, 0x1A, 0x0A, 0xFF, 0x4C, 0x00, 0x10, 0x05, 0x01, 0x18, 0x00, 0x00, UInt8(truncatingIfNeeded: bystander)]
+    var report: [UInt8] = [0x02, 0x01, 0x00, 0x01, UInt8(truncatingIfNeeded: 0x40 + bystander), 0x9A, 0x8B, 0x7C, 0x6D, 0x5E | 0xC0,
+                           UInt8(data.count)]
+    report += data
+    report.append(UInt8(bitPattern: Int8(clamping: rssi)))
+    return HCIPacket(type: .event, bytes: [0x3E, UInt8(report.count)] + report)
 }
 
 /// What `replay --hunt --json` printed: its lines, ranges and detector rates, on the walk's
@@ -601,8 +614,11 @@ func runWalking(heldOut: Bool, count: Int, writeCaptures: String?, replays: Stri
                 if leg.heard { ceilingByKind[i][leg.kind][rateKey, default: (0, 0)].heard += 1 }
             }
         }
+        // What else the receiver hears (none in the standard world): only our engine listens.
+        let bystanders = world.bystanderReadings()
+        let heard = bystanders.isEmpty ? advertised : (advertised + bystanders).sorted { ($0.time, $0.beacon) < ($1.time, $1.beacon) }
         if let directory = writeCaptures {
-            if !writeFile("\(directory)/walk-\(seed).btsnoop", captureBytes(advertised)) {
+            if !writeFile("\(directory)/walk-\(seed).btsnoop", captureBytes(heard)) {
                 RangingBenchmark.fail("cannot write \(directory)/walk-\(seed).btsnoop", code: 73)
             }
             if let power, let example, let text = calibratedConfiguration(example: example, power: power),
@@ -611,7 +627,8 @@ func runWalking(heldOut: Bool, count: Int, writeCaptures: String?, replays: Stri
             }
         }
         var told: [String: WalkTold] = [
-            "ours (in process)": oursOnWalk(reports, until: world.duration, calibrated: calibrated != nil),
+            "ours (in process)": oursOnWalk(bystanders.isEmpty ? reports : (reports + bystanders).sorted { ($0.time, $0.beacon) < ($1.time, $1.beacon) },
+                                            until: world.duration, calibrated: calibrated != nil),
             "AltBeacon": baselineOnWalk(.altBeacon, reports, until: world.duration),
             "iOS-like": baselineOnWalk(.iOS, reports, until: world.duration),
             "oracle": oracleOnWalk(world),
@@ -626,7 +643,7 @@ func runWalking(heldOut: Bool, count: Int, writeCaptures: String?, replays: Stri
     }
     if writeCaptures != nil, replays == nil { print("wrote \(seeds.count) captures") }
     let part = heldOut ? "held-out" : "tuning"
-    let radio = harshness == .standard ? "" : "; radio: spread \(format(harshness.spread.lowerBound, 1))-\(format(harshness.spread.upperBound, 1)) dB, body \(format(harshness.bodyDepth.lowerBound, 0))-\(format(harshness.bodyDepth.upperBound, 0)) dB, power error ±\(format(harshness.powerError, 0)) dB, field sd \(format(harshness.field, 0)) dB, \(format(100 * harshness.lossFraction.lowerBound, 0))-\(format(100 * harshness.lossFraction.upperBound, 0)) % lost" + (harshness.burstPackets.map { " in bursts of \(format($0.lowerBound, 0))-\(format($0.upperBound, 0)) packets" } ?? "") + (harshness.chestBeacons > 1 ? ", \(harshness.chestBeacons) beacons in the chest" : "") + (harshness.speed == WalkingWorld.Harshness.standard.speed ? "" : ", walking \(format(harshness.speed.lowerBound, 1))-\(format(harshness.speed.upperBound, 1)) m/s") + (harshness.outage == WalkingWorld.Harshness.standard.outage ? "" : ", shared outages of \(format(harshness.outage.lowerBound, 1))-\(format(harshness.outage.upperBound, 1)) s")
+    let radio = harshness == .standard ? "" : "; radio: spread \(format(harshness.spread.lowerBound, 1))-\(format(harshness.spread.upperBound, 1)) dB, body \(format(harshness.bodyDepth.lowerBound, 0))-\(format(harshness.bodyDepth.upperBound, 0)) dB, power error ±\(format(harshness.powerError, 0)) dB, field sd \(format(harshness.field, 0)) dB, \(format(100 * harshness.lossFraction.lowerBound, 0))-\(format(100 * harshness.lossFraction.upperBound, 0)) % lost" + (harshness.burstPackets.map { " in bursts of \(format($0.lowerBound, 0))-\(format($0.upperBound, 0)) packets" } ?? "") + (harshness.chestBeacons > 1 ? ", \(harshness.chestBeacons) beacons in the chest" : "") + (harshness.speed == WalkingWorld.Harshness.standard.speed ? "" : ", walking \(format(harshness.speed.lowerBound, 1))-\(format(harshness.speed.upperBound, 1)) m/s") + (harshness.outage == WalkingWorld.Harshness.standard.outage ? "" : ", shared outages of \(format(harshness.outage.lowerBound, 1))-\(format(harshness.outage.upperBound, 1)) s") + (harshness.bystanders > 0 ? ", \(harshness.bystanders) bystanders heard" : "")
     let rates = harshness.rate.map { "every walk at \(rateName($0))" } ?? "rates 10/4/2/1 Hz in turn"
     let setUp = calibrated.map { "; the chest's beacon calibrated at set-up (tags[].power)" + ($0 > 0 ? ", the spot's shadowing sd \(format($0, 1)) dB" : "") } ?? ""
     print("Walking to the chest (\(part) walks, seeds \(seeds.first ?? 0)...\(seeds.last ?? 0); \(rates)\(radio)\(setUp)):")

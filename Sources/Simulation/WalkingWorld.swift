@@ -85,6 +85,23 @@ public struct WalkingWorld: Sendable {
     private let outages: [(start: Double, end: Double)]
     /// The chest's other beacons (`Harshness.chestBeacons` - 1): beacon ids 1, 2, ...
     public let otherBeacons: [ChestBeacon]
+    /// The other advertisers the receiver hears (`Harshness.bystanders`).
+    public let bystanders: [Bystander]
+
+    /// An advertiser that is none of the chest's beacons: a phone, a watch, a television, in
+    /// the house or the yard 6-25 m from the chest, 0.5-1.5 m up, advertising every 0.2-1 s
+    /// at -55 to -65 dBm at 1 m. Heard through the child's body like the chest's beacon, with
+    /// its own spread (6 dB) and loss (10-40 %, bursts of 2-5), and deaf with the receiver in
+    /// the shared outages.
+    public struct Bystander: Sendable, Equatable {
+        public var x: Double
+        public var y: Double
+        public var height: Double
+        public var power: Double
+        public var interval: Double
+        var loss: GilbertElliottLoss
+        var noiseSeed: UInt64
+    }
 
     /// A further beacon in the chest: what it advertises and its own radio draws.
     public struct ChestBeacon: Sendable, Equatable {
@@ -127,10 +144,15 @@ public struct WalkingWorld: Sendable {
         /// 0.5-4 s, the receiver busy with Wi-Fi; 5-20 s, a crowded band or an adapter that
         /// resets.
         public var outage: ClosedRange<Double>
+        /// Other advertisers the receiver hears (phones, watches, a television: `Bystander`),
+        /// none in the standard world.
+        public var bystanders: Int
 
         public init(spread: ClosedRange<Double> = 6 ... 8, bodyDepth: ClosedRange<Double> = 6 ... 15, powerError: Double = 4, field: Double = 3,
                     rate: Double? = nil, lossFraction: ClosedRange<Double> = 0.1 ... 0.3, burstPackets: ClosedRange<Double>? = nil,
-                    chestBeacons: Int = 1, speed: ClosedRange<Double> = 0.5 ... 1.5, outage: ClosedRange<Double> = 0.5 ... 4) {
+                    chestBeacons: Int = 1, speed: ClosedRange<Double> = 0.5 ... 1.5, outage: ClosedRange<Double> = 0.5 ... 4,
+                    bystanders: Int = 0) {
+            self.bystanders = max(0, bystanders)
             self.speed = speed
             self.outage = outage
             self.burstPackets = burstPackets
@@ -315,6 +337,22 @@ public struct WalkingWorld: Sendable {
                                      noiseSeed: others.next()))
         }
         otherBeacons = chest
+
+        // The bystanders, from their own generator (the walk and the chest are the same
+        // whatever their number).
+        var around = SplitMix64(seed: seeder.next() ^ 0xB795_7A4D_E125_0C3A)
+        func place(_ range: ClosedRange<Double>) -> Double {
+            range.lowerBound + (range.upperBound - range.lowerBound) * around.nextUniform()
+        }
+        var heard: [Bystander] = []
+        for _ in 0..<harshness.bystanders {
+            let r = place(6 ... 25), a = place(0 ... 2 * Double.pi)
+            heard.append(Bystander(x: r * cos(a), y: r * sin(a), height: place(0.5 ... 1.5), power: place(-65 ... -55),
+                                   interval: place(0.2 ... 1),
+                                   loss: GilbertElliottLoss(lossFraction: place(0.1 ... 0.4), meanBurstPackets: place(2 ... 5)),
+                                   noiseSeed: around.next()))
+        }
+        bystanders = heard
     }
 
     /// A tag's three channel offsets and its per-packet spread about them, in a room whose
@@ -346,12 +384,17 @@ public struct WalkingWorld: Sendable {
     /// The body's shadow (dB) at a pose: 0 while the beacon is within 90° of the heading,
     /// growing linearly to `bodyDepth` when it is straight behind.
     public func bodyShadow(_ p: Pose) -> Double {
-        let toBeacon = atan2(-p.y, -p.x)
+        bodyShadow(p, toward: (0, 0))
+    }
+
+    /// The body's shadow (dB) at a pose for an advertiser at ground position `target`.
+    func bodyShadow(_ p: Pose, toward target: (x: Double, y: Double)) -> Double {
+        let toBeacon = atan2(target.y - p.y, target.x - p.x)
         var angle = abs((toBeacon - p.heading).truncatingRemainder(dividingBy: 2 * Double.pi))
         if angle > Double.pi { angle = 2 * Double.pi - angle }
         guard angle > Double.pi / 2 else { return 0 }
         // Over the chest the beacon is below the hunter, in sight whichever way the child faces.
-        let ground = (p.x * p.x + p.y * p.y).squareRoot()
+        let ground = ((p.x - target.x) * (p.x - target.x) + (p.y - target.y) * (p.y - target.y)).squareRoot()
         let sight = min(1, max(0, (ground - 0.5) / 1.5))
         return bodyDepth * (angle - Double.pi / 2) / (Double.pi / 2) * sight
     }
@@ -421,6 +464,33 @@ public struct WalkingWorld: Sendable {
             time += advertisingInterval + 0.01 * noise.nextUniform()
         }
         return reports
+    }
+
+    /// What the receiver hears of the bystanders, in time order: beacon ids -1, -2, ...
+    /// (`measuredPower` 0: they advertise no iBeacon), `distance` from the hunter to each.
+    public func bystanderReadings() -> [SimulatedReading] {
+        var reports: [SimulatedReading] = []
+        for (i, b) in bystanders.enumerated() {
+            var noise = GaussianSource(seed: b.noiseSeed)
+            var loss = b.loss
+            var time = noise.nextUniform() * b.interval
+            var outage = 0
+            while time < duration {
+                let lost = loss.nextIsLost(&noise)
+                let p = pose(at: time)
+                let (dx, dy, dz) = (p.x - b.x, p.y - b.y, handHeight - b.height)
+                let d = max(0.1, (dx * dx + dy * dy + dz * dz).squareRoot())
+                let value = b.power - 10 * exponent * log10(d) - bodyShadow(p, toward: (b.x, b.y)) + 6 * noise.nextGaussian()
+                while outage < outages.count && outages[outage].end <= time { outage += 1 }
+                let busy = outage < outages.count && outages[outage].start <= time
+                if !lost && !busy && value >= Self.sensitivity {
+                    reports.append(SimulatedReading(beacon: -1 - i, time: time, rssi: min(max(Int(value.rounded()), -127), 20),
+                                                    measuredPower: 0, channel: 37, distance: d))
+                }
+                time += b.interval + 0.01 * noise.nextUniform()
+            }
+        }
+        return reports.sorted { ($0.time, $0.beacon) < ($1.time, $1.beacon) }
     }
 
     /// What the hunter hears of the beacon during the set-up's calibration (docs/raspberry-pi.md,

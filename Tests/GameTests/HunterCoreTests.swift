@@ -87,6 +87,48 @@ struct CoreDriver {
         #expect(d.feed(.radioReady(afterOutage: true), at: 32).lines == [.adapterBack])
     }
 
+    /// The chest far off (-80 dBm, "far") for `heard` s, a phone's reports between its
+    /// packets when `phone`; then nobody for `deafFor` s, then both again: the lines said.
+    func deafSpell(phone: Bool, deafFor: Double, heard: Double = 300) -> [LineEvent] {
+        var d = CoreDriver(Self.oneChest(announce: nil), authenticator: nil)
+        d.feed(.radioReady(afterOutage: false), at: 0)
+        d.feed(.speechFinished, at: 2)
+        let phoneData: [UInt8] = [0x02, 0x01, 0x1A, 0x0A, 0xFF, 0x4C, 0x00, 0x10, 0x05, 0x01, 0x18, 0x00, 0x00, 0x01]
+        let phoneReport = AdvertisingReport(format: .legacy, eventType: 0x00, addressType: 1,
+                                            address: BDAddress(bytes: (0x41, 0x9A, 0x8B, 0x7C, 0x6D, 0xDE)), rssi: -75, data: phoneData[...])
+        var speechEnds: Double?
+        var t = 2.0
+        var i = 0
+        while t < heard + deafFor + 60 {
+            t = ((t + 0.1) * 1000).rounded() / 1000
+            i += 1
+            if let ends = speechEnds, ends <= t {
+                speechEnds = nil
+                d.feed(.speechFinished, at: ends)
+            }
+            let deaf = t >= heard && t < heard + deafFor
+            var out: [HunterCore.Effect] = []
+            if !deaf {
+                if phone, i % 3 == 0 { out += d.feed(.report(phoneReport), at: t) }
+                out += d.feed(.sighting(sighting(chest, rssi: Int8(-80 + (i % 3) * 3 - 3), at: t)), at: t)
+            }
+            if Int((t * 1000).rounded()) % 250 == 0 { out += d.feed(.tick, at: t) }
+            if !out.lines.isEmpty { speechEnds = t + 2 }
+        }
+        return d.effects.lines
+    }
+
+    @Test func aReceiverThatHearsNobodyIsNoChildLeavingWhenItUsuallyHearsOthers() {
+        // 25 s of nobody: without the phone that is the region left; with it, the receiver was
+        // deaf (Wi-Fi, a crowded band) and nothing is said.
+        #expect(deafSpell(phone: false, deafFor: 25).contains(.regionLeft))
+        let lines = deafSpell(phone: true, deafFor: 25)
+        #expect(!lines.contains(.regionLeft))
+        #expect(lines.filter { $0 == .regionEntered }.count == 1)
+        // Nothing said in the spell and after it but what was said before it too.
+        #expect(!lines.contains(.proximityUnknown))
+    }
+
     @Test func theFindReadsTheTreasuresRewardFromItsAddressOnlyAndAnnouncesTheHunter() throws {
         var d = CoreDriver(Self.oneChest())
         d.feed(.radioReady(afterOutage: false), at: 0)

@@ -81,6 +81,25 @@ import Glibc
         #expect(WalkingWorld(seed: 5, harshness: .init(speed: 0.5 ... 1.5)).readings() == WalkingWorld(seed: 5).readings())
     }
 
+    @Test func bystandersAreHeardBesideTheChestAndDeafWithItInTheOutages() {
+        for seed: UInt64 in 1...6 {
+            let standard = WalkingWorld(seed: seed, harshness: .init(outage: 10 ... 20))
+            let world = WalkingWorld(seed: seed, harshness: .init(outage: 10 ... 20, bystanders: 3))
+            // The walk and the chest's beacon are the same with or without them.
+            #expect(world.readings() == standard.readings())
+            #expect(standard.bystanderReadings().isEmpty)
+            let others = world.bystanderReadings()
+            #expect(Set(others.map(\.beacon)) == [-1, -2, -3])
+            #expect(others.allSatisfy { $0.rssi >= -100 && $0.distance >= 0.1 })
+            // Several reports a second in all, in time order.
+            #expect(Double(others.count) / world.duration > 1.5)
+            #expect(zip(others, others.dropFirst()).allSatisfy { $0.time <= $1.time })
+            // The receiver's outages silence them too: a silence of everyone of 10 s or more.
+            let all = (world.readings() + others).map(\.time).sorted()
+            #expect(zip(all, all.dropFirst()).contains { $1 - $0 >= 10 })
+        }
+    }
+
     @Test func packetsSpreadLikeARealRoomWithNegativeLagOneCorrelation() {
         // Standing over the chest (no body, no field): the spread is the channels' and the noise's.
         var sds: [Double] = []

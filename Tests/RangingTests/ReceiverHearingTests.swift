@@ -1,0 +1,144 @@
+import Testing
+@testable import Ranging
+
+/// A receiver that hears nobody at all is deaf (Wi-Fi on the shared antenna, a crowded band, a
+/// controller resetting), and its silence says nothing of the beacons: no region is left and
+/// no beacon lost while the others it usually hears are silent with them. Without others, or
+/// while they are heard, the beacons' silences count as before.
+@Suite struct ReceiverHearingTests {
+    let region = Region(name: "treasure", uuid: testUUID)
+
+    @Test func aReceiverThatHearsNobodyElseIsNeverDeaf() {
+        var hearing = ReceiverHearing()
+        for i in 0..<100 { #expect(hearing.heard(at: Double(i) * 0.1) == nil) }
+        #expect(!hearing.isDeaf(at: 40))
+        #expect(hearing.heard(at: 40) == nil)
+    }
+
+    @Test func everyoneSilentPastTheOthersUsualGapsIsDeafUntilSomeoneIsHeard() {
+        var hearing = ReceiverHearing()
+        // Others every 0.3 s for 10 s: deaf after 3 × 0.3 s, but at least 1 s.
+        var t = 0.0
+        while t < 10 {
+            _ = hearing.heard(at: t)
+            hearing.heardOther(at: t)
+            t += 0.3
+        }
+        let last = t - 0.3
+        #expect(!hearing.isDeaf(at: last + 0.9))
+        #expect(hearing.isDeaf(at: last + 1.1))
+        #expect(hearing.isDeaf(at: last + 30))
+        // Past `longestDeafness` the receiver hears nothing: that silence counts.
+        #expect(!hearing.isDeaf(at: last + ReceiverHearing.longestDeafness + 1))
+        // Heard again 20 s on: the spell was 20 s.
+        let spell = hearing.heard(at: last + 20)
+        #expect(spell.map { abs($0 - 20) < 1e-9 } == true)
+        #expect(!hearing.isDeaf(at: last + 20.5))
+    }
+
+    @Test func othersThatWentQuietBeforeTheSilenceTellNothing() {
+        var hearing = ReceiverHearing()
+        var t = 0.0
+        while t < 10 {
+            _ = hearing.heard(at: t)
+            hearing.heardOther(at: t)
+            t += 0.3
+        }
+        // The beacons go on alone for 20 s (the phone left): their silence after that is theirs.
+        while t < 30 {
+            _ = hearing.heard(at: t)
+            t += 0.1
+        }
+        #expect(!hearing.isDeaf(at: t + 10))
+        #expect(hearing.heard(at: t + 10) == nil)
+    }
+
+    @Test func slowOthersAskForALongerSilence() {
+        var hearing = ReceiverHearing()
+        // Others every 2 s: deaf only after 6 s of nobody.
+        for i in 0..<20 {
+            _ = hearing.heard(at: Double(i) * 2)
+            hearing.heardOther(at: Double(i) * 2)
+        }
+        #expect(!hearing.isDeaf(at: 38 + 5.5))
+        #expect(hearing.isDeaf(at: 38 + 6.5))
+    }
+
+    /// One 10 Hz beacon of the region and, with `others`, phones heard 4 times a second; from
+    /// `deafFrom` for `deafFor` s the receiver hears nobody (with `beaconOff` only the beacon is
+    /// silent, and for good). Returns the exits and the unknowns.
+    func walk(others: Bool, deafFrom: Double = 300, deafFor: Double, beaconOff: Bool = false, until end: Double = 420)
+        -> (exits: [Double], unknowns: [Double]) {
+        var engine = RangingEngine(configuration: .default, regions: [region])
+        var exits: [Double] = []
+        var unknowns: [Double] = []
+        func note(_ events: [RangingEvent]) {
+            for e in events {
+                if e.isExit { exits.append(e.time) }
+                if let change = e.proximityChange, change.to == .unknown { unknowns.append(e.time) }
+            }
+        }
+        var t = 0.0
+        var i = 0
+        while t < end {
+            let deaf = t >= deafFrom && t < deafFrom + deafFor
+            let beaconSilent = beaconOff ? t >= deafFrom : deaf
+            if !beaconSilent { note(engine.ingest(sample(1, -70 + (i % 3) * 3 - 3, at: t))) }
+            if others, !deaf, i % 5 == 2 { engine.heardOther(at: t + 0.01) }
+            note(engine.advance(to: t + 0.05))
+            t += 0.1
+            i += 1
+        }
+        return (exits, unknowns)
+    }
+
+    @Test func aDeafSpellIsNoExitWhenOthersAreUsuallyHeard() {
+        // 25 s of nobody, five minutes into the hunt: without others it is an exit (the beacon
+        // silent past its limit); with them, nothing.
+        let alone = walk(others: false, deafFor: 25)
+        #expect(alone.exits.contains { $0 > 300 && $0 < 325 })
+        let withOthers = walk(others: true, deafFor: 25)
+        #expect(withOthers.exits.isEmpty)
+        #expect(withOthers.unknowns.isEmpty)
+    }
+
+    @Test func aBeaconSilentWhileOthersAreHeardIsGoneAsBefore() throws {
+        // The beacon switched off (or the child walked away) while the phones are still heard.
+        let alone = walk(others: false, deafFor: 0, beaconOff: true)
+        let withOthers = walk(others: true, deafFor: 0, beaconOff: true)
+        let first = try #require(alone.exits.first)
+        #expect(withOthers.exits.first == first)
+        #expect(!withOthers.unknowns.isEmpty)
+    }
+
+    @Test func aReceiverDeafForMoreThanAMinuteLeavesTheRegion() {
+        let long = walk(others: true, deafFor: 100)
+        #expect(long.exits.contains { $0 > 300 + ReceiverHearing.longestDeafness && $0 < 400 })
+    }
+
+    @Test func theSilenceAfterADeafSpellCountsFromWhereItWas() throws {
+        // Deaf 20 s, then the beacon never comes back while the phones do: the region is left
+        // as long after the spell as it would have been after the beacon's last packet.
+        var engine = RangingEngine(configuration: .default, regions: [region])
+        var t = 0.0
+        var i = 0
+        var lastPacket = 0.0
+        var exit: Double?
+        while t < 420 {
+            let deaf = t >= 300 && t < 320
+            if t < 300 {
+                _ = engine.ingest(sample(1, -70 + (i % 3) * 3 - 3, at: t))
+                lastPacket = t
+            }
+            if !deaf, i % 5 == 2 { engine.heardOther(at: t + 0.01) }
+            if engine.advance(to: t + 0.05).contains(where: \.isExit), exit == nil { exit = t + 0.05 }
+            t += 0.1
+            i += 1
+        }
+        let limit = try #require(engine.exitSilenceLimit(for: key(1)))
+        let left = try #require(exit)
+        // The spell began at the last report of anyone (the beacon's last packet or a phone's
+        // just after it) and ended with the first phone after it.
+        #expect(abs(left - (lastPacket + 20 + limit)) < 0.6)
+    }
+}
