@@ -634,7 +634,7 @@ func runWalking(heldOut: Bool, count: Int, writeCaptures: String?, replays: Stri
             "oracle": oracleOnWalk(world),
         ]
         if let directory = replays {
-            guard let replayed = parseReplay("\(directory)/walk-\(seed).jsonl", start: advertised.first?.time ?? 0) else {
+            guard let replayed = parseReplay("\(directory)/walk-\(seed).jsonl", start: heard.first?.time ?? 0) else {
                 RangingBenchmark.fail("no \(directory)/walk-\(seed).jsonl (scripts/bench/walking-replay.sh writes it)", code: 66)
             }
             told["ours (replay --hunt)"] = replayed
