@@ -58,7 +58,8 @@ public struct HunterCore: Sendable {
     public enum Input: Sendable, Equatable {
         /// A beacon heard (its time: seconds since start).
         case sighting(BeaconSighting)
-        /// An advertising report (scan responses carry the treasure's reward).
+        /// An advertising report, every one (scan responses carry the treasure's reward; one
+        /// of no region's beacon tells the ranging the receiver hears, `RangingEngine.heardOther`).
         case report(AdvertisingReport)
         /// The controller is scanning; `afterOutage` when it came back from an outage.
         case radioReady(afterOutage: Bool)

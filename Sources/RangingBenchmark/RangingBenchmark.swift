@@ -527,6 +527,18 @@ enum RangingBenchmark {
         var writeCaptures: String?
         var replays: String?
         var arguments = CommandLine.arguments.dropFirst()
+        /// The next argument as a range LO-HI within `from`...`upTo`, or the usage line.
+        func walkingRange(_ flag: String, from low: Double = 0, upTo high: Double, need: String) -> ClosedRange<Double> {
+            guard let value = arguments.popFirst(), let range = parseRange(value, upTo: high), range.lowerBound >= low else {
+                fail("\(flag) needs \(need)", code: 64)
+            }
+            return range
+        }
+        /// The next argument as a whole number within `bounds`, or the usage line.
+        func walkingCount(_ flag: String, _ bounds: ClosedRange<Int>, need: String) -> Int {
+            guard let value = arguments.popFirst(), let n = Int(value), bounds.contains(n) else { fail("\(flag) needs \(need)", code: 64) }
+            return n
+        }
         while let argument = arguments.popFirst() {
             switch argument {
             case "--data":
@@ -590,40 +602,26 @@ enum RangingBenchmark {
                 harshness.rate = hz
                 harshened = true
             case "--loss":
-                guard let value = arguments.popFirst(), let range = parseRange(value, upTo: 95) else {
-                    fail("--loss needs a range of percent lost such as 30-50", code: 64)
-                }
+                let range = walkingRange(argument, upTo: 95, need: "a range of percent lost such as 30-50")
                 harshness.lossFraction = range.lowerBound / 100 ... range.upperBound / 100
                 harshened = true
             case "--burst":
-                guard let value = arguments.popFirst(), let range = parseRange(value, upTo: 200), range.lowerBound >= 1 else {
-                    fail("--burst needs a range of packets a loss burst lasts on average, such as 20-50", code: 64)
-                }
-                harshness.burstPackets = range
+                harshness.burstPackets = walkingRange(argument, from: 1, upTo: 200,
+                                                      need: "a range of packets a loss burst lasts on average, such as 20-50")
                 harshened = true
             case "--chest-beacons":
-                guard let value = arguments.popFirst(), let n = Int(value), (1...4).contains(n) else {
-                    fail("--chest-beacons needs a number of beacons from 1 to 4", code: 64)
-                }
-                harshness.chestBeacons = n
+                harshness.chestBeacons = walkingCount(argument, 1 ... 4, need: "a number of beacons from 1 to 4")
                 harshened = true
             case "--speed":
-                guard let value = arguments.popFirst(), let range = parseRange(value, upTo: 4), range.lowerBound >= 0.2 else {
-                    fail("--speed needs a range of walking speeds in m/s from 0.2 to 4, such as 2-3", code: 64)
-                }
-                harshness.speed = range
+                harshness.speed = walkingRange(argument, from: 0.2, upTo: 4,
+                                               need: "a range of walking speeds in m/s from 0.2 to 4, such as 2-3")
                 harshened = true
             case "--outage":
-                guard let value = arguments.popFirst(), let range = parseRange(value, upTo: 60), range.lowerBound >= 0.1 else {
-                    fail("--outage needs a range of seconds a shared outage lasts, from 0.1 to 60, such as 5-20", code: 64)
-                }
-                harshness.outage = range
+                harshness.outage = walkingRange(argument, from: 0.1, upTo: 60,
+                                                need: "a range of seconds a shared outage lasts, from 0.1 to 60, such as 5-20")
                 harshened = true
             case "--bystanders":
-                guard let value = arguments.popFirst(), let n = Int(value), (0...20).contains(n) else {
-                    fail("--bystanders needs a number of other advertisers from 0 to 20", code: 64)
-                }
-                harshness.bystanders = n
+                harshness.bystanders = walkingCount(argument, 0 ... 20, need: "a number of other advertisers from 0 to 20")
                 harshened = true
             case "--write-captures":
                 guard let value = arguments.popFirst() else { fail("--write-captures needs a directory", code: 64) }

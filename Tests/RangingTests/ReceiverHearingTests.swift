@@ -15,16 +15,22 @@ import Testing
         #expect(hearing.heard(at: 40) == nil)
     }
 
+    /// Others heard every `interval` s from 0 until `end`; returns the last time heard.
+    func hearOthers(_ hearing: inout ReceiverHearing, every interval: Double, until end: Double) -> Double {
+        var t = 0.0, last = 0.0
+        while t < end {
+            _ = hearing.heard(at: t)
+            hearing.heardOther(at: t)
+            last = t
+            t += interval
+        }
+        return last
+    }
+
     @Test func everyoneSilentPastTheOthersUsualGapsIsDeafUntilSomeoneIsHeard() {
         var hearing = ReceiverHearing()
         // Others every 0.3 s for 10 s: deaf after 3 × 0.3 s, but at least 1 s.
-        var t = 0.0
-        while t < 10 {
-            _ = hearing.heard(at: t)
-            hearing.heardOther(at: t)
-            t += 0.3
-        }
-        let last = t - 0.3
+        let last = hearOthers(&hearing, every: 0.3, until: 10)
         #expect(!hearing.isDeaf(at: last + 0.9))
         #expect(hearing.isDeaf(at: last + 1.1))
         #expect(hearing.isDeaf(at: last + 30))
@@ -38,12 +44,7 @@ import Testing
 
     @Test func othersThatWentQuietBeforeTheSilenceTellNothing() {
         var hearing = ReceiverHearing()
-        var t = 0.0
-        while t < 10 {
-            _ = hearing.heard(at: t)
-            hearing.heardOther(at: t)
-            t += 0.3
-        }
+        var t = hearOthers(&hearing, every: 0.3, until: 10)
         // The beacons go on alone for 20 s (the phone left): their silence after that is theirs.
         while t < 30 {
             _ = hearing.heard(at: t)
@@ -56,12 +57,9 @@ import Testing
     @Test func slowOthersAskForALongerSilence() {
         var hearing = ReceiverHearing()
         // Others every 2 s: deaf only after 6 s of nobody.
-        for i in 0..<20 {
-            _ = hearing.heard(at: Double(i) * 2)
-            hearing.heardOther(at: Double(i) * 2)
-        }
-        #expect(!hearing.isDeaf(at: 38 + 5.5))
-        #expect(hearing.isDeaf(at: 38 + 6.5))
+        let last = hearOthers(&hearing, every: 2, until: 40)
+        #expect(!hearing.isDeaf(at: last + 5.5))
+        #expect(hearing.isDeaf(at: last + 6.5))
     }
 
     /// One 10 Hz beacon of the region and, with `others`, phones heard 4 times a second; from
