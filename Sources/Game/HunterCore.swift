@@ -253,6 +253,8 @@ public struct HunterCore: Sendable {
             if !actions.isEmpty { countUnprovenFind(into: &effects) }
             perform(actions, at: time, into: &effects)
         case let .radioReady(afterOutage):
+            // The silences of the outage were the radio's, not the beacons'.
+            engine.receiverBack(at: time)
             if afterOutage, outage.back(at: time) == .back { say(.adapterBack, at: time, into: &effects) }
             // "The hunt begins" is true only once scanning.
             if !startupSaid {
@@ -263,6 +265,7 @@ public struct HunterCore: Sendable {
                 say(.started, at: time, into: &effects)
             }
         case let .radioLost(problem):
+            engine.receiverLost(at: time)
             outage.lost(at: time)
             radioProblem = problem
         case let .radioUnusable(problem, toldThisBoot):

@@ -409,11 +409,27 @@ public struct RangingEngine: Sendable {
         receiver.heardOther(at: max(time, now ?? time))
     }
 
+    /// The receiver itself went away at `time` (the adapter unplugged, reset, its transport
+    /// closed): deaf until `receiverBack(at:)`, however long; no beacon lost and no region
+    /// left meanwhile.
+    public mutating func receiverLost(at time: Double) {
+        receiver.lost(at: max(time, now ?? time))
+    }
+
+    /// The receiver is back at `time`: every silence resumes where it was when it went.
+    public mutating func receiverBack(at time: Double) {
+        let time = max(time, now ?? time)
+        if let spell = receiver.back(at: time) { moveSilences(by: spell) }
+    }
+
     /// Anything heard at `time`: a deaf spell that ends here moves every silence on by its
     /// length (the beacons' last packets and deadlines, as if heard that much later).
     private mutating func heard(at time: Double) {
         let time = max(time, now ?? time)
-        guard let spell = receiver.heard(at: time) else { return }
+        if let spell = receiver.heard(at: time) { moveSilences(by: spell) }
+    }
+
+    private mutating func moveSilences(by spell: Double) {
         for key in Array(tracks.keys) where tracks[key]?.isLost == false {
             tracks[key]?.lostDeadline += spell
         }

@@ -16,7 +16,8 @@
 /// are known. A receiver that hears nobody else, or hears them seldom, is never deaf: its
 /// beacons' silences count as they always did. A spell longer than `longestDeafness` is no
 /// longer deafness but a receiver that hears nothing (the hunt's own outage rules speak
-/// for it), and its silence counts whole.
+/// for it), and its silence counts whole. A controller gone by its own word (`lost(at:)`,
+/// the adapter unplugged or reset) is deaf until it is back, however long, others or not.
 ///
 /// Pure and bounded: `gapCount` numbers.
 public struct ReceiverHearing: Sendable, Equatable {
@@ -34,6 +35,9 @@ public struct ReceiverHearing: Sendable, Equatable {
     public private(set) var lastOther: Double?
     /// The last report of anyone (a region's beacon or another advertiser).
     public private(set) var lastHeard: Double?
+    /// Since when the controller has been gone by its own word (`lost(at:)`): deaf, however
+    /// long, and whoever else is heard or not.
+    public private(set) var lostSince: Double?
 
     public init() {}
 
@@ -46,7 +50,24 @@ public struct ReceiverHearing: Sendable, Equatable {
 
     /// Whether the receiver is deaf at `time`.
     public func isDeaf(at time: Double) -> Bool {
-        spell(at: time) != nil
+        lostSince != nil || spell(at: time) != nil
+    }
+
+    /// The controller went away at `time` (unplugged, reset, its transport closed).
+    public mutating func lost(at time: Double) {
+        if lostSince == nil { lostSince = time }
+    }
+
+    /// The controller is back at `time`. Returns the length of the deaf spell this ends: from
+    /// the loss, or from the last report of anyone when everyone had already been silent long
+    /// enough to call the receiver deaf then; nil when it was not lost.
+    public mutating func back(at time: Double) -> Double? {
+        guard let since = lostSince else { return nil }
+        lostSince = nil
+        let start = spell(at: since) != nil ? (lastHeard ?? since) : since
+        // What is heard next is after the spell, not its end again.
+        lastHeard = max(lastHeard ?? time, time)
+        return max(0, time - start)
     }
 
     /// The deaf spell in progress at `time`: its length so far; nil when there is none.
@@ -58,7 +79,7 @@ public struct ReceiverHearing: Sendable, Equatable {
 
     /// Anything heard at `time`. Returns the length of the deaf spell this ends (nil: none).
     public mutating func heard(at time: Double) -> Double? {
-        let spell = spell(at: time)
+        let spell = lostSince == nil ? spell(at: time) : nil
         lastHeard = max(lastHeard ?? time, time)
         return spell
     }

@@ -89,7 +89,7 @@ struct CoreDriver {
 
     /// The chest far off (-80 dBm, "far") for `heard` s, a phone's reports between its
     /// packets when `phone`; then nobody for `deafFor` s, then both again: the lines said.
-    func deafSpell(phone: Bool, deafFor: Double, heard: Double = 300) -> [LineEvent] {
+    func deafSpell(phone: Bool, deafFor: Double, heard: Double = 300, adapterLost: Bool = false) -> [LineEvent] {
         var d = CoreDriver(Self.oneChest(announce: nil), authenticator: nil)
         d.feed(.radioReady(afterOutage: false), at: 0)
         d.feed(.speechFinished, at: 2)
@@ -108,6 +108,9 @@ struct CoreDriver {
             }
             let deaf = t >= heard && t < heard + deafFor
             var out: [HunterCore.Effect] = []
+            // The controller's own word: lost 0.5 s into the silence, back at its end.
+            if adapterLost, abs(t - (heard + 0.5)) < 0.05 { out += d.feed(.radioLost(nil), at: t) }
+            if adapterLost, abs(t - (heard + deafFor)) < 0.05 { out += d.feed(.radioReady(afterOutage: true), at: t) }
             if !deaf {
                 if phone, i % 3 == 0 { out += d.feed(.report(phoneReport), at: t) }
                 out += d.feed(.sighting(sighting(chest, rssi: Int8(-80 + (i % 3) * 3 - 3), at: t)), at: t)
@@ -126,6 +129,16 @@ struct CoreDriver {
         #expect(!lines.contains(.regionLeft))
         #expect(lines.filter { $0 == .regionEntered }.count == 1)
         // Nothing said in the spell and after it but what was said before it too.
+        #expect(!lines.contains(.proximityUnknown))
+    }
+
+    @Test func anAdapterOutageIsNoChildLeaving() {
+        // The adapter gone 25 s (a USB dongle's hiccup, a UART reset): the spyglass is missing
+        // and back, but the child did not leave the treasure's waters.
+        let lines = deafSpell(phone: false, deafFor: 25, adapterLost: true)
+        #expect(lines.contains(.adapterMissing) && lines.contains(.adapterBack))
+        #expect(!lines.contains(.regionLeft))
+        #expect(lines.filter { $0 == .regionEntered }.count == 1)
         #expect(!lines.contains(.proximityUnknown))
     }
 

@@ -54,6 +54,21 @@ import Testing
         #expect(hearing.heard(at: t + 10) == nil)
     }
 
+    @Test func aLostControllerIsDeafUntilBackAndItsSpellIsCountedOnce() {
+        var hearing = ReceiverHearing()
+        let last = hearOthers(&hearing, every: 0.3, until: 10)
+        hearing.lost(at: last + 0.2)
+        #expect(hearing.isDeaf(at: last + 0.5))
+        #expect(hearing.isDeaf(at: last + 500))
+        // Back 90 s on: the others had not yet been silent long enough when it went, so the
+        // spell runs from the loss.
+        let spell = hearing.back(at: last + 90.2)
+        #expect(spell.map { abs($0 - 90) < 1e-9 } == true)
+        #expect(!hearing.isDeaf(at: last + 90.3))
+        #expect(hearing.heard(at: last + 90.4) == nil)
+        #expect(hearing.back(at: last + 91) == nil)
+    }
+
     @Test func slowOthersAskForALongerSilence() {
         var hearing = ReceiverHearing()
         // Others every 2 s: deaf only after 6 s of nobody.
@@ -112,6 +127,47 @@ import Testing
     @Test func aReceiverDeafForMoreThanAMinuteLeavesTheRegion() {
         let long = walk(others: true, deafFor: 100)
         #expect(long.exits.contains { $0 > 300 + ReceiverHearing.longestDeafness && $0 < 400 })
+    }
+
+    @Test func aControllerGoneByItsOwnWordIsDeafHoweverLongAndWithNobodyElse() throws {
+        // No others at all; the beacon heard until 300 s, the controller gone from 300.5 s for
+        // 100 s (longer than any silence of others counts), then back without the beacon.
+        var engine = RangingEngine(configuration: .default, regions: [region])
+        var t = 0.0
+        var i = 0
+        var events: [RangingEvent] = []
+        while t < 300 {
+            events += engine.ingest(sample(1, -70 + (i % 3) * 3 - 3, at: t))
+            events += engine.advance(to: t + 0.05)
+            t += 0.1
+            i += 1
+        }
+        let lastPacket = t - 0.1
+        let limit = try #require(engine.exitSilenceLimit(for: key(1)))
+        engine.receiverLost(at: 300.5)
+        var exit: Double?
+        var unknown: Double?
+        func note(_ more: [RangingEvent], at time: Double) {
+            for e in more {
+                if e.isExit, exit == nil { exit = time }
+                if e.proximityChange?.to == .unknown, unknown == nil { unknown = time }
+            }
+        }
+        t = 300.5
+        while t < 400.5 {
+            note(engine.advance(to: t), at: t)
+            t += 0.25
+        }
+        #expect(exit == nil && unknown == nil)
+        engine.receiverBack(at: 400.5)
+        while t < 500 {
+            note(engine.advance(to: t), at: t)
+            t += 0.05
+        }
+        // Its silence before the loss (0.4 s) counts, the 100 s of the outage do not.
+        let left = try #require(exit)
+        #expect(abs(left - (lastPacket + 100 + limit)) < 0.3)
+        #expect(unknown != nil)
     }
 
     @Test func theSilenceAfterADeafSpellCountsFromWhereItWas() throws {

@@ -11,8 +11,9 @@
 #     advertising off/on (hcitool, ~every 0.3 s), each enable giving hci0 a new report.
 #  3. Killing btvirt while hunting: the hunter logs "adapter lost" once (and, the outage
 #     lasting over 5 s, says the adapter-missing line), keeps running; btvirt restarted: it brings hci0 up itself
-#     (HCIDEVUP), scans again (its LE Set Scan Enable on the new hci0), sees the beacon
-#     again and says the adapter-back line.
+#     (HCIDEVUP), scans again (its LE Set Scan Enable on the new hci0), hears the beacon
+#     again (its ranges, or an enter) and says the adapter-back line. The outage itself is
+#     no silence of the beacon (the ranging holds its silences while the adapter is gone).
 #  4. SIGTERM: hunt exits 0 and its last LE Set Scan Enable on hci0 is 00 (scanning off).
 #  5. As user nobody without capabilities: `scan` exits 77 and its one-line error names
 #     the fix (setcap ... or the systemd unit): the kernel refuses LE commands (OGF 0x08)
@@ -198,10 +199,11 @@ grep 'adapter lost' "$VM_OUT/hunt.err" | sed 's/^/-- hunt stderr: /'
 json_check "$VM_OUT/hunt.json" "e.get('event') == 'say' and e.get('event_name') == 'adapter-missing'" \
     || fail "no adapter-missing line said"
 pass "adapter lost logged once, the adapter-missing line said (after 5 s of outage), hunt still running after its retries"
-# No reports for seconds: the ranging engine leaves the region (3-15 s of silence), so a
-# region enter after the resume can only come from new reports.
-wait_until 20 grep -q '"event": "exit"' "$VM_OUT/hunt.json" || fail "hunt never left the region during the outage"
-grep '"event": "exit"' "$VM_OUT/hunt.json" | sed 's/^/-- hunt stdout: /'
+# The silence is the radio's, not the beacon's: the ranging engine holds every silence
+# while the adapter is gone (issue 22's fourteenth round, ReceiverHearing), so the region is
+# not left for it. (It was, before: 3-15 s in.) What the resume brings is checked below by
+# the beacon's new reports.
+grep '"event": "exit"' "$VM_OUT/hunt.json" | sed 's/^/-- hunt stdout: /' || true
 
 rescanned() { [ "$(grep -c 'scanning on hci0' "$VM_OUT/hunt.err")" -gt "$scans_before" ]; }
 btvirt_start
@@ -216,8 +218,9 @@ hci_up hci1
 advertise_ibeacon hci1 $UUID $MAJOR $MINOR $POWER
 lines_before=$(wc -l < "$VM_OUT/hunt.json")
 adv_pulses_start
-# Out of range for seconds, hunt has left the region: re-entering proves new reports.
-wait_until 15 sh -c "tail -n +$((lines_before + 1)) '$VM_OUT/hunt.json' | grep -q '\"enter\"\|\"inside\"'" || true
+# New reports of the beacon: its ranges (the region still inside), or an enter (had the
+# beacon itself gone quiet before the outage and the region been left after it).
+wait_until 15 sh -c "tail -n +$((lines_before + 1)) '$VM_OUT/hunt.json' | grep -q '\"enter\"\|\"inside\"\|\"range\"'" || true
 adv_pulses_stop
 $VM_HCI devinfo hci0 | sed 's/^/-- /'
 sed 's/^/-- hunt stderr: /' "$VM_OUT/hunt.err"
@@ -226,9 +229,9 @@ hci_is_up hci0 || fail "hci0 is not up (hunt did not bring it up)"
 json_check "$VM_OUT/hunt.json" "e.get('event') == 'say' and e.get('event_name') == 'adapter-back'" \
     || fail "no adapter-back line said"
 tail -n +$((lines_before + 1)) "$VM_OUT/hunt.json" | sed 's/^/-- hunt stdout after the resume: /'
-tail -n +$((lines_before + 1)) "$VM_OUT/hunt.json" | grep -q '"enter"\|"inside"' \
-    || fail "no region enter from the beacon after the resume"
-pass "hunt brought hci0 up, scanned again, said adapter-back and entered the region again"
+tail -n +$((lines_before + 1)) "$VM_OUT/hunt.json" | grep -q '"enter"\|"inside"\|"range"' \
+    || fail "no report of the beacon after the resume"
+pass "hunt brought hci0 up, scanned again, said adapter-back and heard the beacon again"
 
 # ---------------------------------------------------------------------------------------
 vm_step "4. SIGTERM: hunt exits 0 and leaves scanning off"
