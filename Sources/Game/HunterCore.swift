@@ -301,9 +301,13 @@ public struct HunterCore: Sendable {
     private func carriesRegionBeacon(_ report: AdvertisingReport) -> Bool {
         Beacon.all(in: report.data).contains { beacon in
             guard case let .iBeacon(b) = beacon else { return false }
-            let key = BeaconKey(uuid: b.uuid, major: b.major, minor: b.minor)
-            return configuration.regions.contains { $0.contains(key) }
+            return inRegion(BeaconKey(uuid: b.uuid, major: b.major, minor: b.minor))
         }
+    }
+
+    /// Whether a beacon is of one of the regions (ranged, its sightings the hunt's).
+    private func inRegion(_ key: BeaconKey) -> Bool {
+        configuration.regions.contains { $0.contains(key) }
     }
 
     /// The log's words for a hunter without a game key.
@@ -367,7 +371,7 @@ public struct HunterCore: Sendable {
         let time = sighting.time
         if case let .iBeacon(beacon) = sighting.beacon {
             let key = BeaconKey(uuid: beacon.uuid, major: beacon.major, minor: beacon.minor)
-            if configuration.regions.contains(where: { $0.contains(key) }) {
+            if inRegion(key) {
                 // Which beacons an eviction passes over is worked out only when one is needed.
                 let keep = heard[key] == nil && heard.count >= heard.capacity ? keptBeacons : []
                 heard.set(key, HeardBeacon(address: sighting.address, beacon: beacon), at: time) { keep.contains($0) }

@@ -116,7 +116,7 @@ public struct RangingEngine: Sendable {
         mutating func moveSilences(by seconds: Double) {
             guard lastPacket.isFinite else { return }
             lastPacket += seconds
-            for key in Array(members.keys) { members[key]?.last += seconds }
+            for index in members.indices { members.values[index].last += seconds }
             presentUntil += seconds
             sharedUntil = nil
         }
@@ -430,8 +430,8 @@ public struct RangingEngine: Sendable {
     }
 
     private mutating func moveSilences(by spell: Double) {
-        for key in Array(tracks.keys) where tracks[key]?.isLost == false {
-            tracks[key]?.lostDeadline += spell
+        for index in tracks.indices where !tracks.values[index].isLost {
+            tracks.values[index].lostDeadline += spell
         }
         nextSweep = -Double.infinity
         for index in slots.indices { slots[index].moveSilences(by: spell) }

@@ -540,6 +540,7 @@ enum RangingBenchmark {
             return n
         }
         while let argument = arguments.popFirst() {
+            if Self.radioFlags.contains(argument) { harshened = true }
             switch argument {
             case "--data":
                 guard let value = arguments.popFirst() else { fail("--data needs a directory", code: 64) }
@@ -588,41 +589,32 @@ enum RangingBenchmark {
                     fail("\(argument) needs a range of dB such as 4-6", code: 64)
                 }
                 if argument == "--spread" { harshness.spread = range } else { harshness.bodyDepth = range }
-                harshened = true
             case "--power-error", "--field":
                 guard let value = arguments.popFirst(), let dB = Double(value), dB >= 0, dB <= 20 else {
                     fail("\(argument) needs dB from 0 to 20", code: 64)
                 }
                 if argument == "--field" { harshness.field = dB } else { harshness.powerError = dB }
-                harshened = true
             case "--rate":
                 guard let value = arguments.popFirst(), let hz = Double(value), hz >= 0.2, hz <= 20 else {
                     fail("--rate needs an advertising rate from 0.2 to 20 Hz", code: 64)
                 }
                 harshness.rate = hz
-                harshened = true
             case "--loss":
                 let range = walkingRange(argument, upTo: 95, need: "a range of percent lost such as 30-50")
                 harshness.lossFraction = range.lowerBound / 100 ... range.upperBound / 100
-                harshened = true
             case "--burst":
                 harshness.burstPackets = walkingRange(argument, from: 1, upTo: 200,
                                                       need: "a range of packets a loss burst lasts on average, such as 20-50")
-                harshened = true
             case "--chest-beacons":
                 harshness.chestBeacons = walkingCount(argument, 1 ... 4, need: "a number of beacons from 1 to 4")
-                harshened = true
             case "--speed":
                 harshness.speed = walkingRange(argument, from: 0.2, upTo: 4,
                                                need: "a range of walking speeds in m/s from 0.2 to 4, such as 2-3")
-                harshened = true
             case "--outage":
                 harshness.outage = walkingRange(argument, from: 0.1, upTo: 60,
                                                 need: "a range of seconds a shared outage lasts, from 0.1 to 60, such as 5-20")
-                harshened = true
             case "--bystanders":
                 harshness.bystanders = walkingCount(argument, 0 ... 20, need: "a number of other advertisers from 0 to 20")
-                harshened = true
             case "--write-captures":
                 guard let value = arguments.popFirst() else { fail("--write-captures needs a directory", code: 64) }
                 writeCaptures = value
@@ -695,7 +687,7 @@ enum RangingBenchmark {
         // Standing still at another advertising rate: every condition's beacons at it.
         let rateOnly = harshness.rate != nil && harshness == WalkingWorld.Harshness(rate: harshness.rate)
         if harshened, !(rateOnly && heard && familyPart != nil) {
-            fail("--spread, --body, --power-error, --field, --rate, --loss and --burst go with --walking (--rate also with --family ... --heard)", code: 64)
+            fail("\(Self.radioFlags.joined(separator: ", ")) go with --walking (--rate also with --family ... --heard)", code: 64)
         }
         if writeCaptures != nil || replays != nil { fail("--write-captures and --replays go with --walking", code: 64) }
         if heard, !stress, familyPart == nil { fail("--heard needs --family held-out|tuning or --stress", code: 64) }
@@ -844,6 +836,11 @@ enum RangingBenchmark {
         print("peak RSS: \(cost.rssBefore) KiB before the engine, \(cost.rssEngine) KiB with 500 beacons in view "
               + "(+\(cost.rssEngine - cost.rssBefore) KiB)")
     }
+
+    /// The walking world's sweeps (`WalkingWorld.Harshness`): only with `--walking` (and
+    /// `--rate` with `--family ... --heard`).
+    static let radioFlags = ["--spread", "--body", "--power-error", "--field", "--rate", "--loss", "--burst", "--chest-beacons",
+                             "--speed", "--outage", "--bystanders"]
 
     static func fail(_ message: String, code: Int32) -> Never {
         var standardError = StandardError()

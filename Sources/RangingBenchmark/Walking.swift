@@ -461,7 +461,14 @@ func advertisingReportEvent(rssi: Int, measuredPower: Int, beacon: Int = 0) -> H
     var data: [UInt8] = [0x02, 0x01, 0x06, 0x1A, 0xFF, 0x4C, 0x00, 0x02, 0x15]
     data += walkingUUID
     data += [0x00, 0x01, 0x00, UInt8(truncatingIfNeeded: 1 + beacon), UInt8(bitPattern: Int8(clamping: measuredPower))]
-    var report: [UInt8] = [0x02, 0x01, 0x03, 0x00, UInt8(truncatingIfNeeded: 0x11 + beacon), 0x22, 0x33, 0x44, 0x55, 0x66, UInt8(data.count)]
+    return legacyReportEvent(eventType: 0x03, addressType: 0x00,
+                             address: [UInt8(truncatingIfNeeded: 0x11 + beacon), 0x22, 0x33, 0x44, 0x55, 0x66], data: data, rssi: rssi)
+}
+
+/// One LE Advertising Report event holding one legacy report (address least significant
+/// byte first).
+func legacyReportEvent(eventType: UInt8, addressType: UInt8, address: [UInt8], data: [UInt8], rssi: Int) -> HCIPacket {
+    var report: [UInt8] = [0x02, 0x01, eventType, addressType] + address + [UInt8(data.count)]
     report += data
     report.append(UInt8(bitPattern: Int8(clamping: rssi)))
     return HCIPacket(type: .event, bytes: [0x3E, UInt8(report.count)] + report)
@@ -502,11 +509,8 @@ func captureBytes(_ reports: [SimulatedReading]) -> [UInt8] {
 /// A bystander's advertising report: a phone's (random address, Apple's "nearby" data), no iBeacon.
 func bystanderReportEvent(rssi: Int, bystander: Int) -> HCIPacket {
     let data: [UInt8] = [0x02, 0x01, 0x1A, 0x0A, 0xFF, 0x4C, 0x00, 0x10, 0x05, 0x01, 0x18, 0x00, 0x00, UInt8(truncatingIfNeeded: bystander)]
-    var report: [UInt8] = [0x02, 0x01, 0x00, 0x01, UInt8(truncatingIfNeeded: 0x40 + bystander), 0x9A, 0x8B, 0x7C, 0x6D, 0x5E | 0xC0,
-                           UInt8(data.count)]
-    report += data
-    report.append(UInt8(bitPattern: Int8(clamping: rssi)))
-    return HCIPacket(type: .event, bytes: [0x3E, UInt8(report.count)] + report)
+    return legacyReportEvent(eventType: 0x00, addressType: 0x01,
+                             address: [UInt8(truncatingIfNeeded: 0x40 + bystander), 0x9A, 0x8B, 0x7C, 0x6D, 0x5E | 0xC0], data: data, rssi: rssi)
 }
 
 /// What `replay --hunt --json` printed: its lines, ranges and detector rates, on the walk's
@@ -616,7 +620,10 @@ func runWalking(heldOut: Bool, count: Int, writeCaptures: String?, replays: Stri
         }
         // What else the receiver hears (none in the standard world): only our engine listens.
         let bystanders = world.bystanderReadings()
-        let heard = bystanders.isEmpty ? advertised : (advertised + bystanders).sorted { ($0.time, $0.beacon) < ($1.time, $1.beacon) }
+        func withBystanders(_ r: [SimulatedReading]) -> [SimulatedReading] {
+            bystanders.isEmpty ? r : (r + bystanders).sorted { ($0.time, $0.beacon) < ($1.time, $1.beacon) }
+        }
+        let heard = withBystanders(advertised)
         if let directory = writeCaptures {
             if !writeFile("\(directory)/walk-\(seed).btsnoop", captureBytes(heard)) {
                 RangingBenchmark.fail("cannot write \(directory)/walk-\(seed).btsnoop", code: 73)
@@ -627,8 +634,7 @@ func runWalking(heldOut: Bool, count: Int, writeCaptures: String?, replays: Stri
             }
         }
         var told: [String: WalkTold] = [
-            "ours (in process)": oursOnWalk(bystanders.isEmpty ? reports : (reports + bystanders).sorted { ($0.time, $0.beacon) < ($1.time, $1.beacon) },
-                                            until: world.duration, calibrated: calibrated != nil),
+            "ours (in process)": oursOnWalk(power == nil ? heard : withBystanders(reports), until: world.duration, calibrated: calibrated != nil),
             "AltBeacon": baselineOnWalk(.altBeacon, reports, until: world.duration),
             "iOS-like": baselineOnWalk(.iOS, reports, until: world.duration),
             "oracle": oracleOnWalk(world),

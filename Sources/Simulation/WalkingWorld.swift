@@ -453,9 +453,7 @@ public struct WalkingWorld: Sendable {
         while time < duration {
             let lost = loss.nextIsLost(&noise)
             let value = meanRSSI(at: time) + channelOffsets[channel] + packetSigma * noise.nextGaussian()
-            while outage < outages.count && outages[outage].end <= time { outage += 1 }
-            let busy = outage < outages.count && outages[outage].start <= time
-            if !lost && !busy && value >= Self.sensitivity {
+            if !lost && !receiverBusy(at: time, cursor: &outage) && value >= Self.sensitivity {
                 reports.append(SimulatedReading(beacon: beacon, time: time, rssi: min(max(Int(value.rounded()), -127), 20),
                                                 measuredPower: advertisedPower, channel: 37 + channel,
                                                 distance: distance(at: time)))
@@ -464,6 +462,13 @@ public struct WalkingWorld: Sendable {
             time += advertisingInterval + 0.01 * noise.nextUniform()
         }
         return reports
+    }
+
+    /// Whether a shared outage deafens the receiver at `time`; `cursor` walks `outages` along
+    /// with times that only grow (start it at 0).
+    private func receiverBusy(at time: Double, cursor: inout Int) -> Bool {
+        while cursor < outages.count && outages[cursor].end <= time { cursor += 1 }
+        return cursor < outages.count && outages[cursor].start <= time
     }
 
     /// What the receiver hears of the bystanders, in time order: beacon ids -1, -2, ...
@@ -481,9 +486,7 @@ public struct WalkingWorld: Sendable {
                 let (dx, dy, dz) = (p.x - b.x, p.y - b.y, handHeight - b.height)
                 let d = max(0.1, (dx * dx + dy * dy + dz * dz).squareRoot())
                 let value = b.power - 10 * exponent * log10(d) - bodyShadow(p, toward: (b.x, b.y)) + 6 * noise.nextGaussian()
-                while outage < outages.count && outages[outage].end <= time { outage += 1 }
-                let busy = outage < outages.count && outages[outage].start <= time
-                if !lost && !busy && value >= Self.sensitivity {
+                if !lost && !receiverBusy(at: time, cursor: &outage) && value >= Self.sensitivity {
                     reports.append(SimulatedReading(beacon: -1 - i, time: time, rssi: min(max(Int(value.rounded()), -127), 20),
                                                     measuredPower: 0, channel: 37, distance: d))
                 }
