@@ -506,11 +506,12 @@ func captureBytes(_ reports: [SimulatedReading]) -> [UInt8] {
     return out
 }
 
-/// A bystander's advertising report: a phone's (random address, Apple's "nearby" data), no iBeacon.
+/// A bystander's advertising report: a phone's (a static random address, its top bits 11;
+/// Apple's "nearby" data), no iBeacon.
 func bystanderReportEvent(rssi: Int, bystander: Int) -> HCIPacket {
     let data: [UInt8] = [0x02, 0x01, 0x1A, 0x0A, 0xFF, 0x4C, 0x00, 0x10, 0x05, 0x01, 0x18, 0x00, 0x00, UInt8(truncatingIfNeeded: bystander)]
     return legacyReportEvent(eventType: 0x00, addressType: 0x01,
-                             address: [UInt8(truncatingIfNeeded: 0x40 + bystander), 0x9A, 0x8B, 0x7C, 0x6D, 0x5E | 0xC0], data: data, rssi: rssi)
+                             address: [UInt8(truncatingIfNeeded: 0x40 + bystander), 0x9A, 0x8B, 0x7C, 0x6D, 0xDE], data: data, rssi: rssi)
 }
 
 /// What `replay --hunt --json` printed: its lines, ranges and detector rates, on the walk's
