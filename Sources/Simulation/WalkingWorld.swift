@@ -195,14 +195,7 @@ public struct WalkingWorld: Sendable {
         (channelOffsets, packetSigma) = Self.channels(offsetDraw: uniform(3 ... 6), spreadDraw: uniform(0 ... 1),
                                                       swapped: random.nextUniform() < 0.5, spread: spread)
         // The shadowing field: 8 plane waves, sd 3 dB in all (the harshness's `field`).
-        var waves: [(kx: Double, ky: Double, phase: Double, amplitude: Double)] = []
-        for _ in 0..<8 {
-            let wavelength = uniform(3 ... 10)
-            let angle = uniform(0 ... 2 * Double.pi)
-            let k = 2 * Double.pi / wavelength
-            waves.append((k * cos(angle), k * sin(angle), uniform(0 ... 2 * Double.pi), harshness.field * (2.0 / 8).squareRoot()))
-        }
-        field = waves
+        field = Self.shadowingField(sd: harshness.field, random: &random)
         // One or two walls (a shed, a hedge) somewhere in the yard, not over the chest.
         var walls: [Wall] = []
         for _ in 0..<(random.nextUniform() < 0.5 ? 1 : 2) {
@@ -219,94 +212,17 @@ public struct WalkingWorld: Sendable {
 
         // The path.
         let walkTime = uniform(240 ... 570)
-        var poses: [Pose] = []
-        var t = 0.0
         let startAngle = uniform(0 ... 2 * Double.pi), startDistance = uniform(7 ... 11)
-        var x = startDistance * cos(startAngle)
-        var y = max(-Self.yardHalfDepth, min(Self.yardHalfDepth, startDistance * sin(startAngle)))
-        var heading = uniform(0 ... 2 * Double.pi)
-        func record() { poses.append(Pose(time: t, x: x, y: y, heading: heading)) }
-        /// Turns to `target` within `turnSeconds` (shortest way), standing.
-        func turn(to target: Double) {
-            var delta = (target - heading).truncatingRemainder(dividingBy: 2 * Double.pi)
-            if delta > Double.pi { delta -= 2 * Double.pi }
-            if delta < -Double.pi { delta += 2 * Double.pi }
-            let steps = Int((Self.turnSeconds / Self.poseStep).rounded())
-            let start = heading
-            for i in 1...steps {
-                t += Self.poseStep
-                heading = start + delta * Double(i) / Double(steps)
-                record()
-            }
-        }
-        func stand(_ seconds: Double) {
-            let steps = Int((seconds / Self.poseStep).rounded())
-            for _ in 0..<steps {
-                t += Self.poseStep
-                record()
-            }
-        }
-        func walk(toX tx: Double, y ty: Double, speed: Double) {
-            let dx = tx - x, dy = ty - y
-            let length = (dx * dx + dy * dy).squareRoot()
-            guard length > 0.01 else { return }
-            turn(to: atan2(dy, dx))
-            let steps = max(1, Int((length / speed / Self.poseStep).rounded()))
-            let (x0, y0) = (x, y)
-            for i in 1...steps {
-                t += Self.poseStep
-                x = x0 + dx * Double(i) / Double(steps)
-                y = y0 + dy * Double(i) / Double(steps)
-                record()
-            }
-        }
-        func clearOfChest(_ ax: Double, _ ay: Double, _ bx: Double, _ by: Double) -> Bool {
-            let dx = bx - ax, dy = by - ay
-            let length2 = dx * dx + dy * dy
-            let s = length2 > 0 ? max(0, min(1, -(ax * dx + ay * dy) / length2)) : 0
-            let px = ax + s * dx, py = ay + s * dy
-            return (px * px + py * py).squareRoot() >= Self.waypointClearance
-        }
-        record()
-        while t < walkTime {
-            // Half the waypoints are near the chest (3-6 m: the child homes in, then strays).
-            var tx = 0.0, ty = 0.0
-            var found = false
-            for _ in 0..<50 {
-                if random.nextUniform() < 0.5 {
-                    let a = uniform(0 ... 2 * Double.pi), r = uniform(Self.waypointClearance ... 6)
-                    tx = r * cos(a); ty = r * sin(a)
-                } else {
-                    tx = uniform(-Self.yardHalfWidth ... Self.yardHalfWidth)
-                    ty = uniform(-Self.yardHalfDepth ... Self.yardHalfDepth)
-                }
-                let far = (tx * tx + ty * ty).squareRoot() >= Self.waypointClearance
-                let long = ((tx - x) * (tx - x) + (ty - y) * (ty - y)).squareRoot() >= 2
-                if far && long && clearOfChest(x, y, tx, ty) { found = true; break }
-            }
-            guard found else { stand(1); continue }
-            walk(toX: tx, y: ty, speed: uniform(harshness.speed))
-            if random.nextUniform() < 0.5 {
-                // A pause: the child looks around.
-                var left = uniform(2 ... 15)
-                while left > 0 {
-                    let hold = min(left, uniform(1 ... 5))
-                    stand(hold)
-                    left -= hold
-                    if left > 0 { turn(to: heading + uniform(-2.5 ... 2.5)) }
-                }
-            }
-        }
+        var path = PathWalker(x: startDistance * cos(startAngle),
+                              y: max(-Self.yardHalfDepth, min(Self.yardHalfDepth, startDistance * sin(startAngle))),
+                              heading: uniform(0 ... 2 * Double.pi))
+        path.wander(until: walkTime, around: (0, 0), clearOf: [(0, 0)], speed: harshness.speed, random: &random)
         // The last leg: to the chest, stopping over it (the hunter held out in front).
-        let approach = atan2(-y, -x)
-        let reach = uniform(0.1 ... 0.4)
-        let speed = harshness.speed
-        walk(toX: -reach * cos(approach), y: -reach * sin(approach),
-             speed: uniform(speed.lowerBound ... speed.lowerBound + 0.7 * (speed.upperBound - speed.lowerBound)))
-        stopAtChest = t
-        stand(Self.atChestSeconds)
-        duration = t
-        self.poses = poses
+        path.homeIn(on: (0, 0), speed: harshness.speed, random: &random)
+        stopAtChest = path.t
+        path.stand(Self.atChestSeconds)
+        duration = path.t
+        poses = path.poses
 
         // Shared outages (the receiver busy with Wi-Fi): every ~90 s, 0.5-4 s each.
         var outages: [(start: Double, end: Double)] = []
@@ -366,6 +282,56 @@ public struct WalkingWorld: Sendable {
         var offsets = [offset, 0, -offset]
         if swapped { offsets.swapAt(0, 2) }
         return (offsets, max(1, total * total - offset * offset * 2 / 3).squareRoot())
+    }
+
+    /// The shadowing field's 8 plane waves: wavelengths 3-10 m, `sd` dB in all.
+    static func shadowingField(sd: Double, random: inout SplitMix64) -> [(kx: Double, ky: Double, phase: Double, amplitude: Double)] {
+        func uniform(_ range: ClosedRange<Double>) -> Double {
+            range.lowerBound + (range.upperBound - range.lowerBound) * random.nextUniform()
+        }
+        var waves: [(kx: Double, ky: Double, phase: Double, amplitude: Double)] = []
+        for _ in 0..<8 {
+            let wavelength = uniform(3 ... 10)
+            let angle = uniform(0 ... 2 * Double.pi)
+            let k = 2 * Double.pi / wavelength
+            waves.append((k * cos(angle), k * sin(angle), uniform(0 ... 2 * Double.pi), sd * (2.0 / 8).squareRoot()))
+        }
+        return waves
+    }
+
+    /// One chest of a trail (`TrailWalk`) as the hunter hears it along the trail's path: the
+    /// path, the walls and the outages are the yard's, given in the yard's frame and moved
+    /// into the chest's (the chest at the origin, so `distance`, `meanRSSI`, `approaches`
+    /// are this chest's); the yard's exponent, hand height and body; the tag's own draws
+    /// from `seed` (its power error, channels, shadowing field and loss), at `rate` Hz.
+    init(chestAt chest: (x: Double, y: Double), seed: UInt64, harshness: Harshness, rate: Double, exponent: Double,
+         handHeight: Double, bodyDepth: Double, walls: [Wall], outages: [(start: Double, end: Double)], poses: [Pose],
+         stopAtChest: Double) {
+        self.seed = seed
+        self.harshness = harshness
+        var seeder = SplitMix64(seed: seed ^ 0x7EA1)
+        var random = SplitMix64(seed: seeder.next())
+        func uniform(_ range: ClosedRange<Double>) -> Double {
+            range.lowerBound + (range.upperBound - range.lowerBound) * random.nextUniform()
+        }
+        advertisingInterval = 1 / rate
+        truePower = -59
+        advertisedPower = Int((truePower + harshness.powerError * uniform(-1 ... 1)).rounded())
+        self.exponent = exponent
+        self.handHeight = handHeight
+        self.bodyDepth = bodyDepth
+        (channelOffsets, packetSigma) = Self.channels(offsetDraw: uniform(3 ... 6), spreadDraw: uniform(0 ... 1),
+                                                      swapped: random.nextUniform() < 0.5, spread: harshness.spread)
+        field = Self.shadowingField(sd: harshness.field, random: &random)
+        let burst = uniform(harshness.burstPackets ?? (rate >= 4 ? 3 ... 8 : 1 ... 2))
+        loss = GilbertElliottLoss(lossFraction: uniform(harshness.lossFraction), meanBurstPackets: burst)
+        self.walls = walls.map { Wall(from: ($0.from.x - chest.x, $0.from.y - chest.y), to: ($0.to.x - chest.x, $0.to.y - chest.y), loss: $0.loss) }
+        self.outages = outages
+        self.poses = poses.map { Pose(time: $0.time, x: $0.x - chest.x, y: $0.y - chest.y, heading: $0.heading) }
+        self.stopAtChest = stopAtChest
+        duration = poses.last?.time ?? 0
+        otherBeacons = []
+        bystanders = []
     }
 
     /// The pose at `time` (the nearest sample at or before it).
