@@ -526,6 +526,8 @@ enum RangingBenchmark {
         var harshened = false
         var writeCaptures: String?
         var replays: String?
+        var trail: Int?
+        var spacing: Double?
         var arguments = CommandLine.arguments.dropFirst()
         /// The next argument as a range LO-HI within `from`...`upTo`, or the usage line.
         func walkingRange(_ flag: String, from low: Double = 0, upTo high: Double, need: String) -> ClosedRange<Double> {
@@ -615,6 +617,13 @@ enum RangingBenchmark {
                                                 need: "a range of seconds a shared outage lasts, from 0.1 to 60, such as 5-20")
             case "--bystanders":
                 harshness.bystanders = walkingCount(argument, 0 ... 20, need: "a number of other advertisers from 0 to 20")
+            case "--trail":
+                trail = walkingCount(argument, 2 ... 6, need: "a number of chests from 2 to 6")
+            case "--spacing":
+                guard let value = arguments.popFirst(), let m = Double(value), (1 ... 15).contains(m) else {
+                    fail("--spacing needs the chests' least distance apart in m, from 1 to 15", code: 64)
+                }
+                spacing = m
             case "--write-captures":
                 guard let value = arguments.popFirst() else { fail("--write-captures needs a directory", code: 64) }
                 writeCaptures = value
@@ -630,7 +639,7 @@ enum RangingBenchmark {
                 }
                 seedCount = n
             default:
-                fail("unknown argument \(argument) (usage: RangingBenchmark [--data DIR] [--seeds N] [--fit] [--real [--itag FILE]] [--family held-out|tuning [--shared-loss | --calibrated] [--minutes M] [--only ROW]] [--stress [--minutes M] [--only ROW]] [--heard] (with --family or --stress: what the hunt rules say standing still) [--walking held-out|tuning [--calibrated [--calibration-spot DB]] [--write-captures DIR] [--replays DIR] [--spread LO-HI] [--body LO-HI] [--power-error DB] [--field DB] [--rate HZ] [--loss LO-HI] [--burst LO-HI] [--chest-beacons N] [--speed LO-HI] [--outage LO-HI] [--bystanders N]] (--rate HZ also with --family ... --heard: every beacon at that rate))", code: 64)
+                fail("unknown argument \(argument) (usage: RangingBenchmark [--data DIR] [--seeds N] [--fit] [--real [--itag FILE]] [--family held-out|tuning [--shared-loss | --calibrated] [--minutes M] [--only ROW]] [--stress [--minutes M] [--only ROW]] [--heard] (with --family or --stress: what the hunt rules say standing still) [--walking held-out|tuning [--calibrated [--calibration-spot DB]] [--write-captures DIR] [--replays DIR] [--spread LO-HI] [--body LO-HI] [--power-error DB] [--field DB] [--rate HZ] [--loss LO-HI] [--burst LO-HI] [--chest-beacons N] [--speed LO-HI] [--outage LO-HI] [--bystanders N] [--trail N [--spacing M]]] (--rate HZ also with --family ... --heard: every beacon at that rate))", code: 64)
             }
         }
         if let probe = getenv("AT_HAND_PROBE").flatMap({ UInt64(String(cString: $0)) }) {
@@ -676,6 +685,19 @@ enum RangingBenchmark {
         }
         if let probe = getenv("ENGINE_PROBE").flatMap({ UInt64(String(cString: $0)) }) {
             probeEngine(seed: probe, harshness: harshness)
+            return
+        }
+        if spacing != nil, trail == nil { fail("--spacing goes with --trail", code: 64) }
+        if let chests = trail {
+            guard let heldOut = walking else { fail("--trail goes with --walking held-out|tuning", code: 64) }
+            if calibrated || harshness.chestBeacons > 1 || harshness.bystanders > 0 {
+                fail("--trail has one tag a chest and no bystanders (not --calibrated, --chest-beacons or --bystanders)", code: 64)
+            }
+            if let probe = getenv("TRAIL_PROBE").flatMap({ UInt64(String(cString: $0)) }) {
+                return probeTrail(seed: probe, chests: chests, spacing: spacing ?? 4, harshness: harshness)
+            }
+            runTrails(heldOut: heldOut, count: seedCount, chests: chests, spacing: spacing ?? 4, writeCaptures: writeCaptures,
+                      replays: replays, harshness: harshness)
             return
         }
         if let heldOut = walking {

@@ -20,6 +20,8 @@ struct WalkTold {
     var detector: [(time: Double, rate: Double)] = []
     /// The engine's own "warmer" events (in process only; LEG_DEBUG).
     var engineWarmers: [Double] = []
+    /// The words of the found lines, by their index in `lines` (trails: which treasure).
+    var texts: [Int: String] = [:]
 }
 
 /// The walking rules' definitions (docs/ranging.md, "The walking world"):
@@ -523,6 +525,7 @@ func parseReplay(_ path: String, start: Double) -> WalkTold? {
         var t: Double?
         var event: String?
         var event_name: String?
+        var text: String?
         var distance: Double?
         var sigma: Double?
         var rate: Double?
@@ -535,7 +538,10 @@ func parseReplay(_ path: String, start: Double) -> WalkTold? {
         let t = replayed + start
         switch line.event {
         case "say":
-            if let name = line.event_name, let event = LineEvent(rawValue: name) { told.lines.append((t, event)) }
+            if let name = line.event_name, let event = LineEvent(rawValue: name) {
+                told.lines.append((t, event))
+                if event == .treasureFound, let text = line.text { told.texts[told.lines.count - 1] = text }
+            }
         case "range":
             if let m = line.distance, let s = line.sigma, m > 0 { told.ranges.append((t, m, asinh(s / m))) }
         case "detector":
