@@ -505,7 +505,9 @@ public struct HuntDirector: Sendable {
         } else {
             actions = say(.treasureFound, foundDetail, at: time) + [.found(step: step)]
         }
-        followUps.removeAll { $0.event == .clue && $0.detail.step == step }
+        // What was still to be said for the step now found (its clue again, the compass spin
+        // its hint asked for) is about nothing any more.
+        followUps.removeAll { ($0.event == .clue || $0.event == .spin) && $0.detail.step == step }
         switch next {
         case let .step(n):
             followUps.append(clue(n))

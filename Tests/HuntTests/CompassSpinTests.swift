@@ -85,6 +85,44 @@ import Testing
         #expect(Array(events.prefix(3)) == ["hint", "spin", "watch"], "\(events)")
         #expect(d.handle(.spinPeaked, at: 41) == [.say(.spinStop, interrupt: false)])
     }
+
+    /// A child who finds the treasure while its hint is said is not then asked to spin for
+    /// it: the found line, then the next step's clue (trail walks: the spin came between
+    /// them, about the treasure just found).
+    @Test func aTreasureFoundDuringItsHintIsNoSpinAfterwards() {
+        var configuration = HuntDirector.Configuration(region: "chest")
+        let next = Region(name: "next", uuid: spinUUID, major: 2)
+        configuration.trail = [TrailStep(region: Region(name: "chest", uuid: spinUUID, major: 1), clue: .text("Under the bed.")),
+                               TrailStep(region: next, clue: .text("In the shed."))]
+        configuration.trailRules.hintAfter = 20
+        configuration.foundHold = 0.5
+        var d = HuntDirector(configuration: configuration)
+        _ = d.handle(.started, at: 0)
+        _ = d.handle(.speechFinished, at: 2)
+        _ = d.handle(.speechFinished, at: 5)
+        _ = d.handle(.ranging(.regionState(time: 6, region: "chest", state: .inside)), at: 6)
+        _ = d.handle(.speechFinished, at: 8)
+        var said: [String] = []
+        func note(_ actions: [HuntAction]) {
+            for case let .say(e, _) in actions { said.append(e.rawValue) }
+            for case let .tell(e, _, _) in actions { said.append(e.rawValue) }
+        }
+        var t = 8.0
+        while said.last != "hint" {
+            t += 0.5
+            note(d.tick(at: t))
+        }
+        // Mid-hint the child is at the chest.
+        let key = BeaconKey(uuid: spinUUID, major: 1, minor: 1)
+        note(d.handle(.ranging(.proximity(time: t + 1, key: key, from: .far, to: .immediate)), at: t + 1))
+        note(d.tick(at: t + 2))
+        #expect(said == ["hint", "treasure-found"], "\(said)")
+        note(d.handle(.speechFinished, at: t + 4))
+        note(d.handle(.rewardAbsent, at: t + 5))
+        note(d.handle(.speechFinished, at: t + 8))
+        note(d.tick(at: t + 9))
+        #expect(said == ["hint", "treasure-found", "clue"], "\(said)")
+    }
 }
 
 private let spinUUID = UUID(uuid: (1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16))
