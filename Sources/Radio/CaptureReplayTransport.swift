@@ -26,6 +26,8 @@ public final class CaptureReplayTransport: HCITransport {
     public private(set) var malformed = 0
     /// Loop time of the last record delivered.
     public private(set) var lastTime: Double
+    /// Loop time of the next record to deliver (nil: none is left).
+    public var nextTime: Double? { next?.time }
     /// A capture's clock can jump (a Pi without a clock chip set by NTP mid-hunt): a gap
     /// between records longer than this is replayed as this long, a negative one as none.
     public static let longestGap = 700.0

@@ -30,6 +30,25 @@ import TestSupport
         #expect(result.lines.first?.hasPrefix(#"{"t": 0.696926, "event": "sighting", "kind": "ibeacon", "address": "A4:C1:38:BF:6F:AB", "uuid": "#) == true)
     }
 
+    /// `replay --hunt` hears each report when the capture says it came, as the live hunter
+    /// stamps a report when it comes: not on the virtual clock's 20 ms steps, which put a
+    /// report up to 20 ms late and, at 1 Hz, spans the ranging compares with 2.5 s to either
+    /// side of it (a find the capture held was lost through the appliance).
+    @Test func theHuntHearsEachReportAtTheCapturesOwnTime() async throws {
+        let region = ["--region", "494E5445-4C4C-495F-524F-434B535F4857"]
+        func rangeTimes(_ result: CommandResult) throws -> Set<Double> {
+            Set(try jsonObjects(result).filter { $0["event"] as? String == "range" }.compactMap { $0["t"] as? Double })
+        }
+        let ranging = try await PirateHunterBinary.run(["replay", horizon, "--json"] + region)
+        let hunt = try await PirateHunterBinary.run(["replay", horizon, "--hunt", "--json", "--cache-dir", PirateHunterBinary.lineCache] + region,
+                                                    timeout: 60)
+        #expect(ranging.status == 0 && hunt.status == 0, "\(hunt.stderr)")
+        let heard = try rangeTimes(hunt), captured = try rangeTimes(ranging)
+        #expect(heard.count >= 5)
+        #expect(heard.isSubset(of: captured), "\(heard.subtracting(captured).sorted())")
+        #expect(heard.contains(0.696926) && heard.contains(8.711156))
+    }
+
     @Test func extendedCapturePrintsItsEightIBeacons() async throws {
         let result = try await PirateHunterBinary.run(["replay", btsnooper, "--json"])
         #expect(result.status == 0)
