@@ -206,6 +206,9 @@ public struct HunterCore: Sendable {
         for (tag, step) in namedTags { stepOfTag.set(tag, step, at: time) }
     }
 
+    /// When the core is next due a tick besides its period (`HuntDirector.nextDeadline`: a
+    /// find held long enough), seconds since start; nil: nothing waits.
+    public var nextDeadline: Double? { director?.nextDeadline }
     /// The reward read for the last find (said after the pack's reward line).
     public var reward: String? { handoff?.reward }
     /// The hunt is over (the trail done, or the chest found).

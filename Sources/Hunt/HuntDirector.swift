@@ -304,6 +304,13 @@ public struct HuntDirector: Sendable {
     }
 
     public var isInside: Bool { inside }
+    /// When a line waits on time alone next: a find, once "immediate" has held `foundHold`
+    /// (nil: none waits). Whoever ticks the director ticks it then too, not only on its
+    /// period: a find said up to a period late is that much lag for the child at the chest.
+    public var nextDeadline: Double? {
+        guard inside, exitSince == nil, !foundAnnounced, let since = immediateSince else { return nil }
+        return since + configuration.foundHold
+    }
     public var treasureFound: Bool { foundAnnounced }
     /// Nothing more to find: the trail is done (or, without one, the chest is found).
     public var huntOver: Bool { progress?.isFinished ?? foundAnnounced }

@@ -177,6 +177,24 @@ final class Hunter {
         }
     }
 
+    /// A tick of its own at the core's next deadline (a find due once "immediate" has held),
+    /// so a find is said when due, not up to a tick period (0.25 s) later; the deadline it
+    /// is set for, and the last one that fired (never armed twice: a deadline that stands
+    /// after its tick waits for the period).
+    private var deadlineTick: (at: Double, timer: Int)?
+    private var firedDeadline: Double?
+
+    private func armDeadline() {
+        guard let due = core.nextDeadline, due > now, due != firedDeadline, due != deadlineTick?.at else { return }
+        if let armed = deadlineTick { loop.cancel(armed.timer) }
+        let timer = loop.schedule(at: due + runtime.start) { [unowned self] in
+            deadlineTick = nil
+            firedDeadline = due
+            run(.tick)
+        }
+        deadlineTick = (due, timer)
+    }
+
     private func schedulePeriodic() {
         loop.schedule(after: HunterCore.tickInterval) { [unowned self] in
             run(.tick)
@@ -220,6 +238,7 @@ final class Hunter {
             }
         }
         runtime.out.flush()
+        if !stopping { armDeadline() }
     }
 
     /// What the page shows of an output: the detector's rate, the standings.

@@ -1,3 +1,4 @@
+import Bluetooth
 import Foundation
 import Testing
 import TestSupport
@@ -47,6 +48,41 @@ import TestSupport
         #expect(heard.count >= 5)
         #expect(heard.isSubset(of: captured), "\(heard.subtracting(captured).sorted())")
         #expect(heard.contains(0.696926) && heard.contains(8.711156))
+    }
+
+    /// The find is said when "immediate" has held `found_hold`, not at the hunt's next
+    /// periodic tick (up to 0.25 s later): a tag heard far off for a minute, then at hand.
+    @Test func theFindIsSaidWhenItIsDueNotAtTheNextTick() async throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("due-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let encoder = BTSnoopEncoder(datalink: .h4)
+        var file = encoder.header
+        let uuid: [UInt8] = [0x50, 0x49, 0x52, 0x41, 0x54, 0x45, 0x2D, 0x48, 0x55, 0x4E, 0x54, 0x45, 0x52, 0x00, 0x00, 0x00]
+        for i in 0..<300 {
+            // Every 0.3 s, off any tick's grid (and no packet when the find falls due); 20 m
+            // off for a minute, then held over the tag.
+            let rssi = (i < 200 ? -85 : -57) + (i % 2 == 0 ? 2 : -2)
+            let data: [UInt8] = [0x02, 0x01, 0x06, 0x1A, 0xFF, 0x4C, 0x00, 0x02, 0x15] + uuid + [0x00, 0x01, 0x00, 0x01, UInt8(bitPattern: -59)]
+            let report: [UInt8] = [0x02, 0x01, 0x03, 0x00, 0x11, 0x22, 0x33, 0x44, 0x55, 0x66, UInt8(data.count)] + data + [UInt8(bitPattern: Int8(rssi))]
+            let event = HCIPacket(type: .event, bytes: [0x3E, UInt8(report.count)] + report)
+            file += encoder.record(event, received: true, unixMicroseconds: 1_780_000_000_000_000 + Int64(i) * 300_000 + 3_717)
+        }
+        let path = directory.appendingPathComponent("arrive.btsnoop").path
+        try Data(file).write(to: URL(fileURLWithPath: path))
+        let result = try await PirateHunterBinary.run(
+            ["replay", path, "--hunt", "--json", "--region", "50495241-5445-2D48-554E-544552000000", "--cache-dir", PirateHunterBinary.lineCache],
+            timeout: 60)
+        #expect(result.status == 0, "\(result.stderr)")
+        let objects = try jsonObjects(result)
+        let immediate = objects.first { $0["event"] as? String == "proximity" && $0["to"] as? String == "immediate" }?["t"] as? Double
+        let found = objects.first { $0["event"] as? String == "say" && $0["event_name"] as? String == "treasure-found" }?["t"] as? Double
+        guard let immediate, let found else {
+            Issue.record("no immediate or no find: \(result.stdout)")
+            return
+        }
+        #expect(immediate > 60 && immediate < 66)
+        #expect(abs(found - (immediate + 0.5)) < 1e-3, "immediate \(immediate), found \(found)")
     }
 
     @Test func extendedCapturePrintsItsEightIBeacons() async throws {
