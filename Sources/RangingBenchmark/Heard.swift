@@ -34,7 +34,7 @@ func heardLines(_ reports: [SimulatedReading], until end: Double, lineSeconds: D
         }
     }
     apply(director.handle(.started, at: 0), at: 0)
-    replay(reports, until: end, advance: { time in
+    replay(reports, until: end, deadline: { director.nextDeadline }, advance: { time in
         finishSpeech(by: time)
         for event in engine.advance(to: time) { apply(director.handle(.ranging(event), at: time), at: time) }
         apply(director.tick(at: time), at: time)

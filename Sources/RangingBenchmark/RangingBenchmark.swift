@@ -57,17 +57,30 @@ func drive(_ ranger: inout any Ranger, reports: [SimulatedReading], until end: D
 
 /// The clock of every measure: each report before `end` in time order, and before it the
 /// timer ticks (every `tick` s from 0) due by its time; then the ticks left before `end`.
-func replay(_ reports: [SimulatedReading], until end: Double, tick: Double = 0.1,
+/// `deadline`: when the hunt is next due a tick of its own (`HuntDirector.nextDeadline`, as
+/// the hunter arms one): `advance` is called then too, before whatever comes later.
+func replay(_ reports: [SimulatedReading], until end: Double, tick: Double = 0.1, deadline: () -> Double? = { nil },
             advance: (Double) -> Void, ingest: (SimulatedReading) -> Void) {
     var nextTick = 0.0
+    var fired = -Double.infinity
+    /// The deadline due before `time`, once each.
+    func due(before time: Double) {
+        if let d = deadline(), d > fired, d < time {
+            fired = d
+            advance(d)
+        }
+    }
     for report in reports where report.time < end {
         while nextTick <= report.time {
+            due(before: nextTick)
             advance(nextTick)
             nextTick += tick
         }
+        due(before: report.time)
         ingest(report)
     }
     while nextTick < end {
+        due(before: nextTick)
         advance(nextTick)
         nextTick += tick
     }

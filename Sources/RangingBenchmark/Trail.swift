@@ -149,7 +149,7 @@ func oursOnTrail(_ reports: [SimulatedReading], chests: Int, until end: Double, 
         }
     }
     apply(director.handle(.started, at: 0), at: 0)
-    replay(reports, until: end, advance: { time in
+    replay(reports, until: end, deadline: { director.nextDeadline }, advance: { time in
         due(by: time)
         handle(engine.advance(to: time), at: time)
         apply(director.tick(at: time), at: time)

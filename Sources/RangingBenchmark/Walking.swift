@@ -300,7 +300,7 @@ func oursOnWalk(_ reports: [SimulatedReading], until end: Double, lineSeconds: D
         }
     }
     apply(director.handle(.started, at: 0), at: 0)
-    replay(reports, until: end, advance: { time in
+    replay(reports, until: end, deadline: { director.nextDeadline }, advance: { time in
         finishSpeech(by: time)
         handle(engine.advance(to: time), at: time)
         apply(director.tick(at: time), at: time)
