@@ -32,6 +32,12 @@ public struct TrailWalk: Sendable {
     public struct Spot: Sendable, Equatable {
         public var x: Double
         public var y: Double
+
+        /// Metres from (`x`, `y`) on the ground.
+        public func distance(x: Double, y: Double) -> Double {
+            let dx = self.x - x, dy = self.y - y
+            return (dx * dx + dy * dy).squareRoot()
+        }
     }
 
     /// How long the child stands at a chest that is not the last (s): as long as at the
@@ -62,8 +68,7 @@ public struct TrailWalk: Sendable {
                             y: uniform(-(WalkingWorld.yardHalfDepth - 2) ... WalkingWorld.yardHalfDepth - 2))
             tries += 1
             if tries % 200 == 0 { gap *= 0.9 }
-            guard spots.allSatisfy({ (($0.x - spot.x) * ($0.x - spot.x) + ($0.y - spot.y) * ($0.y - spot.y)).squareRoot() >= gap })
-            else { continue }
+            guard spots.allSatisfy({ $0.distance(x: spot.x, y: spot.y) >= gap }) else { continue }
             spots.append(spot)
         }
         self.spots = spots
@@ -71,7 +76,7 @@ public struct TrailWalk: Sendable {
         var walls: [WalkingWorld.Wall] = []
         for _ in 0..<(random.nextUniform() < 0.5 ? 1 : 2) {
             let cx = uniform(-9 ... 9), cy = uniform(-6 ... 6)
-            guard spots.allSatisfy({ (($0.x - cx) * ($0.x - cx) + ($0.y - cy) * ($0.y - cy)).squareRoot() > 4 }) else { continue }
+            guard spots.allSatisfy({ $0.distance(x: cx, y: cy) > 4 }) else { continue }
             let angle = uniform(0 ... Double.pi), half = uniform(1.5 ... 3)
             walls.append(WalkingWorld.Wall(from: (cx - half * cos(angle), cy - half * sin(angle)),
                                            to: (cx + half * cos(angle), cy + half * sin(angle)), loss: uniform(5 ... 10)))
@@ -83,7 +88,7 @@ public struct TrailWalk: Sendable {
         for _ in 0..<50 {
             let angle = uniform(0 ... 2 * Double.pi), distance = uniform(7 ... 11)
             let (x, y) = (first.x + distance * cos(angle), first.y + distance * sin(angle))
-            let clear = spots.allSatisfy { (($0.x - x) * ($0.x - x) + ($0.y - y) * ($0.y - y)).squareRoot() >= WalkingWorld.waypointClearance }
+            let clear = spots.allSatisfy { $0.distance(x: x, y: y) >= WalkingWorld.waypointClearance }
             if abs(x) <= WalkingWorld.yardHalfWidth && abs(y) <= WalkingWorld.yardHalfDepth && clear {
                 start = (x, y)
                 break
