@@ -13,37 +13,8 @@ import Simulation
 /// time each is said. A line takes `lineSeconds` to say.
 func heardLines(_ reports: [SimulatedReading], until end: Double, lineSeconds: Double = 2) -> [(time: Double, line: LineEvent)] {
     let c = walkingConfiguration
-    var engine = tunedEngine(c)
-    var director = HuntDirector(configuration: tunedHunt(c))
-    var lines: [(time: Double, line: LineEvent)] = []
-    var speechEnds: Double?
-    func apply(_ actions: [HuntAction], at time: Double) {
-        for action in actions {
-            switch action {
-            case .sound, .found, .watchSpin: continue
-            case let .say(event, _), let .tell(event, _, _):
-                speechEnds = time + lineSeconds
-                lines.append((time, event))
-            }
-        }
-    }
-    func finishSpeech(by time: Double) {
-        if let ends = speechEnds, ends <= time {
-            speechEnds = nil
-            apply(director.handle(.speechFinished, at: ends), at: ends)
-        }
-    }
-    apply(director.handle(.started, at: 0), at: 0)
-    replay(reports, until: end, deadline: { director.nextDeadline }, advance: { time in
-        finishSpeech(by: time)
-        for event in engine.advance(to: time) { apply(director.handle(.ranging(event), at: time), at: time) }
-        apply(director.tick(at: time), at: time)
-    }, ingest: { report in
-        let sample = RangingSample(key: OurRanger.key(report.beacon), measuredPower: report.measuredPower, rssi: report.rssi,
-                                   time: report.time)
-        for event in engine.ingest(sample) { apply(director.handle(.ranging(event), at: report.time), at: report.time) }
-    })
-    return lines
+    return huntInProcess(reports, until: end, engine: tunedEngine(c), director: HuntDirector(configuration: tunedHunt(c)),
+                         lineSeconds: lineSeconds).lines
 }
 
 /// HEARD_DEBUG=1: each false line standing still, with the beacons' true distances (tuning aid).

@@ -47,25 +47,12 @@ func scoreTrail(_ trail: TrailWalk, _ told: WalkTold, debug label: String? = nil
     for (index, (time, line)) in told.lines.enumerated() {
         steps.append(step)
         let chest = trail.chests[step]
-        let d = chest.distance(at: time)
-        var lookBack: [Double] = []
-        var s = max(0, time - WalkRules.trendLookBack)
-        while s <= time {
-            lookBack.append(chest.distance(at: s))
-            s += 0.25
-        }
         let standing = time >= trail.stops[step] && time < trail.leaves[step]
-        var isFalse = false
+        var isFalse = WalkRules.isFalse(line, about: chest, at: time, standing: standing) ?? false
         switch line {
-        case .regionLeft, .proximityUnknown: isFalse = true
         case .regionEntered:
             isFalse = enteredOnStep
             enteredOnStep = true
-        case .warmer: isFalse = (lookBack.max() ?? d) - d < WalkRules.trendMeters
-        case .colder: isFalse = d - (lookBack.min() ?? d) < WalkRules.trendMeters
-        case .proximityNear: isFalse = d > 5 || standing
-        case .proximityFar: isFalse = d < 2
-        case .proximityImmediate: isFalse = d >= 1.5
         case .outOfOrder: score.outOfOrder += 1
         case .treasureFound:
             // The treasure it names (the parent's found line, `trailFoundText`): a find said
@@ -84,7 +71,8 @@ func scoreTrail(_ trail: TrailWalk, _ told: WalkTold, debug label: String? = nil
         if isFalse { score.falseLines[line, default: 0] += 1 }
         if isFalse, debug {
             let step = steps[steps.count - 1]
-            print("\(tag) step \(step + 1) false \(line.rawValue) t \(format(time, 1)) (stop \(format(trail.stops[step], 1))) d \(format(d, 2)) rate \(score.rates[step])")
+            let d = format(trail.chests[step].distance(at: time), 2)
+            print("\(tag) step \(step + 1) false \(line.rawValue) t \(format(time, 1)) (stop \(format(trail.stops[step], 1))) d \(d) rate \(score.rates[step])")
         }
     }
     let warm: Set<LineEvent> = [.warmer, .proximityNear, .proximityImmediate, .treasureFound]
@@ -115,50 +103,11 @@ func oursOnTrail(_ reports: [SimulatedReading], chests: Int, until end: Double, 
                  rewardTimeout: Double = trailRewardTimeout) -> WalkTold {
     let c = walkingConfiguration
     let regions = (0..<chests).map { Region(name: "chest \($0 + 1)", uuid: OurRanger.uuid, major: 1, minor: UInt16($0)) }
-    var engine = RangingEngine(configuration: c, regions: regions, atHand: tunedAtHand(c))
     var hunt = tunedHunt(c)
     hunt.region = regions[0].name
     hunt.trail = regions.enumerated().map { TrailStep(region: $1, clue: .text("Find chest \($0 + 1)."), found: trailFoundText($0)) }
-    var director = HuntDirector(configuration: hunt)
-    var told = WalkTold()
-    var speechEnds: Double?
-    var rewardDue: Double?
-    func apply(_ actions: [HuntAction], at time: Double) {
-        for action in actions {
-            switch action {
-            case .sound, .watchSpin: continue
-            case .found: rewardDue = time + rewardTimeout
-            case let .say(event, _), let .tell(event, _, _):
-                speechEnds = time + lineSeconds
-                told.lines.append((time, event))
-                if case let .tell(.treasureFound, detail, _) = action, let text = detail.text { told.texts[told.lines.count - 1] = text }
-            }
-        }
-    }
-    func handle(_ events: [RangingEvent], at time: Double) {
-        for event in events { apply(director.handle(.ranging(event), at: time), at: time) }
-    }
-    func due(by time: Double) {
-        if let ends = speechEnds, ends <= time {
-            speechEnds = nil
-            apply(director.handle(.speechFinished, at: ends), at: ends)
-        }
-        if let at = rewardDue, at <= time {
-            rewardDue = nil
-            apply(director.handle(.rewardAbsent, at: at), at: at)
-        }
-    }
-    apply(director.handle(.started, at: 0), at: 0)
-    replay(reports, until: end, deadline: { director.nextDeadline }, advance: { time in
-        due(by: time)
-        handle(engine.advance(to: time), at: time)
-        apply(director.tick(at: time), at: time)
-    }, ingest: { report in
-        let sample = RangingSample(key: OurRanger.key(report.beacon), measuredPower: report.measuredPower, rssi: report.rssi,
-                                   time: report.time)
-        handle(engine.ingest(sample), at: report.time)
-    })
-    return told
+    return huntInProcess(reports, until: end, engine: RangingEngine(configuration: c, regions: regions, atHand: tunedAtHand(c)),
+                         director: HuntDirector(configuration: hunt), lineSeconds: lineSeconds, rewardTimeout: rewardTimeout)
 }
 
 /// The parent's own found line of trail step `step` (`hunt.trail[].found`): what tells the
@@ -223,15 +172,11 @@ func runTrails(heldOut: Bool, count: Int, chests: Int, spacing: Double, writeCap
     }
     if writeCaptures != nil, replays == nil { print("wrote \(seeds.count) captures") }
     let rates = harshness.rate.map { "every tag at \(rateName($0))" } ?? "tags at 10/4/2/1 Hz in turn"
-    print("Trails of \(chests) chests at least \(format(spacing, 1)) m apart (\(heldOut ? "held-out" : "tuning") walks, seeds \(seeds.first ?? 0)...\(seeds.last ?? 0); \(rates)\(harshness == .standard ? "" : "; a swept radio")):")
+    print("Trails of \(chests) chests at least \(format(spacing, 1)) m apart (\(heldOut ? "held-out" : "tuning") walks, seeds \(seeds.first ?? 0)...\(seeds.last ?? 0); \(rates)\(radioDescription(harshness))):")
     print("| ranger | false lines/h | left/entered/unknown | near/far/immediate | warmer/colder | found wrong | approaches heard 10 Hz | 4 Hz | 1-2 Hz | chests found | trails whole | find lag median/p90 s | first chest / later | out of order |")
     print("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
     for name in names {
         guard let row = rows[name] else { continue }
-        let hours = row.reduce(0) { $0 + $1.1.seconds } / 3600
-        var lines: [LineEvent: Int] = [:]
-        for (_, s) in row { lines.merge(s.falseLines, uniquingKeysWith: +) }
-        func h(_ kinds: [LineEvent]) -> String { kinds.map { format(Double(lines[$0] ?? 0) / hours, 1) }.joined(separator: "/") }
         func recall(_ wanted: Set<Int>) -> String {
             var heard = 0, legs = 0
             for (_, s) in row {
@@ -246,8 +191,7 @@ func runTrails(heldOut: Bool, count: Int, chests: Int, spacing: Double, writeCap
         let firstLags = row.compactMap { $0.1.lags.first ?? nil }, laterLags = row.flatMap { $0.1.lags.dropFirst().compactMap { $0 } }
         func med(_ x: [Double]) -> String { x.isEmpty ? "-" : format(median(x), 2) }
         let whole = row.filter { $0.1.lags.allSatisfy { $0 != nil } }.count
-        print("| \(name) | **\(format(Double(lines.values.reduce(0, +)) / hours, 2))** | \(h([.regionLeft, .regionEntered, .proximityUnknown])) | "
-              + "\(h([.proximityNear, .proximityFar, .proximityImmediate])) | \(h([.warmer, .colder])) | \(h([.treasureFound])) | "
+        print("| \(name) | \(falseLineColumns(row.map { ($0.1.seconds, $0.1.falseLines) })) | "
               + "\(recall([10])) | \(recall([4])) | \(recall([1, 2])) | \(lags.count)/\(row.count * chests) | \(whole)/\(row.count) | "
               + "\(lags.isEmpty ? "-" : format(median(lags), 2) + "/" + format(percentile(lags, 0.9), 1)) | "
               + "\(med(firstLags)) / \(med(laterLags)) | \(row.reduce(0) { $0 + $1.1.outOfOrder }) |")

@@ -45,6 +45,33 @@ enum WalkRules {
     static let chestLegEnd = 1.5
     /// True distances (m) the interval's coverage is also told by.
     static let coverageBands: [Range<Double>] = [0 ..< 2, 2 ..< 4, 4 ..< 7, 7 ..< .infinity]
+
+    /// The true distances to `chest` over the `trendLookBack` s before `time`, every 0.25 s.
+    static func lookBack(_ chest: WalkingWorld, at time: Double) -> [Double] {
+        var distances: [Double] = []
+        var s = max(0, time - trendLookBack)
+        while s <= time {
+            distances.append(chest.distance(at: s))
+            s += 0.25
+        }
+        return distances
+    }
+
+    /// Whether `line`, said at `time`, is false about `chest` (`standing`: the child stands
+    /// over it); nil for a line these rules leave to the caller ("region-entered": the first is
+    /// true) or do not judge.
+    static func isFalse(_ line: LineEvent, about chest: WalkingWorld, at time: Double, standing: Bool) -> Bool? {
+        let d = chest.distance(at: time)
+        switch line {
+        case .regionLeft, .proximityUnknown: return true
+        case .warmer: return (lookBack(chest, at: time).max() ?? d) - d < trendMeters
+        case .colder: return d - (lookBack(chest, at: time).min() ?? d) < trendMeters
+        case .proximityNear: return d > 5 || standing
+        case .proximityFar: return d < 2
+        case .proximityImmediate, .treasureFound: return d >= 1.5
+        default: return nil
+        }
+    }
 }
 
 /// WALK_DEBUG=1: the walks' finds and false lines, one a line.
@@ -84,29 +111,16 @@ func scoreWalk(_ world: WalkingWorld, _ told: WalkTold, debug: Bool = false) -> 
     var entered = false
     for (time, line) in told.lines {
         let d = world.distance(at: time)
-        var lookBack: [Double] = []
-        var s = max(0, time - WalkRules.trendLookBack)
-        while s <= time {
-            lookBack.append(world.distance(at: s))
-            s += 0.25
-        }
-        let isFalse: Bool
+        var isFalse = WalkRules.isFalse(line, about: world, at: time, standing: time >= world.stopAtChest) ?? false
         switch line {
-        case .regionLeft, .proximityUnknown: isFalse = true
         case .regionEntered:
             isFalse = entered
             entered = true
-        case .warmer: isFalse = (lookBack.max() ?? d) - d < WalkRules.trendMeters
-        case .colder: isFalse = d - (lookBack.min() ?? d) < WalkRules.trendMeters
-        case .proximityNear: isFalse = d > 5 || time >= world.stopAtChest
-        case .proximityFar: isFalse = d < 2
-        case .proximityImmediate: isFalse = d >= 1.5
         case .treasureFound:
-            isFalse = d >= 1.5
             if isFalse { score.falseFind = true }
             if debug { print("seed \(world.seed) found at t-stop \(format(time - world.stopAtChest, 1)) d \(format(d, 2)) rate \(format(1 / world.advertisingInterval, 0))") }
             if score.findLag == nil, !isFalse { score.findLag = time - world.stopAtChest }
-        default: isFalse = false
+        default: break
         }
         if isFalse { score.falseLines[line, default: 0] += 1 }
         if debug, line == .colder, !isFalse { print("seed \(world.seed) true colder t \(format(time, 1))") }
@@ -119,7 +133,7 @@ func scoreWalk(_ world: WalkingWorld, _ told: WalkTold, debug: Bool = false) -> 
                 let level = [0.0, 2, 4, 6, 10, 20].map { format(world.meanRSSI(at: time - $0), 1) }.joined(separator: ",")
                 print("FIND \(line.rawValue) seed \(world.seed) d \(format(d, 2)) err \(Double(world.advertisedPower) - world.truePower) field \(format(world.shadowing(x: p.x, y: p.y), 1)) wall \(format(world.wallLoss(x: p.x, y: p.y), 1)) body[0,2,4,6,10] \(body) level[0,2,4,6,10,20] \(level) dist[-4] \(format(world.distance(at: time - 4), 1)) dist[-10] \(format(world.distance(at: time - 10), 1))")
             }
-            print("seed \(world.seed) false \(line.rawValue) t \(format(time, 1)) (stop \(format(world.stopAtChest, 1))) d \(format(d, 2)) moved3s \(format(moved, 1)) d-10s \(format(world.distance(at: time - 10), 1)) closer \(format((lookBack.max() ?? d) - d, 2)) rate \(format(1 / world.advertisingInterval, 0))")
+            print("seed \(world.seed) false \(line.rawValue) t \(format(time, 1)) (stop \(format(world.stopAtChest, 1))) d \(format(d, 2)) moved3s \(format(moved, 1)) d-10s \(format(world.distance(at: time - 10), 1)) closer \(format((WalkRules.lookBack(world, at: time).max() ?? d) - d, 2)) rate \(format(1 / world.advertisingInterval, 0))")
         }
     }
     let warm: Set<LineEvent> = [.warmer, .proximityNear, .proximityImmediate, .treasureFound]
@@ -272,17 +286,32 @@ func tunedHunt(_ c: RangingConfiguration) -> HuntDirector.Configuration {
 /// the engine knows it (as `tags[].power` tells the appliance).
 func oursOnWalk(_ reports: [SimulatedReading], until end: Double, lineSeconds: Double = 2, calibrated: Bool = false) -> WalkTold {
     let c = walkingConfiguration
-    var engine = tunedEngine(c, calibrated: calibrated)
-    var director = HuntDirector(configuration: tunedHunt(c))
+    return huntInProcess(reports, until: end, engine: tunedEngine(c, calibrated: calibrated),
+                         director: HuntDirector(configuration: tunedHunt(c)), lineSeconds: lineSeconds)
+}
+
+/// The hunt rules in process on our engine, as the hunter runs them: every ranging event to
+/// the director, its ticks on the benchmarks' clock (`replay`, and at the director's
+/// deadline), each line `lineSeconds` long and its end told; with `rewardTimeout`, "no
+/// reward" told that long after each find (a trail's tags send none). A bystander's report
+/// (`WalkingWorld.bystanderReadings`, beacon < 0) tells the engine the receiver hears. What
+/// was said (with a found line's words), the ranges and the engine's own warmers.
+func huntInProcess(_ reports: [SimulatedReading], until end: Double, engine: RangingEngine, director: HuntDirector,
+                   lineSeconds: Double = 2, rewardTimeout: Double? = nil) -> WalkTold {
+    var engine = engine
+    var director = director
     var told = WalkTold()
     var speechEnds: Double?
+    var rewardDue: Double?
     func apply(_ actions: [HuntAction], at time: Double) {
         for action in actions {
             switch action {
-            case .sound, .found, .watchSpin: continue
+            case .sound, .watchSpin: continue
+            case .found: rewardDue = rewardTimeout.map { time + $0 }
             case let .say(event, _), let .tell(event, _, _):
                 speechEnds = time + lineSeconds
                 told.lines.append((time, event))
+                if case let .tell(.treasureFound, detail, _) = action, let text = detail.text { told.texts[told.lines.count - 1] = text }
             }
         }
     }
@@ -293,19 +322,22 @@ func oursOnWalk(_ reports: [SimulatedReading], until end: Double, lineSeconds: D
             apply(director.handle(.ranging(event), at: time), at: time)
         }
     }
-    func finishSpeech(by time: Double) {
+    func due(by time: Double) {
         if let ends = speechEnds, ends <= time {
             speechEnds = nil
             apply(director.handle(.speechFinished, at: ends), at: ends)
         }
+        if let at = rewardDue, at <= time {
+            rewardDue = nil
+            apply(director.handle(.rewardAbsent, at: at), at: at)
+        }
     }
     apply(director.handle(.started, at: 0), at: 0)
     replay(reports, until: end, deadline: { director.nextDeadline }, advance: { time in
-        finishSpeech(by: time)
+        due(by: time)
         handle(engine.advance(to: time), at: time)
         apply(director.tick(at: time), at: time)
     }, ingest: { report in
-        // A bystander (`WalkingWorld.bystanderReadings`): the receiver hears someone else.
         guard report.beacon >= 0 else { return engine.heardOther(at: report.time) }
         let sample = RangingSample(key: OurRanger.key(report.beacon), measuredPower: report.measuredPower, rssi: report.rssi,
                                    time: report.time)
@@ -588,6 +620,22 @@ func approachKinds(_ row: [(WalkingWorld, WalkScore)]) -> String {
     }.joined(separator: "; ")
 }
 
+/// A row's first columns: false lines an hour in all, then by kind (left/entered/unknown,
+/// near/far/immediate, warmer/colder, found wrong), over walks of these lengths (s).
+func falseLineColumns(_ walks: [(seconds: Double, falseLines: [LineEvent: Int])]) -> String {
+    let hours = walks.reduce(0) { $0 + $1.seconds } / 3600
+    var lines: [LineEvent: Int] = [:]
+    for w in walks { lines.merge(w.falseLines, uniquingKeysWith: +) }
+    func h(_ kinds: [LineEvent]) -> String { kinds.map { format(Double(lines[$0] ?? 0) / hours, 1) }.joined(separator: "/") }
+    return "**\(format(Double(lines.values.reduce(0, +)) / hours, 2))** | \(h([.regionLeft, .regionEntered, .proximityUnknown])) | "
+        + "\(h([.proximityNear, .proximityFar, .proximityImmediate])) | \(h([.warmer, .colder])) | \(h([.treasureFound]))"
+}
+
+/// How a swept world differs from the standard one (empty for the standard world).
+func radioDescription(_ harshness: WalkingWorld.Harshness) -> String {
+    harshness == .standard ? "" : "; radio: spread \(format(harshness.spread.lowerBound, 1))-\(format(harshness.spread.upperBound, 1)) dB, body \(format(harshness.bodyDepth.lowerBound, 0))-\(format(harshness.bodyDepth.upperBound, 0)) dB, power error ±\(format(harshness.powerError, 0)) dB, field sd \(format(harshness.field, 0)) dB, \(format(100 * harshness.lossFraction.lowerBound, 0))-\(format(100 * harshness.lossFraction.upperBound, 0)) % lost" + (harshness.burstPackets.map { " in bursts of \(format($0.lowerBound, 0))-\(format($0.upperBound, 0)) packets" } ?? "") + (harshness.chestBeacons > 1 ? ", \(harshness.chestBeacons) beacons in the chest" : "") + (harshness.speed == WalkingWorld.Harshness.standard.speed ? "" : ", walking \(format(harshness.speed.lowerBound, 1))-\(format(harshness.speed.upperBound, 1)) m/s") + (harshness.outage == WalkingWorld.Harshness.standard.outage ? "" : ", shared outages of \(format(harshness.outage.lowerBound, 1))-\(format(harshness.outage.upperBound, 1)) s") + (harshness.bystanders > 0 ? ", \(harshness.bystanders) bystanders heard" : "")
+}
+
 func walkingSeeds(heldOut: Bool, count: Int) -> [UInt64] {
     (1...UInt64(count)).map { heldOut ? 10_000 + $0 : $0 }
 }
@@ -656,7 +704,7 @@ func runWalking(heldOut: Bool, count: Int, writeCaptures: String?, replays: Stri
     }
     if writeCaptures != nil, replays == nil { print("wrote \(seeds.count) captures") }
     let part = heldOut ? "held-out" : "tuning"
-    let radio = harshness == .standard ? "" : "; radio: spread \(format(harshness.spread.lowerBound, 1))-\(format(harshness.spread.upperBound, 1)) dB, body \(format(harshness.bodyDepth.lowerBound, 0))-\(format(harshness.bodyDepth.upperBound, 0)) dB, power error ±\(format(harshness.powerError, 0)) dB, field sd \(format(harshness.field, 0)) dB, \(format(100 * harshness.lossFraction.lowerBound, 0))-\(format(100 * harshness.lossFraction.upperBound, 0)) % lost" + (harshness.burstPackets.map { " in bursts of \(format($0.lowerBound, 0))-\(format($0.upperBound, 0)) packets" } ?? "") + (harshness.chestBeacons > 1 ? ", \(harshness.chestBeacons) beacons in the chest" : "") + (harshness.speed == WalkingWorld.Harshness.standard.speed ? "" : ", walking \(format(harshness.speed.lowerBound, 1))-\(format(harshness.speed.upperBound, 1)) m/s") + (harshness.outage == WalkingWorld.Harshness.standard.outage ? "" : ", shared outages of \(format(harshness.outage.lowerBound, 1))-\(format(harshness.outage.upperBound, 1)) s") + (harshness.bystanders > 0 ? ", \(harshness.bystanders) bystanders heard" : "")
+    let radio = radioDescription(harshness)
     let rates = harshness.rate.map { "every walk at \(rateName($0))" } ?? "rates 10/4/2/1 Hz in turn"
     let setUp = calibrated.map { "; the chest's beacon calibrated at set-up (tags[].power)" + ($0 > 0 ? ", the spot's shadowing sd \(format($0, 1)) dB" : "") } ?? ""
     print("Walking to the chest (\(part) walks, seeds \(seeds.first ?? 0)...\(seeds.last ?? 0); \(rates)\(radio)\(setUp)):")
@@ -664,13 +712,6 @@ func runWalking(heldOut: Bool, count: Int, writeCaptures: String?, replays: Stri
     print("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
     for name in names {
         guard let row = rows[name] else { continue }
-        let hours = row.reduce(0) { $0 + $1.1.seconds } / 3600
-        var lines: [LineEvent: Int] = [:]
-        for (_, s) in row { lines.merge(s.falseLines, uniquingKeysWith: +) }
-        func h(_ kinds: [LineEvent]) -> String {
-            kinds.map { format(Double(lines[$0] ?? 0) / hours, 1) }.joined(separator: "/")
-        }
-        let total = Double(lines.values.reduce(0, +)) / hours
         func recall(_ rates: Set<Int>) -> String {
             let (k, n) = approachesHeard(row, rates: rates)
             return n == 0 ? "-" : "\(format(Double(k) / Double(n), 2)) (\(k)/\(n))"
@@ -679,8 +720,7 @@ func runWalking(heldOut: Bool, count: Int, writeCaptures: String?, replays: Stri
         let covered = row.reduce(0) { $0 + $1.1.covered }, ranged = row.reduce(0) { $0 + $1.1.ranged }
         let silences = row.compactMap(\.1.longestSilence)
         let pairs = row.reduce(0) { $0 + $1.1.detectorPairs }, right = row.reduce(0) { $0 + $1.1.detectorPairsRight }
-        print("| \(name) | **\(format(total, 2))** | \(h([.regionLeft, .regionEntered, .proximityUnknown])) | "
-              + "\(h([.proximityNear, .proximityFar, .proximityImmediate])) | \(h([.warmer, .colder])) | \(h([.treasureFound])) | "
+        print("| \(name) | \(falseLineColumns(row.map { ($0.1.seconds, $0.1.falseLines) })) | "
               + "\(recall([10])) | \(recall([4])) | \(recall([1, 2])) | \(lags.count)/\(row.count) | "
               + "\(lags.isEmpty ? "-" : format(median(lags), 2) + "/" + format(percentile(lags, 0.9), 1)) | "
               + "\(ranged == 0 ? "-" : format(100 * Double(covered) / Double(ranged), 1) + " %") | "

@@ -108,16 +108,7 @@ public struct TrailWalk: Sendable {
         self.stops = stops
         self.leaves = leaves
         duration = path.t
-        // Shared outages (the receiver busy with Wi-Fi): every ~90 s, `Harshness.outage` long.
-        var outages: [(start: Double, end: Double)] = []
-        var o = 0.0
-        while true {
-            o += -90 * log(max(1 - random.nextUniform(), 1e-12))
-            guard o < duration else { break }
-            let length = uniform(harshness.outage)
-            outages.append((o, o + length))
-            o += length
-        }
+        let outages = WalkingWorld.sharedOutages(until: duration, lengths: harshness.outage, random: &random)
         let poses = path.poses
         chests = spots.indices.map { k in
             let rate = harshness.rate ?? WalkingWorld.rates[Int((seed + UInt64(k)) % UInt64(WalkingWorld.rates.count))]

@@ -224,17 +224,7 @@ public struct WalkingWorld: Sendable {
         duration = path.t
         poses = path.poses
 
-        // Shared outages (the receiver busy with Wi-Fi): every ~90 s, 0.5-4 s each.
-        var outages: [(start: Double, end: Double)] = []
-        var o = 0.0
-        while true {
-            o += -90 * log(max(1 - random.nextUniform(), 1e-12))
-            guard o < duration else { break }
-            let length = uniform(harshness.outage)
-            outages.append((o, o + length))
-            o += length
-        }
-        self.outages = outages
+        outages = Self.sharedOutages(until: duration, lengths: harshness.outage, random: &random)
 
         // The chest's other beacons, from their own generator (the walk and beacon 0 are the
         // same whatever their number).
@@ -282,6 +272,23 @@ public struct WalkingWorld: Sendable {
         var offsets = [offset, 0, -offset]
         if swapped { offsets.swapAt(0, 2) }
         return (offsets, max(1, total * total - offset * offset * 2 / 3).squareRoot())
+    }
+
+    /// Outages shared by everything the receiver hears (busy with Wi-Fi, a crowded band):
+    /// one every ~90 s (exponential gaps) before `end`, each `lengths` long (0.5-4 s in the
+    /// standard world).
+    static func sharedOutages(until end: Double, lengths: ClosedRange<Double>,
+                              random: inout SplitMix64) -> [(start: Double, end: Double)] {
+        var outages: [(start: Double, end: Double)] = []
+        var o = 0.0
+        while true {
+            o += -90 * log(max(1 - random.nextUniform(), 1e-12))
+            guard o < end else { break }
+            let length = lengths.lowerBound + (lengths.upperBound - lengths.lowerBound) * random.nextUniform()
+            outages.append((o, o + length))
+            o += length
+        }
+        return outages
     }
 
     /// The shadowing field's 8 plane waves: wavelengths 3-10 m, `sd` dB in all.
