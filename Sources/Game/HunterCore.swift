@@ -110,6 +110,10 @@ public struct HunterCore: Sendable {
         case detector(Double)
         /// The hunt is over and the configured time after it has passed: stop.
         case stop
+        /// Tick at this time too (seconds since start), besides the period: a find falls due
+        /// then (`HuntDirector.nextDeadline`), and is said then, not up to a period later. A
+        /// later `wake` replaces it.
+        case wake(at: Double)
     }
 
     public static let tickInterval = 0.25
@@ -148,6 +152,8 @@ public struct HunterCore: Sendable {
     /// Why the radio was last lost, when the transport said (a set-up problem before start).
     private var radioProblem: RadioProblem?
     private var rangingStopped = false
+    /// The last deadline a `wake` was asked for.
+    private var wokenFor: Double?
 
     struct HeardBeacon: Sendable, Equatable {
         var address: BDAddress
@@ -206,9 +212,6 @@ public struct HunterCore: Sendable {
         for (tag, step) in namedTags { stepOfTag.set(tag, step, at: time) }
     }
 
-    /// When the core is next due a tick besides its period (`HuntDirector.nextDeadline`: a
-    /// find held long enough), seconds since start; nil: nothing waits.
-    public var nextDeadline: Double? { director?.nextDeadline }
     /// The reward read for the last find (said after the pack's reward line).
     public var reward: String? { handoff?.reward }
     /// The hunt is over (the trail done, or the chest found).
@@ -296,6 +299,11 @@ public struct HunterCore: Sendable {
             let detail = LineDetail(host: host, port: port, code: code)
             // No hunt (nothing to wait for): said at once.
             if director == nil { effects.append(.tell(.noticePage, detail)) } else { say(.pageOpened(detail), at: time, into: &effects) }
+        }
+        // A deadline not asked for yet: a tick then (each once; one gone by waits for the period).
+        if let due = director?.nextDeadline, due != wokenFor, due > time {
+            wokenFor = due
+            effects.append(.wake(at: due))
         }
         return effects
     }

@@ -177,23 +177,8 @@ final class Hunter {
         }
     }
 
-    /// A tick of its own at the core's next deadline (a find due once "immediate" has held),
-    /// so a find is said when due, not up to a tick period (0.25 s) later; the deadline it
-    /// is set for, and the last one that fired (never armed twice: a deadline that stands
-    /// after its tick waits for the period).
-    private var deadlineTick: (at: Double, timer: Int)?
-    private var firedDeadline: Double?
-
-    private func armDeadline() {
-        guard let due = core.nextDeadline, due > now, due != firedDeadline, due != deadlineTick?.at else { return }
-        if let armed = deadlineTick { loop.cancel(armed.timer) }
-        let timer = loop.schedule(at: due + runtime.start) { [unowned self] in
-            deadlineTick = nil
-            firedDeadline = due
-            run(.tick)
-        }
-        deadlineTick = (due, timer)
-    }
+    /// The tick the core asked for besides the period (`HunterCore.Effect.wake`).
+    private var wakeTimer: Int?
 
     private func schedulePeriodic() {
         loop.schedule(after: HunterCore.tickInterval) { [unowned self] in
@@ -235,10 +220,15 @@ final class Hunter {
             case .stop:
                 stopping = true
                 runtime.stop(.ok)
+            case let .wake(at):
+                if let timer = wakeTimer { loop.cancel(timer) }
+                wakeTimer = loop.schedule(at: at + runtime.start) { [unowned self] in
+                    wakeTimer = nil
+                    if !stopping { run(.tick) }
+                }
             }
         }
         runtime.out.flush()
-        if !stopping { armDeadline() }
     }
 
     /// What the page shows of an output: the detector's rate, the standings.

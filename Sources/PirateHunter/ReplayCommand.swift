@@ -150,9 +150,9 @@ extension ReplayCommand {
         }
         let hunter = try Hunter(setup: setup, runtime: runtime)
         // Each record arrives at its own time, the loop's clock stopped there, as a live
-        // controller's reports are stamped when they come: the world's 20 ms steps below
-        // would put them on a grid a few ms late (and at spans the ranging compares exactly,
-        // such as 2.5 s, on either side by the grid's rounding).
+        // controller's reports are stamped when they come: the world's 20 ms steps (below,
+        // which only watch for the end) would put them on a grid a few ms late (and at spans
+        // the ranging compares exactly, such as 2.5 s, on either side by the grid's rounding).
         func deliverOnTime() {
             capture.advance(to: runtime.loop.now)
             guard let next = capture.nextTime else { return }
@@ -161,7 +161,6 @@ extension ReplayCommand {
         deliverOnTime()
         var endedAt: Double?
         hunter.start(on: .inProcess(capture, world: { [unowned hunter] t in
-            capture.advance(to: t)
             // The capture is over: the line being said is let finish (30 s at most), then
             // the hunt ends there.
             guard capture.finished else { return }

@@ -142,6 +142,36 @@ struct CoreDriver {
         #expect(!lines.contains(.proximityUnknown))
     }
 
+    /// "Immediate" committed: the core asks for a tick when the find falls due (once), and
+    /// says the find at that tick, not at the next of its 0.25 s period.
+    @Test func aFindFallingDueAsksForATickThenAndIsSaidAtIt() throws {
+        var d = CoreDriver(Self.oneChest(announce: nil), authenticator: nil)
+        d.feed(.radioReady(afterOutage: false), at: 0)
+        d.feed(.speechFinished, at: 2)
+        var wakes: [Double] = []
+        var found: [Double] = []
+        var speechEnds: Double?
+        var t = 2.013
+        while t < 12 {
+            if let due = wakes.last, due <= t, found.isEmpty {
+                // The hunter's timer: the tick asked for.
+                if d.feed(.tick, at: due).lines.contains(.treasureFound) { found.append(due) }
+            }
+            if let ends = speechEnds, ends <= t {
+                speechEnds = nil
+                d.feed(.speechFinished, at: ends)
+            }
+            let out = d.feed(.sighting(sighting(chest, rssi: -45, at: t)), at: t)
+            for case let .wake(at) in out { wakes.append(at) }
+            if out.lines.contains(.treasureFound) { found.append(t) }
+            if !out.lines.isEmpty { speechEnds = t + 2 }
+            t += 0.1
+        }
+        #expect(wakes.count == 1, "\(wakes)")
+        let due = try #require(wakes.first)
+        #expect(found == [due])
+    }
+
     @Test func theFindReadsTheTreasuresRewardFromItsAddressOnlyAndAnnouncesTheHunter() throws {
         var d = CoreDriver(Self.oneChest())
         d.feed(.radioReady(afterOutage: false), at: 0)
