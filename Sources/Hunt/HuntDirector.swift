@@ -282,6 +282,11 @@ public struct HuntDirector: Sendable {
     private var foundAnnounced = false
     private var adapterMissing = false
     private var rewardWaiting = false
+    /// A find (without a trail) made while a more important line was said: said when that
+    /// line is over, never dropped as a waiting line goes stale.
+    private var findWaiting = false
+    /// Grown-ups' notices that came while the child's find or reward was said: after it.
+    private var noticesWaiting: [LineEvent] = []
     /// The committed class of every beacon of the hunted region (at most `classMemory`, the
     /// oldest forgotten). The class said is the closest of them: the hunter is as close to
     /// the treasure as to its closest beacon, so a body in front of one beacon of a box is
@@ -364,9 +369,16 @@ public struct HuntDirector: Sendable {
                 let found = followUps.remove(at: i)
                 return spinning + say(found.event, found.detail, at: time)
             }
+            if findWaiting {
+                findWaiting = false
+                return spinning + say(.treasureFound, at: time)
+            }
             if rewardWaiting {
                 rewardWaiting = false
                 return spinning + say(.reward, at: time)
+            }
+            if !noticesWaiting.isEmpty {
+                return spinning + say(noticesWaiting.removeFirst(), at: time)
             }
             let next = nextFollowUp(at: time)
             if !next.isEmpty { return spinning + next }
@@ -381,6 +393,12 @@ public struct HuntDirector: Sendable {
         case .spinPeaked:
             return say(.spinStop, at: time)
         case let .notice(event):
+            // For the grown-up: it never cuts the child's find or reward short (it comes
+            // after them, as a reward comes after the found line).
+            if let current = speaking, current == .treasureFound || current == .reward || findWaiting || rewardWaiting {
+                if !noticesWaiting.contains(event) { noticesWaiting.append(event) }
+                return []
+            }
             return say(event, at: time)
         case .speakerFound:
             let said = say(.noticeSpeakerFound, at: time)
@@ -787,6 +805,12 @@ public struct HuntDirector: Sendable {
             return p.current.map { find($0, at: time) } ?? []
         }
         findCount += 1
+        if let current = speaking, current.precedence > LineEvent.treasureFound.precedence {
+            // Behind a grown-ups' notice: after it, never lost (a waiting line goes stale
+            // after `pendingLifetime`; the find is what the child came for).
+            findWaiting = true
+            return [.found(step: nil)]
+        }
         return say(.treasureFound, at: time) + [.found(step: nil)]
     }
 

@@ -134,6 +134,26 @@ extension HuntDirector {
         #expect(quiet.tick(at: 40) == [])
     }
 
+    /// An unpaired hunter tells the grown-up so at the first find. The child's found line is
+    /// not cut for it (the notice comes after it), and a find made again at the chest while
+    /// the notice is said (12 s of it) is said once it is over, not dropped as a waiting line
+    /// that went stale (the second walking world's replays: 2 walks of 200).
+    @Test func aNoticeWaitsForTheFindAndAFindWaitsForTheNoticeNeverDropped() {
+        var d = directorSaidNear { $0.foundHold = 0.5 }
+        _ = d.feed(.proximity(time: 10, key: key, from: .near, to: .immediate))
+        #expect(d.tick(at: 10.5) == [.say(.treasureFound, interrupt: false), .found(step: nil)])
+        #expect(d.handle(.notice(.noticeUnpaired), at: 10.5) == [], "not over the found line")
+        #expect(d.handle(.speechFinished, at: 13) == [.say(.noticeUnpaired, interrupt: false)])
+        #expect(d.feed(.closerArrival(time: 14, key: key)) == [])
+        #expect(d.tick(at: 14.5) == [.found(step: nil)], "found again, behind the notice")
+        #expect(d.tick(at: 20) == [])
+        #expect(d.handle(.speechFinished, at: 25) == [.say(.treasureFound, interrupt: false)], "11 s later, said")
+        #expect(d.handle(.speechFinished, at: 27) == [])
+        // A notice with nothing of the child's being said is said at once, as before.
+        var e = directorSaidNear { $0.foundHold = 0.5 }
+        #expect(e.handle(.notice(.noticeUnpaired), at: 5) == [.say(.noticeUnpaired, interrupt: false)])
+    }
+
     /// A short hold (0.5 s, the appliance's default): "immediate" with a find due is the
     /// find's line, not one of its own cut off by the find half a second later. A kind spot
     /// that reads at hand for less than the hold says nothing (it used to say "immediate"
