@@ -737,6 +737,10 @@ public struct HuntDirector: Sendable {
         // With a find due, "immediate" has no line of its own: the find is its line.
         let findIsTheLine = to == .immediate && findIsDue
         if findIsTheLine { immediateUnsaid = saidProximity }
+        // After the find "near" is no news: the child was told it is at the treasure, and a
+        // child still standing there (the level in a fade, at hand released) would hear
+        // "near" about the treasure just found. It still re-arms the find; "far" is said.
+        let foundAlready = to == .near && foundAnnounced
         saidProximity = to
         if to == .immediate {
             immediateSince = since
@@ -746,7 +750,7 @@ public struct HuntDirector: Sendable {
         }
         // "unknown" on its way out of the region is said by the exit line instead.
         if to == .unknown { return [] }
-        return (findIsTheLine ? [] : say(.proximity(to), at: time)) + checkFound(at: time)
+        return (findIsTheLine || foundAlready ? [] : say(.proximity(to), at: time)) + checkFound(at: time)
     }
 
     private mutating func remember(_ key: BeaconKey, _ proximity: Proximity, at time: Double) {

@@ -154,6 +154,30 @@ extension HuntDirector {
         #expect(e.handle(.notice(.noticeUnpaired), at: 5) == [.say(.noticeUnpaired, interrupt: false)])
     }
 
+    /// A child still standing at the treasure it was told it found, the level sinking in a
+    /// fade until at hand lets go: no "near" about the treasure just found (the second walking
+    /// world: 3 in 22 hours; the tuning walks 0.15 an hour). A walk away is still "far".
+    @Test func noNearIsSaidAboutTheTreasureJustFound() {
+        var d = directorSaidNear { $0.foundHold = 0.5 }
+        _ = d.feed(.proximity(time: 10, key: key, from: .near, to: .immediate))
+        #expect(d.tick(at: 10.5) == [.say(.treasureFound, interrupt: false), .found(step: nil)])
+        _ = d.handle(.speechFinished, at: 13)
+        #expect(d.feed(.proximity(time: 35, key: key, from: .immediate, to: .near)) == [])
+        #expect(d.tick(at: 36) == [])
+        // Walked away: "far" once confirmed, as ever.
+        _ = d.feed(.proximity(time: 40, key: key, from: .near, to: .far))
+        var said: [HuntAction] = []
+        var t = 40.0
+        while t < 80 {
+            said += d.tick(at: t)
+            t += 0.25
+        }
+        #expect(said.contains(.say(.proximityFar, interrupt: false)))
+        // Before a find "near" is said as it always was.
+        var before = enteredDirector()
+        #expect(before.feed(.proximity(time: 3, key: key, from: .unknown, to: .near)) == [.say(.proximityNear, interrupt: false)])
+    }
+
     /// A short hold (0.5 s, the appliance's default): "immediate" with a find due is the
     /// find's line, not one of its own cut off by the find half a second later. A kind spot
     /// that reads at hand for less than the hold says nothing (it used to say "immediate"
@@ -168,10 +192,9 @@ extension HuntDirector {
         #expect(d.feed(.proximity(time: 30, key: key, from: .near, to: .immediate)) == [])
         #expect(d.tick(at: 30.5) == [.say(.treasureFound, interrupt: false), .found(step: nil)])
         _ = d.handle(.speechFinished, at: 33)
-        // A step back is said as a class; in again, found again (as before, without the
-        // "immediate" before it).
-        #expect(d.feed(.proximity(time: 40, key: key, from: .immediate, to: .near)) == [.say(.proximityNear, interrupt: false)])
-        _ = d.handle(.speechFinished, at: 41)
+        // A step back to "near" after the find is no news (the child was told it is at the
+        // treasure); in again, found again (without the "immediate" before it).
+        #expect(d.feed(.proximity(time: 40, key: key, from: .immediate, to: .near)) == [])
         #expect(d.feed(.proximity(time: 50, key: key, from: .near, to: .immediate)) == [])
         #expect(d.tick(at: 50.5) == [.say(.treasureFound, interrupt: false), .found(step: nil)])
         // Entering at the treasure: the enter line, then the find (no "immediate" between).
