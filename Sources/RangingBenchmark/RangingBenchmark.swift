@@ -604,11 +604,15 @@ enum RangingBenchmark {
                     fail("\(argument) needs a range of dB such as 4-6", code: 64)
                 }
                 if argument == "--spread" { harshness.spread = range } else { harshness.bodyDepth = range }
-            case "--power-error", "--field":
+            case "--power-error", "--field", "--chest-spot":
                 guard let value = arguments.popFirst(), let dB = Double(value), dB >= 0, dB <= 20 else {
                     fail("\(argument) needs dB from 0 to 20", code: 64)
                 }
-                if argument == "--field" { harshness.field = dB } else { harshness.powerError = dB }
+                switch argument {
+                case "--field": harshness.field = dB
+                case "--chest-spot": harshness.chestSpot = dB
+                default: harshness.powerError = dB
+                }
             case "--rate":
                 guard let value = arguments.popFirst(), let hz = Double(value), hz >= 0.2, hz <= 20 else {
                     fail("--rate needs an advertising rate from 0.2 to 20 Hz", code: 64)
@@ -875,7 +879,7 @@ enum RangingBenchmark {
     /// The walking world's sweeps (`WalkingWorld.Harshness`): only with `--walking` (and
     /// `--rate` with `--family ... --heard`).
     static let radioFlags = ["--spread", "--body", "--power-error", "--field", "--rate", "--loss", "--burst", "--chest-beacons",
-                             "--speed", "--outage", "--bystanders"]
+                             "--speed", "--outage", "--bystanders", "--chest-spot"]
 
     static func fail(_ message: String, code: Int32) -> Never {
         var standardError = StandardError()

@@ -81,6 +81,9 @@ public struct WalkingWorld: Sendable {
     public static let rates: [Double] = [10, 4, 2, 1]
 
     private let field: [(kx: Double, ky: Double, phase: Double, amplitude: Double)]
+    /// The loss of the chest's own spot (dB, `Harshness.chestSpot`): the field fades out
+    /// within 1-3 m of the chest, and this takes its place there.
+    private let chestSpotLoss: Double
     private let loss: GilbertElliottLoss
     private let outages: [(start: Double, end: Double)]
     /// The chest's other beacons (`Harshness.chestBeacons` - 1): beacon ids 1, 2, ...
@@ -147,12 +150,18 @@ public struct WalkingWorld: Sendable {
         /// Other advertisers the receiver hears (phones, watches, a television: `Bystander`),
         /// none in the standard world.
         public var bystanders: Int
+        /// The sd (dB) of a fade of the chest's own spot, drawn per walk (Gaussian) and
+        /// applied where the field fades out (within 1-3 m of the chest); 0 in the standard
+        /// world, whose chest reads as the model says (a second world written apart puts the
+        /// chest in the yard's fades: ± 3.2 dB, docs/ranging.md "Sixteenth round").
+        public var chestSpot: Double
 
         public init(spread: ClosedRange<Double> = 6 ... 8, bodyDepth: ClosedRange<Double> = 6 ... 15, powerError: Double = 4, field: Double = 3,
                     rate: Double? = nil, lossFraction: ClosedRange<Double> = 0.1 ... 0.3, burstPackets: ClosedRange<Double>? = nil,
                     chestBeacons: Int = 1, speed: ClosedRange<Double> = 0.5 ... 1.5, outage: ClosedRange<Double> = 0.5 ... 4,
-                    bystanders: Int = 0) {
+                    bystanders: Int = 0, chestSpot: Double = 0) {
             self.bystanders = max(0, bystanders)
+            self.chestSpot = max(0, chestSpot)
             self.speed = speed
             self.outage = outage
             self.burstPackets = burstPackets
@@ -196,6 +205,7 @@ public struct WalkingWorld: Sendable {
                                                       swapped: random.nextUniform() < 0.5, spread: spread)
         // The shadowing field: 8 plane waves, sd 3 dB in all (the harshness's `field`).
         field = Self.shadowingField(sd: harshness.field, random: &random)
+        chestSpotLoss = Self.chestSpot(seed: seed, sd: harshness.chestSpot)
         // One or two walls (a shed, a hedge) somewhere in the yard, not over the chest.
         var walls: [Wall] = []
         for _ in 0..<(random.nextUniform() < 0.5 ? 1 : 2) {
@@ -330,6 +340,7 @@ public struct WalkingWorld: Sendable {
         (channelOffsets, packetSigma) = Self.channels(offsetDraw: uniform(3 ... 6), spreadDraw: uniform(0 ... 1),
                                                       swapped: random.nextUniform() < 0.5, spread: harshness.spread)
         field = Self.shadowingField(sd: harshness.field, random: &random)
+        chestSpotLoss = Self.chestSpot(seed: seed, sd: harshness.chestSpot)
         let burst = uniform(harshness.burstPackets ?? (rate >= 4 ? 3 ... 8 : 1 ... 2))
         loss = GilbertElliottLoss(lossFraction: uniform(harshness.lossFraction), meanBurstPackets: burst)
         self.walls = walls.map { Wall(from: ($0.from.x - chest.x, $0.from.y - chest.y), to: ($0.to.x - chest.x, $0.to.y - chest.y), loss: $0.loss) }
@@ -377,7 +388,18 @@ public struct WalkingWorld: Sendable {
         var s = 0.0
         for w in field { s += w.amplitude * cos(w.kx * x + w.ky * y + w.phase) }
         let ground = (x * x + y * y).squareRoot()
-        return s * min(1, max(0, (ground - 1) / 2))
+        let weight = min(1, max(0, (ground - 1) / 2))
+        return s * weight + chestSpotLoss * (1 - weight)
+    }
+
+    /// The chest spot's fade (dB): a Gaussian of sd `sd` from a generator of its own, so the
+    /// walk's other draws are the same with or without it; 0 when `sd` is 0.
+    static func chestSpot(seed: UInt64, sd: Double) -> Double {
+        guard sd > 0 else { return 0 }
+        var seeder = SplitMix64(seed: seed ^ 0xC4E5)
+        var random = SplitMix64(seed: seeder.next())
+        let u = max(random.nextUniform(), 1e-12), v = random.nextUniform()
+        return sd * (-2 * log(u)).squareRoot() * cos(2 * Double.pi * v)
     }
 
     /// Loss of the walls between a ground position and the chest.

@@ -130,6 +130,27 @@ import Glibc
         }
     }
 
+    /// `--chest-spot`: the chest stands in a fade of its own (a Gaussian per walk), where the
+    /// standard world's field fades out; the walk and its other draws are the same.
+    @Test func aChestSpotFadesTheChestAndNothingElse() {
+        var spotted = WalkingWorld.Harshness.standard
+        spotted.chestSpot = 3
+        var fades: [Double] = []
+        for seed: UInt64 in 1...200 {
+            let standard = WalkingWorld(seed: seed), faded = WalkingWorld(seed: seed, harshness: spotted)
+            #expect(standard.shadowing(x: 0, y: 0) == 0, "the standard chest reads as the model says")
+            fades.append(faded.shadowing(x: 0, y: 0))
+            if seed <= 3 {
+                #expect(faded.poses == standard.poses)
+                #expect(faded.advertisedPower == standard.advertisedPower)
+                #expect(faded.shadowing(x: 6, y: 2) == standard.shadowing(x: 6, y: 2), "beyond 3 m the yard's field alone")
+            }
+        }
+        let mean = fades.reduce(0, +) / Double(fades.count)
+        let sd = (fades.map { ($0 - mean) * ($0 - mean) }.reduce(0, +) / Double(fades.count)).squareRoot()
+        #expect(abs(mean) < 0.6 && sd > 2.5 && sd < 3.5, "mean \(mean), sd \(sd)")
+    }
+
     @Test func aKinderRadioChangesTheRadioNotTheWalk() {
         let kind = WalkingWorld.Harshness(spread: 2 ... 3, bodyDepth: 0 ... 0, powerError: 0)
         for seed: UInt64 in [4, 5] {
