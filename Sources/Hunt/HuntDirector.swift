@@ -236,9 +236,12 @@ public struct HuntDirector: Sendable {
     /// on the way already, the approach's lines matter more.
     private struct FollowUp: Sendable {
         var event: LineEvent
-        var detail: LineDetail
+        /// nil: a line of the pack as it is (a find without a trail).
+        var detail: LineDetail?
         var unlessProgressSince: Double?
     }
+    /// A find without a trail, made behind a more important line, still to be said.
+    private var findOwed: Bool { progress == nil && followUps.contains { $0.event == .treasureFound } }
     /// Since when the follow-ups wait for the last find's reward (nil: they do not).
     private var awaitingRewardSince: Double?
     /// Finds so far (each one also starts the reward handoff), and the step of the last.
@@ -282,9 +285,6 @@ public struct HuntDirector: Sendable {
     private var foundAnnounced = false
     private var adapterMissing = false
     private var rewardWaiting = false
-    /// A find (without a trail) made while a more important line was said: said when that
-    /// line is over, never dropped as a waiting line goes stale.
-    private var findWaiting = false
     /// Grown-ups' notices that came while the child's find or reward was said: after it.
     private var noticesWaiting: [LineEvent] = []
     /// The committed class of every beacon of the hunted region (at most `classMemory`, the
@@ -369,10 +369,6 @@ public struct HuntDirector: Sendable {
                 let found = followUps.remove(at: i)
                 return spinning + say(found.event, found.detail, at: time)
             }
-            if findWaiting {
-                findWaiting = false
-                return spinning + say(.treasureFound, at: time)
-            }
             if rewardWaiting {
                 rewardWaiting = false
                 return spinning + say(.reward, at: time)
@@ -395,7 +391,7 @@ public struct HuntDirector: Sendable {
         case let .notice(event):
             // For the grown-up: it never cuts the child's find or reward short (it comes
             // after them, as a reward comes after the found line).
-            if let current = speaking, current == .treasureFound || current == .reward || findWaiting || rewardWaiting {
+            if let current = speaking, current == .treasureFound || current == .reward || findOwed || rewardWaiting {
                 if !noticesWaiting.contains(event) { noticesWaiting.append(event) }
                 return []
             }
@@ -499,7 +495,7 @@ public struct HuntDirector: Sendable {
     private mutating func nextFollowUp(at time: Double) -> [HuntAction] {
         followUps.removeAll { up in up.unlessProgressSince.map { (progress?.lastProgress ?? -.infinity) > $0 } ?? false }
         // A clue is only ever for the step hunted now: never one for a chest already found.
-        followUps.removeAll { $0.event == .clue && $0.detail.step != progress?.current }
+        followUps.removeAll { $0.event == .clue && $0.detail?.step != progress?.current }
         // A found line that waited behind a clue goes first, whatever the reward does.
         if let i = followUps.firstIndex(where: { $0.event == .treasureFound }) {
             let found = followUps.remove(at: i)
@@ -532,7 +528,7 @@ public struct HuntDirector: Sendable {
         }
         // What was still to be said for the step now found (its clue again, the compass spin
         // its hint asked for) is about nothing any more.
-        followUps.removeAll { ($0.event == .clue || $0.event == .spin) && $0.detail.step == step }
+        followUps.removeAll { ($0.event == .clue || $0.event == .spin) && $0.detail?.step == step }
         switch next {
         case let .step(n):
             followUps.append(clue(n))
@@ -811,8 +807,8 @@ public struct HuntDirector: Sendable {
         findCount += 1
         if let current = speaking, current.precedence > LineEvent.treasureFound.precedence {
             // Behind a grown-ups' notice: after it, never lost (a waiting line goes stale
-            // after `pendingLifetime`; the find is what the child came for).
-            findWaiting = true
+            // after `pendingLifetime`; the find is what the child came for), as a trail's.
+            followUps.insert(FollowUp(event: .treasureFound, detail: nil), at: 0)
             return [.found(step: nil)]
         }
         return say(.treasureFound, at: time) + [.found(step: nil)]

@@ -397,9 +397,8 @@ public struct WalkingWorld: Sendable {
     static func chestSpot(seed: UInt64, sd: Double) -> Double {
         guard sd > 0 else { return 0 }
         var seeder = SplitMix64(seed: seed ^ 0xC4E5)
-        var random = SplitMix64(seed: seeder.next())
-        let u = max(random.nextUniform(), 1e-12), v = random.nextUniform()
-        return sd * (-2 * log(u)).squareRoot() * cos(2 * Double.pi * v)
+        var random = GaussianSource(seed: seeder.next())
+        return sd * random.nextGaussian()
     }
 
     /// Loss of the walls between a ground position and the chest.
