@@ -256,7 +256,8 @@ func tunedAtHand(_ c: RangingConfiguration) -> AtHandDetector {
                    edgeZ: tuning["edgez"] ?? AtHandDetector.defaultEdgeZ, arrivalZ: tuning["arrivalz"] ?? AtHandDetector.defaultArrivalZ,
                    confirmPackets: Int(tuning["cpackets"] ?? Double(AtHandDetector.defaultConfirmPackets)),
                    confirmSpan: tuning["cspan"] ?? AtHandDetector.defaultConfirmSpan,
-                   longStand: tuning["ls"] ?? AtHandDetector.defaultLongStand)
+                   longStand: tuning["ls"] ?? AtHandDetector.defaultLongStand,
+                   nearArrivalMargin: tuning["nearArr"] ?? AtHandDetector.defaultNearArrivalMargin)
 }
 
 /// Our engine as the walking and standing-still runs (and their probes) build it, with

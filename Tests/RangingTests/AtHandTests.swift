@@ -195,6 +195,30 @@ import Glibc
         #expect(feed(&detector, loss: -4, from: 60, seconds: 30, rate: 10, noise: &noise).isEmpty)
     }
 
+    @Test func aLoudTagsChestIsAtHandAfterAMinuteNearerThanTheEdge() {
+        // A tag advertising 4 dB low: a minute looking about 4.5 m from it reads 9 dB of loss,
+        // nearer than the edge (by half the margin: 10 dB), then the chest at 0.9 m, -5 dB.
+        // The 14 dB rise is an arrival all the same; without `nearArrivalMargin` it never was
+        // (second world 3167, 1 Hz: 30 s at the chest, no find).
+        for rate in [10.0, 1.0] {
+            var found = 0, before = 0
+            for seed in UInt64(1)...10 {
+                var noise = GaussianSource(seed: seed)
+                var detector = AtHandDetector(configuration: .default)
+                _ = feed(&detector, loss: 13 - 4, from: 0, seconds: 60, rate: rate, noise: &noise)
+                _ = feed(&detector, loss: -1 - 4, from: 60, seconds: 30, rate: rate, noise: &noise)
+                if detector.isAtHand { found += 1 }
+                var again = GaussianSource(seed: seed)
+                var old = AtHandDetector(configuration: .default, nearArrivalMargin: .infinity)
+                _ = feed(&old, loss: 13 - 4, from: 0, seconds: 60, rate: rate, noise: &again)
+                _ = feed(&old, loss: -1 - 4, from: 60, seconds: 30, rate: rate, noise: &again)
+                if old.isAtHand { before += 1 }
+            }
+            #expect(found >= 8, "rate \(rate): \(found) of 10 at hand")
+            #expect(before == 0, "rate \(rate): \(before) of 10 at hand without it")
+        }
+    }
+
     @Test func bodiesStandingBetweenForHalfAMinuteAreNoArrival() {
         // A child standing 1.6 m away (4 dB of loss, under the 2 m edge), then two bodies
         // 12 dB deep for 15 s each with 2 s between them, then the level back where it was:
