@@ -362,9 +362,11 @@ def make_radio(seed, W, opts, rate):
     return R
 
 
-def tag_packets(seed, W, R, opts):
-    """Times (s, world clock, at the host) and RSSIs of the treasure's reports heard."""
-    rng = seed_rng(seed, "air")
+def tag_packets(seed, W, R, opts, draw=""):
+    """Times (s, world clock, at the host) and RSSIs of the treasure's reports heard.
+    `draw` names other draws of the packets' timing, fading, noise and loss (the same walk,
+    radio and shadowing): another half minute at the same spots."""
+    rng = seed_rng(seed, "air" + draw)
     end = W["end"]
     T = 1.0 / R["rate"]
     n_est = int(end / T) + 10
@@ -416,7 +418,7 @@ def tag_packets(seed, W, R, opts):
     du = 0.01
     nu = int((u[-1] if n else 0.0) / du) + 3
     rho = math.exp(-du / R["coherence"])
-    frng = seed_rng(seed, "fading")
+    frng = seed_rng(seed, "fading" + draw)
     g = np.stack([ar1_complex(frng, nu, rho) for _ in range(3)])
     gi = g[ch, np.minimum((u / du).astype(np.int64), nu - 1)]
     K = 10 ** (R["k_db"] / 10.0) * (1.0 - body_frac) * (0.25 ** nwall_crossed)
@@ -431,7 +433,7 @@ def tag_packets(seed, W, R, opts):
     piB = min(max(piB, 0.0), 0.95)
     b = 1.0 / R["burst"]
     a_ = b * piB / (1.0 - piB)
-    lrng = seed_rng(seed, "loss")
+    lrng = seed_rng(seed, "loss" + draw)
     state = lrng.uniform() < piB
     prev = t[0] if n else 0.0
     lost = np.zeros(n, bool)
@@ -556,7 +558,33 @@ def parse_opts(a):
     return o
 
 
-def write_walk(outdir, seed, opts, fixed_rate=None):
+def calibration(seed, W, R, opts):
+    """The set-up's calibration (docs/raspberry-pi.md, "Calibrate"): the parent holds the
+    hunter over the hidden chest as the child will hold it (the walk's own stand: its spot,
+    heading and shadowing) and reads the level after half a minute and at least 30 readings
+    (the page's "Calibrate at 1 m"). Other draws of the fading, noise and loss than the
+    walk's (another time); the mean of the readings in dB, rounded as the page writes it."""
+    readings = []
+    k = 0
+    while len(readings) < 30 and k < 20:
+        tt, rr, _ = tag_packets(seed, W, R, opts, draw=f"/calibration/{k}")
+        readings += [int(r) for t, r in zip(tt, rr) if W["stop"] + 1.0 <= t <= W["end"]]
+        k += 1
+    return int(round(float(np.mean(readings)))) if readings else None
+
+
+def calibrated_config(example_path, power):
+    """The example configuration with the treasure's tag calibrated (`tags[].power`), as the
+    parent's page writes it."""
+    with open(example_path) as f:
+        cfg = json.load(f)
+    h = TREASURE_UUID.hex().upper()
+    uuid = "-".join([h[0:8], h[8:12], h[12:16], h[16:20], h[20:32]])
+    cfg["tags"] = [{"region": f"{uuid}:{TREASURE_MAJOR}:{TREASURE_MINOR}", "power": power}]
+    return cfg
+
+
+def write_walk(outdir, seed, opts, fixed_rate=None, calibrate_with=None):
     rate = fixed_rate if fixed_rate else RATES_BY_SEED[seed % 4]
     W = make_walk(seed)
     R = make_radio(seed, W, opts, rate)
@@ -618,6 +646,12 @@ def write_walk(outdir, seed, opts, fixed_rate=None):
             "options": {k: v for k, v in opts.items()},
         },
     }
+    if calibrate_with:
+        power = calibration(seed, W, R, opts)
+        truth["world"]["calibrated_power"] = power
+        if power is not None:
+            with open(os.path.join(outdir, f"walk-{seed}.config.json"), "w") as f:
+                json.dump(calibrated_config(calibrate_with, power), f, indent=1)
     with open(os.path.join(outdir, f"walk-{seed}.truth.json"), "w") as f:
         json.dump(truth, f)
     return truth
@@ -634,7 +668,7 @@ def cmd_write(a):
     os.makedirs(a.dir, exist_ok=True)
     opts = parse_opts(a)
     for seed in seed_range(a.seeds):
-        tr = write_walk(a.dir, seed, opts, a.rate)
+        tr = write_walk(a.dir, seed, opts, a.rate, a.config if a.calibrated else None)
         p = tr["world"]["packets"]
         print(f"walk-{seed}: {tr['rate']:g} Hz, {tr['end']:.0f} s, stop {tr['stop']:.1f} s, "
               f"{p['reported']}/{p['events']} reported", file=sys.stderr)
@@ -644,7 +678,8 @@ def cmd_write(a):
 
 def cmd_replay(a):
     root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-    exe = os.path.join(root, ".build/release/pirate-hunter")
+    # PIRATE_HUNTER=PATH: another build of the appliance (a before-and-after on the same walks)
+    exe = os.environ.get("PIRATE_HUNTER") or os.path.join(root, ".build/release/pirate-hunter")
     if not os.path.exists(exe):
         subprocess.run(["swift", "build", "-c", "release", "--product", "pirate-hunter"],
                        cwd=root, check=True)
@@ -653,10 +688,13 @@ def cmd_replay(a):
     t0 = time.time()
     for seed in seed_range(a.seeds):
         cap = os.path.join(outdir, f"walk-{seed}.btsnoop")
+        # a walk calibrated at set-up (write --calibrated) has its own configuration
+        own = os.path.join(outdir, f"walk-{seed}.config.json")
+        cfg = own if os.path.exists(own) else os.path.abspath(a.config)
         with open(os.path.join(outdir, f"walk-{seed}.jsonl"), "w") as out, \
                 open(os.devnull, "w") as err:
             subprocess.run([exe, "replay", cap, "--hunt", "--json", "--config",
-                            os.path.abspath(a.config), "--voice-dir", "voices",
+                            cfg, "--voice-dir", "voices",
                             "--cache-dir", cache], cwd=root, stdout=out, stderr=err)
     print(f"replayed in {time.time() - t0:.0f} s", file=sys.stderr)
 
@@ -892,9 +930,15 @@ def main():
         p.add_argument("--config", default="config/hunter.example.json",
                        help="the appliance's configuration for the replays (default: %(default)s)")
 
-    world(sub.add_parser("write", help="write captures and truths"))
+    def calibrated(p):
+        p.add_argument("--calibrated", action="store_true",
+                       help="the chest's tag calibrated at set-up over the hidden chest "
+                            "(walk-SEED.config.json: the --config with tags[].power)")
+
+    p = sub.add_parser("write", help="write captures and truths")
+    world(p); config(p); calibrated(p)
     p = sub.add_parser("run", help="write, replay through the appliance, score")
-    world(p); config(p)
+    world(p); config(p); calibrated(p)
     p = sub.add_parser("replay", help="replay written captures through the appliance")
     p.add_argument("dir"); p.add_argument("--seeds", required=True); config(p)
     p = sub.add_parser("score", help="score the appliance's jsonl against the truths")
