@@ -27,6 +27,7 @@ import struct
 import subprocess
 import sys
 import time
+from uuid import UUID
 
 import numpy as np
 
@@ -578,8 +579,7 @@ def calibrated_config(example_path, power):
     parent's page writes it."""
     with open(example_path) as f:
         cfg = json.load(f)
-    h = TREASURE_UUID.hex().upper()
-    uuid = "-".join([h[0:8], h[8:12], h[12:16], h[16:20], h[20:32]])
+    uuid = str(UUID(bytes=TREASURE_UUID)).upper()
     cfg["tags"] = [{"region": f"{uuid}:{TREASURE_MAJOR}:{TREASURE_MINOR}", "power": power}]
     return cfg
 
