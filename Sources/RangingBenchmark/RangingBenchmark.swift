@@ -541,6 +541,7 @@ enum RangingBenchmark {
         var replays: String?
         var trail: Int?
         var spacing: Double?
+        var firstSeed: UInt64?
         var arguments = CommandLine.arguments.dropFirst()
         /// The next argument as a range LO-HI within `from`...`upTo`, or the usage line.
         func walkingRange(_ flag: String, from low: Double = 0, upTo high: Double, need: String) -> ClosedRange<Double> {
@@ -655,8 +656,14 @@ enum RangingBenchmark {
                     fail("--seeds needs a positive number", code: 64)
                 }
                 seedCount = n
+            case "--first-seed":
+                // Held-out walks from this seed on: a block no earlier round looked at.
+                guard let value = arguments.popFirst(), let n = UInt64(value), n > 10_000, n < UInt64(Int32.max) else {
+                    fail("--first-seed needs a seed past the tuning part (10001 to \(Int32.max - 1))", code: 64)
+                }
+                firstSeed = n
             default:
-                fail("unknown argument \(argument) (usage: RangingBenchmark [--data DIR] [--seeds N] [--fit] [--real [--itag FILE]] [--family held-out|tuning [--shared-loss | --calibrated] [--minutes M] [--only ROW]] [--stress [--minutes M] [--only ROW]] [--heard] (with --family or --stress: what the hunt rules say standing still) [--walking held-out|tuning [--calibrated [--calibration-spot DB]] [--write-captures DIR] [--replays DIR] [--spread LO-HI] [--body LO-HI] [--power-error DB] [--field DB] [--rate HZ] [--loss LO-HI] [--burst LO-HI] [--chest-beacons N] [--speed LO-HI] [--outage LO-HI] [--bystanders N] [--chest-spot DB] [--trail N [--spacing M]]] (--rate HZ also with --family ... --heard: every beacon at that rate))", code: 64)
+                fail("unknown argument \(argument) (usage: RangingBenchmark [--data DIR] [--seeds N] [--fit] [--real [--itag FILE]] [--family held-out|tuning [--shared-loss | --calibrated] [--minutes M] [--only ROW]] [--stress [--minutes M] [--only ROW]] [--heard] (with --family or --stress: what the hunt rules say standing still) [--walking held-out|tuning [--first-seed N] [--calibrated [--calibration-spot DB]] [--write-captures DIR] [--replays DIR] [--spread LO-HI] [--body LO-HI] [--power-error DB] [--field DB] [--rate HZ] [--loss LO-HI] [--burst LO-HI] [--chest-beacons N] [--speed LO-HI] [--outage LO-HI] [--bystanders N] [--chest-spot DB] [--trail N [--spacing M]]] (--rate HZ also with --family ... --heard: every beacon at that rate))", code: 64)
             }
         }
         if let probe = getenv("AT_HAND_PROBE").flatMap({ UInt64(String(cString: $0)) }) {
@@ -705,6 +712,7 @@ enum RangingBenchmark {
             return
         }
         if spacing != nil, trail == nil { fail("--spacing goes with --trail", code: 64) }
+        if firstSeed != nil, walking != true { fail("--first-seed goes with --walking held-out", code: 64) }
         if let chests = trail {
             guard let heldOut = walking else { fail("--trail goes with --walking held-out|tuning", code: 64) }
             if calibrated || harshness.chestBeacons > 1 || harshness.bystanders > 0 {
@@ -713,13 +721,13 @@ enum RangingBenchmark {
             if let probe = getenv("TRAIL_PROBE").flatMap({ UInt64(String(cString: $0)) }) {
                 return probeTrail(seed: probe, chests: chests, spacing: spacing ?? 4, harshness: harshness)
             }
-            runTrails(heldOut: heldOut, count: seedCount, chests: chests, spacing: spacing ?? 4, writeCaptures: writeCaptures,
+            runTrails(heldOut: heldOut, count: seedCount, firstSeed: firstSeed, chests: chests, spacing: spacing ?? 4, writeCaptures: writeCaptures,
                       replays: replays, harshness: harshness)
             return
         }
         if let heldOut = walking {
             if calibrationSpot > 0, !calibrated { fail("--calibration-spot goes with --calibrated", code: 64) }
-            runWalking(heldOut: heldOut, count: seedCount, writeCaptures: writeCaptures, replays: replays, harshness: harshness,
+            runWalking(heldOut: heldOut, count: seedCount, firstSeed: firstSeed, writeCaptures: writeCaptures, replays: replays, harshness: harshness,
                        calibrated: calibrated ? calibrationSpot : nil)
             return
         }

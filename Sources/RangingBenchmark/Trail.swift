@@ -147,9 +147,9 @@ func trailConfiguration(chests: Int) -> String {
         """
 }
 
-func runTrails(heldOut: Bool, count: Int, chests: Int, spacing: Double, writeCaptures: String?, replays: String?,
-               harshness: WalkingWorld.Harshness = .standard) {
-    let seeds = walkingSeeds(heldOut: heldOut, count: count)
+func runTrails(heldOut: Bool, count: Int, firstSeed: UInt64? = nil, chests: Int, spacing: Double, writeCaptures: String?,
+               replays: String?, harshness: WalkingWorld.Harshness = .standard) {
+    let seeds = walkingSeeds(heldOut: heldOut, count: count, first: firstSeed)
     var rows: [String: [(TrailWalk, TrailScore)]] = [:]
     let names = (replays == nil ? [] : ["ours (replay --hunt)"]) + ["ours (in process)"]
     for seed in seeds {

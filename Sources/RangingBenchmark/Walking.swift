@@ -91,6 +91,8 @@ struct WalkScore {
     var approaches: Int { approachesByKind.reduce(0) { $0 + $1.legs } }
     var heardApproaches: Int { approachesByKind.reduce(0) { $0 + $1.heard } }
     var findLag: Double?
+    /// True finds said (at < 1.5 m): more than one is a child at the treasure told it again.
+    var trueFinds = 0
     var falseFind = false
     var covered = 0
     var ranged = 0
@@ -120,6 +122,7 @@ func scoreWalk(_ world: WalkingWorld, _ told: WalkTold, debug: Bool = false) -> 
             if isFalse { score.falseFind = true }
             if debug { print("seed \(world.seed) found at t-stop \(format(time - world.stopAtChest, 1)) d \(format(d, 2)) rate \(format(1 / world.advertisingInterval, 0))") }
             if score.findLag == nil, !isFalse { score.findLag = time - world.stopAtChest }
+            if !isFalse { score.trueFinds += 1 }
         default: break
         }
         if isFalse { score.falseLines[line, default: 0] += 1 }
@@ -637,17 +640,20 @@ func radioDescription(_ harshness: WalkingWorld.Harshness) -> String {
     harshness == .standard ? "" : "; radio: spread \(format(harshness.spread.lowerBound, 1))-\(format(harshness.spread.upperBound, 1)) dB, body \(format(harshness.bodyDepth.lowerBound, 0))-\(format(harshness.bodyDepth.upperBound, 0)) dB, power error ±\(format(harshness.powerError, 0)) dB, field sd \(format(harshness.field, 0)) dB, \(format(100 * harshness.lossFraction.lowerBound, 0))-\(format(100 * harshness.lossFraction.upperBound, 0)) % lost" + (harshness.burstPackets.map { " in bursts of \(format($0.lowerBound, 0))-\(format($0.upperBound, 0)) packets" } ?? "") + (harshness.chestBeacons > 1 ? ", \(harshness.chestBeacons) beacons in the chest" : "") + (harshness.speed == WalkingWorld.Harshness.standard.speed ? "" : ", walking \(format(harshness.speed.lowerBound, 1))-\(format(harshness.speed.upperBound, 1)) m/s") + (harshness.outage == WalkingWorld.Harshness.standard.outage ? "" : ", shared outages of \(format(harshness.outage.lowerBound, 1))-\(format(harshness.outage.upperBound, 1)) s") + (harshness.bystanders > 0 ? ", \(harshness.bystanders) bystanders heard" : "") + (harshness.chestSpot > 0 ? ", the chest's spot faded \(format(harshness.chestSpot, 1)) dB sd" : "")
 }
 
-func walkingSeeds(heldOut: Bool, count: Int) -> [UInt64] {
-    (1...UInt64(count)).map { heldOut ? 10_000 + $0 : $0 }
+/// The walks of a part: tuning 1...count, held out 10001...10000+count, or (held out,
+/// `first`) first...first+count-1, a block no earlier round looked at.
+func walkingSeeds(heldOut: Bool, count: Int, first: UInt64? = nil) -> [UInt64] {
+    if heldOut, let first { return (0..<UInt64(count)).map { first + $0 } }
+    return (1...UInt64(count)).map { heldOut ? 10_000 + $0 : $0 }
 }
 
-func runWalking(heldOut: Bool, count: Int, writeCaptures: String?, replays: String?, harshness: WalkingWorld.Harshness = .standard,
-                calibrated: Double? = nil) {
+func runWalking(heldOut: Bool, count: Int, firstSeed: UInt64? = nil, writeCaptures: String?, replays: String?,
+                harshness: WalkingWorld.Harshness = .standard, calibrated: Double? = nil) {
     let example = calibrated != nil && writeCaptures != nil ? readTextLines("config/hunter.example.json")?.joined(separator: "\n") : nil
     if calibrated != nil, writeCaptures != nil, example == nil {
         RangingBenchmark.fail("cannot read config/hunter.example.json (run from the repository)", code: 66)
     }
-    let seeds = walkingSeeds(heldOut: heldOut, count: count)
+    let seeds = walkingSeeds(heldOut: heldOut, count: count, first: firstSeed)
     var rows: [String: [(WalkingWorld, WalkScore)]] = [:]
     let names = (replays == nil ? [] : ["ours (replay --hunt)"]) + ["ours (in process)", "AltBeacon", "iOS-like", "oracle"]
     let ceilings: [(kind: Ceiling, z: Double)] = [Ceiling.slope, .rise].flatMap { kind in [4.0, 3.0].map { (kind, $0) } }
@@ -751,6 +757,7 @@ func runWalking(heldOut: Bool, count: Int, writeCaptures: String?, replays: Stri
             return "\(name) \(format(100 * Double(covered) / Double(ranged), 1)) %"
         }
         if !bands.isEmpty { print("(\(name), interval covers by true distance: " + bands.joined(separator: ", ") + ")") }
+        print("(\(name), walks told their true find more than once: \(row.count { $0.1.trueFinds > 1 }) of \(row.count))")
         print("(\(name), approaches heard at 10/4/1-2 Hz by kind: " + approachKinds(row) + ")")
     }
     /// Ceiling `i`'s share of the legs of these kinds heard, at 10/4/1-2 Hz.
