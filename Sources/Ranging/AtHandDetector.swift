@@ -41,22 +41,13 @@ public struct AtHandDetector: Sendable, Equatable {
     /// packets, gave no history at all, so no arrival and no find: 2 finds in 400 walks at
     /// 0.5 Hz).
     public static let slowHistoryWindow = 12.0
-    /// A beacon is slow when the last `slowSpan` s hold fewer than `slowBeaconPackets`
-    /// readings; its arrival is then judged on the readings of that span, at least `slowPackets` (8
+    /// A beacon is slow when the last `slowSpan` s hold fewer than `minimumPackets` readings;
+    /// its arrival is then judged on the readings of that span, at least `slowPackets` (8
     /// readings at 0.5 Hz were 16-20 s, more than the 20 s `longestWindow` often holds). At
     /// 1 Hz and faster, 16 s hold 8 readings but in long loss bursts, so the tuned detector
     /// is the same there.
     public static let slowSpan = 16.0
     public static let slowPackets = 4
-    /// 8, what `minimumPackets` was until the eighteenth round: a tag every 2 s (16 s hold 8
-    /// readings, fewer with any loss) stays slow, and its arrival window's readings stay out
-    /// of the minute it is judged against, whatever the window's own least count.
-    public static let slowBeaconPackets = 8
-    /// While at hand, the release and a renewal's start are judged on at least this many
-    /// readings (8, as before the eighteenth round took the arrival's least to 6): 6 let a
-    /// child standing 15-30 s at a chest in a fade hear the find again (the second world's
-    /// seeds 5001-5200: 8 -> 13 walks hearing it twice).
-    public static let heldPackets = 8
     public static let minimumHistoryMeans = 10
     /// An arrival not confirmed at hand within this long (s) is forgotten.
     public static let arrivalMemory = 30.0
@@ -146,12 +137,7 @@ public struct AtHandDetector: Sendable, Equatable {
                   nearArrivalMargin: nearArrivalMargin)
     }
 
-    /// 6 since the eighteenth round (8 before): a slow tag's arrival is judged on its last 6
-    /// readings, so a 1-2 Hz find comes 0.2-1.2 s sooner (the arrival's margin and its 3
-    /// standard errors still bind). Tuning walks 1-1000: finds 978 -> 980, median lag 3.83 ->
-    /// 3.71 s, false lines 1.99 -> 1.94 an hour; 7 did less (3.68 s, but 3.96 against 3.84 s
-    /// with the chest in a fade), 5 and 4 cost finds (977, 975).
-    public static let defaultPackets = 6
+    public static let defaultPackets = 8
     public static let defaultEdgeZ = 1.5
     public static let defaultArrivalZ = 3.0
     public static let defaultConfirmPackets = 3
@@ -210,13 +196,13 @@ public struct AtHandDetector: Sendable, Equatable {
     }
 
     /// How many readings the arrival is judged on: those of the last `window` s, at least
-    /// `minimumPackets`; and whether the beacon is slow (the last `slowSpan` s hold fewer than
-    /// `slowBeaconPackets`), when as many as that span holds suffice, at least `slowPackets`.
-    func arrivalWindowCount(at time: Double, least: Int? = nil) -> (count: Int, slow: Bool) {
+    /// `minimumPackets`; and whether the beacon is slow (fewer than `minimumPackets` in the last
+    /// `slowSpan` s), when as many as that span holds suffice, at least `slowPackets`.
+    func arrivalWindowCount(at time: Double) -> (count: Int, slow: Bool) {
         let inWindow = times.count { time - $0 <= window }
         let inSlowSpan = times.count { time - $0 <= Self.slowSpan }
-        let slow = inSlowSpan < Self.slowBeaconPackets
-        return (max(slow ? max(inSlowSpan, Self.slowPackets) : least ?? minimumPackets, inWindow), slow)
+        let slow = inSlowSpan < minimumPackets
+        return (max(slow ? max(inSlowSpan, Self.slowPackets) : minimumPackets, inWindow), slow)
     }
 
     /// Feeds one reading's path loss and the learned reading noise (dB²). Returns true when
@@ -249,17 +235,13 @@ public struct AtHandDetector: Sendable, Equatable {
         guard let latest = tried.first else { return false }
         let was = isAtHand
         if isAtHand {
-            // Held on at least `heldPackets` readings: a child standing at the treasure in a
-            // fade is not let go (and found again) on a few of them.
-            let held = arrivalWindow.slow || arrivalWindow.count >= Self.heldPackets ? latest
-                : mean(ofLast: arrivalWindowCount(at: time, least: Self.heldPackets).count, at: time, noiseVariance: noiseVariance) ?? latest
-            if held.mean > releaseLoss {
+            if latest.mean > releaseLoss {
                 isAtHand = false
                 arrivalSince = nil
                 atHandLoss = nil
                 renewalSince = nil
             } else {
-                judgeRenewal(latest: held, noiseVariance: noiseVariance, time: time)
+                judgeRenewal(latest: latest, noiseVariance: noiseVariance, time: time)
             }
             return was != isAtHand
         }
