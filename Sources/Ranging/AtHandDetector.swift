@@ -327,14 +327,6 @@ public struct AtHandDetector: Sendable, Equatable {
         }
     }
 
-    public mutating func reset() {
-        self = AtHandDetector(edgeLoss: edgeLoss, releaseLoss: releaseLoss, window: window, minimumPackets: minimumPackets,
-                              arrivalMargin: arrivalMargin, arrivalZ: arrivalZ, edgeZ: edgeZ,
-                              confirmPackets: confirmPackets, confirmSpan: confirmSpan, longStand: longStand,
-                              independentRate: independentRate, renewalMargin: renewalMargin,
-                              nearArrivalMargin: nearArrivalMargin)
-    }
-
     /// The typical loss of the last minute the arrival is judged against (the
     /// `typicalQuantile` of the history's means, the last `recentSeconds` left out); nil with
     /// fewer than `minimumHistoryMeans` of them.

@@ -475,7 +475,7 @@ public struct RangingEngine: Sendable {
                                              proximity: .unknown)))
         }
         track.filter.reset()
-        track.atHand.reset()
+        track.atHand = atHandTemplate
         track.lastRange = nil
         track.isLost = true
         tracks[key] = track

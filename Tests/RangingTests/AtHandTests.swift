@@ -201,19 +201,16 @@ import Glibc
         // The 14 dB rise is an arrival all the same; without `nearArrivalMargin` it never was
         // (second world 3167, 1 Hz: 30 s at the chest, no find).
         for rate in [10.0, 1.0] {
-            var found = 0, before = 0
-            for seed in UInt64(1)...10 {
+            func atHand(seed: UInt64, _ detector: AtHandDetector) -> Bool {
+                var detector = detector
                 var noise = GaussianSource(seed: seed)
-                var detector = AtHandDetector(configuration: .default)
                 _ = feed(&detector, loss: 13 - 4, from: 0, seconds: 60, rate: rate, noise: &noise)
                 _ = feed(&detector, loss: -1 - 4, from: 60, seconds: 30, rate: rate, noise: &noise)
-                if detector.isAtHand { found += 1 }
-                var again = GaussianSource(seed: seed)
-                var old = AtHandDetector(configuration: .default, nearArrivalMargin: .infinity)
-                _ = feed(&old, loss: 13 - 4, from: 0, seconds: 60, rate: rate, noise: &again)
-                _ = feed(&old, loss: -1 - 4, from: 60, seconds: 30, rate: rate, noise: &again)
-                if old.isAtHand { before += 1 }
+                return detector.isAtHand
             }
+            let seeds = UInt64(1)...10
+            let found = seeds.count { atHand(seed: $0, AtHandDetector(configuration: .default)) }
+            let before = seeds.count { atHand(seed: $0, AtHandDetector(configuration: .default, nearArrivalMargin: .infinity)) }
             #expect(found >= 8, "rate \(rate): \(found) of 10 at hand")
             #expect(before == 0, "rate \(rate): \(before) of 10 at hand without it")
         }
