@@ -678,6 +678,10 @@ enum RangingBenchmark {
             probeWarm(row: Int(probe[0]), seed: UInt64(probe[1]), at: probe[2])
             return
         }
+        if let probe = getenv("ARRIVAL_PROBE").flatMap({ Int(String(cString: $0)) }) {
+            probeArrivals(count: probe)
+            return
+        }
         if let probe = getenv("LEG_PROBE").flatMap({ Int(String(cString: $0)) }) {
             probeLegs(count: probe)
             return

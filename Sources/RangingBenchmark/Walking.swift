@@ -126,6 +126,7 @@ func scoreWalk(_ world: WalkingWorld, _ told: WalkTold, debug: Bool = false) -> 
         default: break
         }
         if isFalse { score.falseLines[line, default: 0] += 1 }
+        if debug, line == .warmer, !isFalse { print("seed \(world.seed) true warmer t \(format(time, 1)) d \(format(d, 2))") }
         if debug, line == .colder, !isFalse { print("seed \(world.seed) true colder t \(format(time, 1))") }
         if isFalse, debug {
             let a = world.pose(at: time - 3), b = world.pose(at: time)
@@ -855,6 +856,38 @@ func probeAtHand(seed: UInt64, harshness: WalkingWorld.Harshness = .standard) {
             let w = detector.windows(at: r.time, noiseVariance: filter.noiseVariance)
             print("t-stop \(format(r.time - world.stopAtChest, 1)) arrival \(detector.arrivalSince.map { format($0 - world.stopAtChest, 1) } ?? "-") typical \(format(detector.typicalLoss(at: r.time) ?? .nan, 1)) d \(format(r.distance, 2)) level loss \(format(level ?? .nan, 1)) noise sd \(format(filter.noiseVariance.squareRoot(), 1)) at hand \(detector.isAtHand) edge \(format(detector.edgeLoss, 1)) windows " + w.map { "\(format($0.mean, 1))±\(format($0.standardError, 1))" }.joined(separator: " "))
         }
+    }
+}
+
+/// ARRIVAL_PROBE=N: on the tuning walks 1...N, by tag rate, the medians of when the at-hand
+/// detector's arrival (its last one before the find) and the find came against the child's
+/// stop at the chest, and of the wait between them (tuning aid: where a rate's find lag goes).
+func probeArrivals(count: Int) {
+    var byRate: [Int: [(arrival: Double, found: Double)]] = [:]
+    for seed in 1...UInt64(max(1, count)) {
+        let world = WalkingWorld(seed: seed)
+        let c = walkingConfiguration
+        var detector = tunedAtHand(c)
+        var filter = KalmanRSSIFilter(configuration: c)
+        var arrival: Double?
+        for r in world.readings() {
+            filter.update(rssi: r.rssi, time: r.time)
+            _ = detector.update(readingLoss: Double(r.measuredPower - r.rssi), noiseVariance: filter.noiseVariance, time: r.time)
+            guard r.time > world.stopAtChest - 15 else { continue }
+            if let since = detector.arrivalSince { arrival = since }
+            if detector.isAtHand {
+                if let arrival {
+                    let rate = Int((1 / world.advertisingInterval).rounded())
+                    byRate[rate, default: []].append((arrival - world.stopAtChest, r.time - world.stopAtChest))
+                }
+                break
+            }
+        }
+    }
+    func median(_ values: [Double]) -> String { format(values.sorted()[values.count / 2], 2) }
+    for (rate, list) in byRate.sorted(by: { $0.key > $1.key }) where !list.isEmpty {
+        print("\(rate) Hz: \(list.count) walks first at hand from 15 s before the stop on; the arrival \(median(list.map(\.arrival))) s from the stop, "
+              + "at hand \(median(list.map(\.found))) s, \(median(list.map { $0.found - $0.arrival })) s after the arrival")
     }
 }
 
