@@ -840,17 +840,28 @@ func evidenceCeiling(_ world: WalkingWorld, _ reports: [SimulatedReading], _ kin
     return legs
 }
 
+/// The at-hand detector of the walking runs (`tunedAtHand`) fed one beacon's readings with the
+/// reading noise its level filter learns, as the engine feeds it (the probes' view of it).
+struct FedAtHand {
+    var detector = tunedAtHand(walkingConfiguration)
+    var filter = KalmanRSSIFilter(configuration: walkingConfiguration)
+
+    /// Feeds one reading; true when at hand changed.
+    mutating func feed(_ r: SimulatedReading) -> Bool {
+        filter.update(rssi: r.rssi, time: r.time)
+        return detector.update(readingLoss: Double(r.measuredPower - r.rssi), noiseVariance: filter.noiseVariance, time: r.time)
+    }
+}
+
 /// AT_HAND_PROBE=SEED: the at-hand detector's windows after the stop at the chest (tuning aid).
 func probeAtHand(seed: UInt64, harshness: WalkingWorld.Harshness = .standard) {
     let world = WalkingWorld(seed: seed, harshness: harshness)
-    let c = walkingConfiguration
-    var detector = tunedAtHand(c)
-    var filter = KalmanRSSIFilter(configuration: c)
+    var fed = FedAtHand()
     var lastPrint = -Double.infinity
     for r in world.readings() {
-        filter.update(rssi: r.rssi, time: r.time)
+        _ = fed.feed(r)
+        let (detector, filter) = (fed.detector, fed.filter)
         let level = filter.level.map { Double(r.measuredPower) - $0 }
-        _ = detector.update(readingLoss: Double(r.measuredPower - r.rssi), noiseVariance: filter.noiseVariance, time: r.time)
         if r.time > world.stopAtChest - 3, r.time - lastPrint >= 1 {
             lastPrint = r.time
             let w = detector.windows(at: r.time, noiseVariance: filter.noiseVariance)
@@ -866,16 +877,13 @@ func probeArrivals(count: Int) {
     var byRate: [Int: [(arrival: Double, found: Double)]] = [:]
     for seed in 1...UInt64(max(1, count)) {
         let world = WalkingWorld(seed: seed)
-        let c = walkingConfiguration
-        var detector = tunedAtHand(c)
-        var filter = KalmanRSSIFilter(configuration: c)
+        var fed = FedAtHand()
         var arrival: Double?
         for r in world.readings() {
-            filter.update(rssi: r.rssi, time: r.time)
-            _ = detector.update(readingLoss: Double(r.measuredPower - r.rssi), noiseVariance: filter.noiseVariance, time: r.time)
+            _ = fed.feed(r)
             guard r.time > world.stopAtChest - 15 else { continue }
-            if let since = detector.arrivalSince { arrival = since }
-            if detector.isAtHand {
+            if let since = fed.detector.arrivalSince { arrival = since }
+            if fed.detector.isAtHand {
                 if let arrival {
                     let rate = Int((1 / world.advertisingInterval).rounded())
                     byRate[rate, default: []].append((arrival - world.stopAtChest, r.time - world.stopAtChest))
@@ -895,12 +903,11 @@ func probeArrivals(count: Int) {
 func probeStill(row: Int, seed: UInt64) {
     guard let c = family().first(where: { $0.index == row }) else { return }
     let (_, reports) = standingStill(c, seed: seed, until: 3600)
-    var detector = tunedAtHand(walkingConfiguration)
-    var filter = KalmanRSSIFilter(configuration: walkingConfiguration)
+    var fed = FedAtHand()
     var arrived: Double?
     for r in reports where r.beacon == 0 {
-        filter.update(rssi: r.rssi, time: r.time)
-        let changed = detector.update(readingLoss: Double(r.measuredPower - r.rssi), noiseVariance: filter.noiseVariance, time: r.time)
+        let changed = fed.feed(r)
+        let (detector, filter) = (fed.detector, fed.filter)
         if detector.arrivalSince != arrived || changed {
             arrived = detector.arrivalSince
             let w = detector.windows(at: r.time, noiseVariance: filter.noiseVariance)
