@@ -166,6 +166,13 @@ public struct AtHandDetector: Sendable, Equatable {
         return (sum / Double(n), (max(noiseVariance, 0) / independentCount(n, span: span)).squareRoot())
     }
 
+    /// Readings a second over the last `span` s (its own and those of the tags that lie with
+    /// it): how fast the evidence for at hand gathers.
+    public func readingRate(at time: Double, over span: Double) -> Double {
+        guard span > 0 else { return 0 }
+        return Double(times.count { time - $0 <= span }) / span
+    }
+
     /// How many of `n` readings over `span` s count as independent (`independentRate`).
     func independentCount(_ n: Int, span: Double) -> Double {
         min(Double(n), independentRate * max(span, 0) + 1)

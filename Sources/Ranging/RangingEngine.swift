@@ -343,7 +343,8 @@ public struct RangingEngine: Sendable {
             if track.lastRange.map({ time - $0 >= configuration.rangeInterval }) ?? true {
                 track.lastRange = time
                 events.append(.range(RangeReport(time: time, key: key, rssi: level, distance: estimate,
-                                                 proximity: track.proximity.committed)))
+                                                 proximity: track.proximity.committed,
+                                                 readingRate: track.atHand.readingRate(at: time, over: RangeReport.readingRateSpan))))
             }
         }
         tracks[key] = track

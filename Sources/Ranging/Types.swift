@@ -121,13 +121,19 @@ public struct RangeReport: Sendable, Equatable {
     /// `nil` when the measured power is implausible or the beacon was lost.
     public var distance: DistanceEstimate?
     public var proximity: Proximity
+    /// Readings a second heard of the beacon over the last `RangeReport.readingRateSpan` s
+    /// (nil: not known, or lost): a slow tag's at hand comes seconds after the child stands.
+    public var readingRate: Double?
+    public static let readingRateSpan = 4.0
 
-    public init(time: Double, key: BeaconKey, rssi: Double, distance: DistanceEstimate?, proximity: Proximity) {
+    public init(time: Double, key: BeaconKey, rssi: Double, distance: DistanceEstimate?, proximity: Proximity,
+                readingRate: Double? = nil) {
         self.time = time
         self.key = key
         self.rssi = rssi
         self.distance = distance
         self.proximity = proximity
+        self.readingRate = readingRate
     }
 }
 

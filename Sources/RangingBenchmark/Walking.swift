@@ -276,6 +276,7 @@ func tunedEngine(_ c: RangingConfiguration = walkingConfiguration, calibrated: B
 func tunedHunt(_ c: RangingConfiguration) -> HuntDirector.Configuration {
     var hunt = HuntDirector.Configuration(region: "treasure")
     if let v = tuning["hold"] { hunt.foundHold = v }
+    if let v = tuning["slowrate"] { hunt.slowReadingRate = v > 0 ? v : nil }
     if let v = tuning["hti"] { hunt.trendInterval = v }
     if let v = tuning["hq"] { hunt.trendQuietAfterLine = v }
     if let v = tuning["lc"] { hunt.leftConfirmation = v }

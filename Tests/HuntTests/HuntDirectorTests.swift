@@ -207,6 +207,52 @@ extension HuntDirector {
         #expect(entering.tick(at: 4.1) == [.say(.treasureFound, interrupt: false), .found(step: nil)])
     }
 
+    /// The short hold lets a child walking in onto a fast tag take the last step before the
+    /// find; a slow tag's at hand comes seconds after the child stands, and the hold would be
+    /// only its own time: waived when every beacon at immediate is heard fewer than
+    /// `slowReadingRate` times a second. A long hold ("Stop right there!") is kept for all.
+    @Test func aSlowTagsFindIsNotHeldAFastOnesIs() {
+        func range(_ time: Double, _ beacon: BeaconKey = key, rate: Double?) -> RangingEvent {
+            .range(RangeReport(time: time, key: beacon, rssi: -60, distance: DistanceEstimate(meters: 1, logSigma: 0.3),
+                               proximity: .near, readingRate: rate))
+        }
+        let found: [HuntAction] = [.say(.treasureFound, interrupt: false), .found(step: nil)]
+        #expect(HuntDirector.Configuration(region: region).slowReadingRate == 2.5)
+        var slow = directorSaidNear { $0.foundHold = 0.5 }
+        #expect(slow.feed(range(9, rate: 1.75)) == [])
+        #expect(slow.feed(.proximity(time: 10, key: key, from: .near, to: .immediate)) == found, "at once")
+        #expect(slow.nextDeadline == nil)
+        var fast = directorSaidNear { $0.foundHold = 0.5 }
+        #expect(fast.feed(range(9, rate: 7.5)) == [])
+        #expect(fast.feed(.proximity(time: 10, key: key, from: .near, to: .immediate)) == [])
+        #expect(fast.nextDeadline == 10.5)
+        #expect(fast.tick(at: 10.4) == [])
+        #expect(fast.tick(at: 10.5) == found)
+        // Not known to be slow (no rate heard yet), or the waiver turned off: held.
+        var unknown = directorSaidNear { $0.foundHold = 0.5 }
+        #expect(unknown.feed(.proximity(time: 10, key: key, from: .near, to: .immediate)) == [])
+        #expect(unknown.tick(at: 10.5) == found)
+        var off = directorSaidNear { $0.foundHold = 0.5; $0.slowReadingRate = nil }
+        _ = off.feed(range(9, rate: 1))
+        #expect(off.feed(.proximity(time: 10, key: key, from: .near, to: .immediate)) == [])
+        #expect(off.tick(at: 10.5) == found)
+        // Two beacons of the box at immediate, one of them fast: held.
+        var pair = directorSaidNear { $0.foundHold = 0.5 }
+        _ = pair.feed(.proximity(time: 5, key: other, from: .unknown, to: .near))
+        _ = pair.feed(range(9, rate: 1))
+        _ = pair.feed(range(9, other, rate: 9))
+        _ = pair.feed(.proximity(time: 10, key: other, from: .near, to: .immediate))
+        #expect(pair.feed(.proximity(time: 10.2, key: key, from: .near, to: .immediate)) == [])
+        #expect(pair.tick(at: 10.5) == found)
+        // A long hold: "immediate" is said, and the find follows after the whole hold.
+        var long = directorSaidNear { $0.foundHold = 3 }
+        _ = long.feed(range(9, rate: 1))
+        #expect(long.feed(.proximity(time: 10, key: key, from: .near, to: .immediate)) == [.say(.proximityImmediate, interrupt: false)])
+        _ = long.handle(.speechFinished, at: 11)
+        #expect(long.tick(at: 12.9) == [])
+        #expect(long.tick(at: 13) == found)
+    }
+
     @Test func aBodyInFrontOfOneBeaconOfTheBoxIsNotFar() {
         // Two beacons of one treasure, both near. A body in front of one makes it far: the
         // hunter is as close as the other one says, so nothing is said. A real move makes

@@ -50,6 +50,26 @@ import FoundationEssentials
         }
     }
 
+    @Test func rangeReportsCarryTheBeaconsReadingRate() throws {
+        // A 10 Hz tag and a 1 Hz one, 20 s: each report says how many readings a second the
+        // last 4 s held (the hunt waives its short find hold for a slow tag); a lost beacon's
+        // last report says none.
+        var engine = RangingEngine(configuration: exponentTwo(), regions: [])
+        var events: [RangingEvent] = []
+        for i in 0..<200 {
+            let t = Double(i) * 0.1
+            events += engine.ingest(sample(1, -60, at: t))
+            if i % 10 == 0 { events += engine.ingest(sample(2, -65, at: t + 0.05)) }
+        }
+        let fast = try #require(events.compactMap(\.rangeReport).last { $0.key == key(1) }?.readingRate)
+        let slow = try #require(events.compactMap(\.rangeReport).last { $0.key == key(2) }?.readingRate)
+        #expect(fast >= 9.5 && fast <= 10.5, "\(fast)")
+        #expect(slow >= 0.9 && slow <= 1.3, "\(slow)")
+        let lost = engine.advance(to: 200).compactMap(\.rangeReport).filter { $0.distance == nil }
+        #expect(!lost.isEmpty)
+        #expect(lost.allSatisfy { $0.readingRate == nil })
+    }
+
     @Test func rangeReportsCarryDistanceAndSigma() throws {
         var engine = RangingEngine(configuration: exponentTwo(), regions: [])
         let events = feed(&engine, rssi: rssi(atMeters: 4), from: 0, count: 30)
