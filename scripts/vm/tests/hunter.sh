@@ -223,10 +223,20 @@ hci_commands_start hci0 "$VM_OUT/cmds-resume.txt"
 # again (no other advertiser here holds it), so the exit comes within the learned silence
 # (at most `maximum_silence`, 60 s). Advertising at once instead raced that exit: a CI run
 # under TCG heard the beacon back before its silence ran out, printed nothing new, and the
-# check below found no report.
-wait_until 75 sh -c "tail -n +$((lines_back + 1)) '$VM_OUT/hunt.json' | grep -q '\"exit\"'" \
+# check below found no report. The beacon's advertising in step 2 ends with that step, so
+# under TCG the region may also have been left before the adapter went (another CI run:
+# the exit 5 s after step 2, before the kill); what is waited for is the region's last
+# word being an exit, whenever it came.
+region_left() {
+    grep -E '"event": "(enter|exit|state)"' "$VM_OUT/hunt.json" | tail -n 1 | grep -q '"exit"\|"outside"'
+}
+wait_until 75 region_left \
     || fail "the region was not left while the beacon stayed silent after the resume: $(tail -n +$((lines_back + 1)) "$VM_OUT/hunt.json")"
-echo "-- region left $(awk "BEGIN{print $(uptime_s) - $t_back}") s after btvirt's adapters were back, the beacon silent"
+if tail -n +$((lines_back + 1)) "$VM_OUT/hunt.json" | grep -q '"exit"'; then
+    echo "-- region left $(awk "BEGIN{print $(uptime_s) - $t_back}") s after btvirt's adapters were back, the beacon silent"
+else
+    echo "-- region left before the resume (the beacon silent since step 2), not entered since"
+fi
 hci_up hci1
 advertise_ibeacon hci1 $UUID $MAJOR $MINOR $POWER
 lines_before=$(wc -l < "$VM_OUT/hunt.json")
