@@ -15,7 +15,9 @@
 ///   `minimumHistory` s of a beacon. The minute must lie beyond the edge (by half the
 ///   margin), unless the level rose `nearArrivalMargin` dB over it: a tag advertising low,
 ///   read by a child who looked about 3-5 m from it for a minute, sits nearer than the edge
-///   there, and the chest, 12 dB or more above it, was never at hand.
+///   there, and the chest, 12 dB or more above it, was never at hand. A slow tag's arrival is
+///   also judged on twice as many readings (`longArrivalFactor`), against the minute before
+///   them.
 /// Left when the mean path loss rises past `releaseLoss`. While at hand, readings
 /// `renewalMargin` dB (and `arrivalZ` standard errors) below the mean at hand was found on,
 /// over a confirmation's readings and span, are a new arrival (`renewals`): the child stood
@@ -32,6 +34,15 @@ public struct AtHandDetector: Sendable, Equatable {
     /// dB over the last minute's typical loss that is an arrival even when that minute lay
     /// nearer than the edge (`defaultNearArrivalMargin`); infinity: never.
     public let nearArrivalMargin: Double
+    /// The long arrival (twenty-first round): when the readings of the last `slowSpan` s come
+    /// fewer than `longArrivalRate` a second, an arrival is also judged on this many times the
+    /// first window's readings (against the minute before them); 0: never. A 1 Hz tag's 8
+    /// readings stand 3 standard errors under the minute only 10 dB or more below it, and a
+    /// child who spent that minute about the chest comes 9-10 dB nearer: 16 readings, the
+    /// child's first 16-20 s at the chest, ask 8 dB. A pause at a waypoint (2-15 s) gives
+    /// fewer.
+    public let longArrivalFactor: Int
+    public let longArrivalRate: Double
 
     public static let historySeconds = 60.0
     public static let recentSeconds = 4.0
@@ -108,7 +119,10 @@ public struct AtHandDetector: Sendable, Equatable {
     public init(edgeLoss: Double, releaseLoss: Double, window: Double, minimumPackets: Int = 5,
                 arrivalMargin: Double, arrivalZ: Double = 2.5, edgeZ: Double = 0, confirmPackets: Int? = nil,
                 confirmSpan: Double = 0, longStand: Double = .infinity, independentRate: Double = .infinity,
-                renewalMargin: Double = 0, nearArrivalMargin: Double = .infinity) {
+                renewalMargin: Double = 0, nearArrivalMargin: Double = .infinity, longArrivalFactor: Int = 0,
+                longArrivalRate: Double = 0) {
+        self.longArrivalFactor = max(0, longArrivalFactor)
+        self.longArrivalRate = longArrivalRate
         self.renewalMargin = max(0, renewalMargin)
         self.nearArrivalMargin = nearArrivalMargin
         self.longStand = longStand
@@ -127,14 +141,15 @@ public struct AtHandDetector: Sendable, Equatable {
     public init(configuration: RangingConfiguration, minimumPackets: Int = Self.defaultPackets, edgeZ: Double = Self.defaultEdgeZ,
                 arrivalZ: Double = Self.defaultArrivalZ, confirmPackets: Int = Self.defaultConfirmPackets,
                 confirmSpan: Double = Self.defaultConfirmSpan, longStand: Double = Self.defaultLongStand,
-                nearArrivalMargin: Double = Self.defaultNearArrivalMargin) {
+                nearArrivalMargin: Double = Self.defaultNearArrivalMargin, longArrivalFactor: Int = Self.defaultLongArrivalFactor,
+                longArrivalRate: Double = Self.defaultLongArrivalRate) {
         let model = LogDistanceModel(configuration: configuration)
         let edge = model.pathLoss(atMeters: configuration.atHandEdge)
         self.init(edgeLoss: edge, releaseLoss: edge + configuration.proximityHysteresis, window: configuration.atHandWindow,
                   minimumPackets: minimumPackets, arrivalMargin: configuration.arrivalMargin, arrivalZ: arrivalZ, edgeZ: edgeZ,
                   confirmPackets: confirmPackets, confirmSpan: confirmSpan, longStand: longStand,
                   independentRate: configuration.independentReadingRate, renewalMargin: configuration.atHandRenewal,
-                  nearArrivalMargin: nearArrivalMargin)
+                  nearArrivalMargin: nearArrivalMargin, longArrivalFactor: longArrivalFactor, longArrivalRate: longArrivalRate)
     }
 
     public static let defaultPackets = 8
@@ -148,6 +163,12 @@ public struct AtHandDetector: Sendable, Equatable {
     /// row with bodies 0.93 -> 1.04 and 0.96 an hour); 12 dB left every row as it was and
     /// found 17 more of the 3000 chests of the trails of three.
     public static let defaultNearArrivalMargin = 12.0
+    /// Twice the first window's readings, for tags heard fewer than 1.5 times a second (1 Hz
+    /// tags; a 2 Hz tag's 8 readings already span 4 s, and the long window lost 2 of its 1000
+    /// tuning walks' finds). Chosen on the tuning walks 1-1000 (`TUNE=larr=2,larrrate=1.5`):
+    /// at 1 Hz 976 -> 983 finds, 0.32 -> 0.30 false lines an hour.
+    public static let defaultLongArrivalFactor = 2
+    public static let defaultLongArrivalRate = 1.5
 
     /// Mean path loss of the last `count` readings (within `longestWindow` s) and its
     /// standard error; nil when there are fewer.
@@ -171,6 +192,18 @@ public struct AtHandDetector: Sendable, Equatable {
     public func readingRate(at time: Double, over span: Double) -> Double {
         guard span > 0 else { return 0 }
         return Double(times.count { time - $0 <= span }) / span
+    }
+
+    /// Whether the last `span` s hold fewer than `limit` readings (counted from the newest, so
+    /// at most `limit` are looked at: this runs on every packet of a fast tag too).
+    func readings(within span: Double, at time: Double, fewerThan limit: Int) -> Bool {
+        var n = 0
+        for t in times.reversed() {
+            guard time - t <= span else { break }
+            n += 1
+            if n >= limit { return false }
+        }
+        return true
     }
 
     /// How many of `n` readings over `span` s count as independent (`independentRate`).
@@ -261,6 +294,18 @@ public struct AtHandDetector: Sendable, Equatable {
                 // ... from farther than the edge: a child who stood near all along did not arrive.
                 if typical - latest.mean >= max(arrivalMargin, arrivalZ * latest.standardError),
                    typical >= edgeLoss + arrivalMargin / 2 || typical - latest.mean >= nearArrivalMargin {
+                    arrivalSince = time
+                    arrivalTypical = typical
+                }
+            }
+            // The long arrival: a slow tag's evidence, twice as long, against the minute before it.
+            if arrivalSince == nil, longArrivalFactor > 1,
+               readings(within: Self.slowSpan, at: time, fewerThan: Int((longArrivalRate * Self.slowSpan).rounded(.up))) {
+                let count = longArrivalFactor * arrivalWindow.count
+                if count <= times.count, let long = mean(ofLast: count, at: time, noiseVariance: noiseVariance),
+                   let typical = typicalLoss(at: time, arrivalWindow: (count, true)),
+                   typical - long.mean >= max(arrivalMargin, arrivalZ * long.standardError),
+                   typical >= edgeLoss + arrivalMargin / 2 || typical - long.mean >= nearArrivalMargin {
                     arrivalSince = time
                     arrivalTypical = typical
                 }

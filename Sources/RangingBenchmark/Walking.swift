@@ -261,7 +261,9 @@ func tunedAtHand(_ c: RangingConfiguration) -> AtHandDetector {
                    confirmPackets: Int(tuning["cpackets"] ?? Double(AtHandDetector.defaultConfirmPackets)),
                    confirmSpan: tuning["cspan"] ?? AtHandDetector.defaultConfirmSpan,
                    longStand: tuning["ls"] ?? AtHandDetector.defaultLongStand,
-                   nearArrivalMargin: tuning["nearArr"] ?? AtHandDetector.defaultNearArrivalMargin)
+                   nearArrivalMargin: tuning["nearArr"] ?? AtHandDetector.defaultNearArrivalMargin,
+                   longArrivalFactor: Int(tuning["larr"] ?? Double(AtHandDetector.defaultLongArrivalFactor)),
+                   longArrivalRate: tuning["larrrate"] ?? AtHandDetector.defaultLongArrivalRate)
 }
 
 /// Our engine as the walking and standing-still runs (and their probes) build it, with

@@ -16,7 +16,7 @@ import Glibc
     /// The same around `lossAt(time)` dB, each packet lost with probability `lost`, each
     /// interval up to `jitter` s longer (an advertiser's random delay).
     func feed(_ detector: inout AtHandDetector, lossAt: (Double) -> Double, from start: Double, seconds: Double, rate: Double,
-              lost: Double = 0, jitter: Double = 0, noise: inout GaussianSource) -> [Double] {
+              lost: Double = 0, jitter: Double = 0, noiseVariance: Double = 49, noise: inout GaussianSource) -> [Double] {
         var changes: [Double] = []
         var t = start
         var channel = 0
@@ -24,7 +24,7 @@ import Glibc
         while t < start + seconds {
             let reading = (lossAt(t) + offsets[channel] + 5.7 * noise.nextGaussian()).rounded()
             let isLost = lost > 0 && noise.nextUniform() < lost
-            if !isLost, detector.update(readingLoss: reading, noiseVariance: 49, time: t) { changes.append(t) }
+            if !isLost, detector.update(readingLoss: reading, noiseVariance: noiseVariance, time: t) { changes.append(t) }
             channel = (channel + 1) % 3
             t += 1 / rate + (jitter > 0 ? jitter * noise.nextUniform() : 0)
         }
@@ -77,6 +77,37 @@ import Glibc
             if detector.isAtHand { before += 1 }
         }
         #expect(before < found)
+    }
+
+    /// A 1 Hz tag whose chest reads 9.5 dB nearer than the minute the child spent about it,
+    /// the reading noise learned at 10 dB: 8 readings' mean must stand 10.6 dB (3 standard
+    /// errors) under that minute and seldom does; 16 readings' (the long arrival) need the
+    /// 8 dB margin. A 12 s pause at such a spot, and the same tag at 4 Hz, are as before.
+    @Test func aSlowTagsArrivalIsAlsoJudgedOnTwiceTheReadings() {
+        func atHand(longArrival: Bool, rate: Double, chestSeconds: Double, seed: UInt64) -> Bool {
+            var noise = GaussianSource(seed: seed)
+            var detector = longArrival ? AtHandDetector(configuration: .default)
+                : AtHandDetector(configuration: .default, longArrivalFactor: 0)
+            _ = feed(&detector, lossAt: { _ in 12.5 }, from: 0, seconds: 60, rate: rate, noiseVariance: 100, noise: &noise)
+            var changes = feed(&detector, lossAt: { _ in 3 }, from: 60, seconds: chestSeconds, rate: rate, noiseVariance: 100,
+                               noise: &noise)
+            changes += feed(&detector, lossAt: { _ in 12.5 }, from: 60 + chestSeconds, seconds: 30, rate: rate, noiseVariance: 100,
+                            noise: &noise)
+            return !changes.isEmpty
+        }
+        let seeds = UInt64(1)...20
+        let long = seeds.count { atHand(longArrival: true, rate: 1, chestSeconds: 45, seed: $0) }
+        let short = seeds.count { atHand(longArrival: false, rate: 1, chestSeconds: 45, seed: $0) }
+        #expect(long >= 15, "\(long) of 20 at hand with the long arrival")
+        #expect(short <= 5, "\(short) of 20 at hand without it")
+        // A pause of 12 s: fewer than 16 readings, so the long arrival cannot be judged.
+        #expect(seeds.count { atHand(longArrival: true, rate: 1, chestSeconds: 12, seed: $0) }
+                    == seeds.count { atHand(longArrival: false, rate: 1, chestSeconds: 12, seed: $0) })
+        // A 4 Hz tag is not slow: the same with and without.
+        for seed in seeds.prefix(5) {
+            #expect(atHand(longArrival: true, rate: 4, chestSeconds: 45, seed: seed)
+                        == atHand(longArrival: false, rate: 4, chestSeconds: 45, seed: seed))
+        }
     }
 
     /// Walking past a kind spot: 1.5 s at a level that reads at hand, then on (10 Hz). The
