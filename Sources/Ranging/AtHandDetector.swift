@@ -43,6 +43,8 @@ public struct AtHandDetector: Sendable, Equatable {
     /// fewer.
     public let longArrivalFactor: Int
     public let longArrivalRate: Double
+    /// `longArrivalRate` as readings in `slowSpan` s: the long arrival is tried below it.
+    private let longArrivalReadings: Int
 
     public static let historySeconds = 60.0
     public static let recentSeconds = 4.0
@@ -121,8 +123,10 @@ public struct AtHandDetector: Sendable, Equatable {
                 confirmSpan: Double = 0, longStand: Double = .infinity, independentRate: Double = .infinity,
                 renewalMargin: Double = 0, nearArrivalMargin: Double = .infinity, longArrivalFactor: Int = 0,
                 longArrivalRate: Double = 0) {
-        self.longArrivalFactor = max(0, longArrivalFactor)
-        self.longArrivalRate = longArrivalRate
+        // Bounded: the window cannot outgrow the readings kept, and the count stays finite.
+        self.longArrivalFactor = min(max(0, longArrivalFactor), Self.maximumReadings)
+        self.longArrivalRate = longArrivalRate.isFinite ? min(max(longArrivalRate, 0), Double(Self.maximumReadings)) : 0
+        longArrivalReadings = Int((self.longArrivalRate * Self.slowSpan).rounded(.up))
         self.renewalMargin = max(0, renewalMargin)
         self.nearArrivalMargin = nearArrivalMargin
         self.longStand = longStand
@@ -300,7 +304,7 @@ public struct AtHandDetector: Sendable, Equatable {
             }
             // The long arrival: a slow tag's evidence, twice as long, against the minute before it.
             if arrivalSince == nil, longArrivalFactor > 1,
-               readings(within: Self.slowSpan, at: time, fewerThan: Int((longArrivalRate * Self.slowSpan).rounded(.up))) {
+               readings(within: Self.slowSpan, at: time, fewerThan: longArrivalReadings) {
                 let count = longArrivalFactor * arrivalWindow.count
                 if count <= times.count, let long = mean(ofLast: count, at: time, noiseVariance: noiseVariance),
                    let typical = typicalLoss(at: time, arrivalWindow: (count, true)),

@@ -103,6 +103,14 @@ import Glibc
         // A pause of 12 s: fewer than 16 readings, so the long arrival cannot be judged.
         #expect(seeds.count { atHand(longArrival: true, rate: 1, chestSeconds: 12, seed: $0) }
                     == seeds.count { atHand(longArrival: false, rate: 1, chestSeconds: 12, seed: $0) })
+        // Settings out of range are bounded, not a trap.
+        for (factor, rate) in [(Int.max, Double.infinity), (-3, -.infinity), (3, Double.nan)] {
+            var odd = AtHandDetector(configuration: .default, longArrivalFactor: factor, longArrivalRate: rate)
+            var noise = GaussianSource(seed: 7)
+            _ = feed(&odd, loss: 12.5, from: 0, seconds: 60, rate: 1, noise: &noise)
+            _ = feed(&odd, loss: 3, from: 60, seconds: 30, rate: 1, noise: &noise)
+            #expect(odd.longArrivalFactor <= AtHandDetector.maximumReadings && odd.longArrivalRate.isFinite)
+        }
         // A 4 Hz tag is not slow: the same with and without.
         for seed in seeds.prefix(5) {
             #expect(atHand(longArrival: true, rate: 4, chestSeconds: 45, seed: seed)
