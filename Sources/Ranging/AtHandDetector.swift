@@ -15,9 +15,9 @@
 ///   `minimumHistory` s of a beacon. The minute must lie beyond the edge (by half the
 ///   margin), unless the level rose `nearArrivalMargin` dB over it: a tag advertising low,
 ///   read by a child who looked about 3-5 m from it for a minute, sits nearer than the edge
-///   there, and the chest, 12 dB or more above it, was never at hand. A slow tag's arrival is
-///   also judged on twice as many readings (`longArrivalFactor`), against the minute before
-///   them.
+///   there, and the chest, 12 dB or more above it, was never at hand. A tag heard fewer than
+///   1.5 times a second (a 1 Hz tag) has its arrival also judged on twice as many readings
+///   (`longArrivalFactor`), against the rest of the minute, before them.
 /// Left when the mean path loss rises past `releaseLoss`. While at hand, readings
 /// `renewalMargin` dB (and `arrivalZ` standard errors) below the mean at hand was found on,
 /// over a confirmation's readings and span, are a new arrival (`renewals`): the child stood
@@ -36,12 +36,15 @@ public struct AtHandDetector: Sendable, Equatable {
     public let nearArrivalMargin: Double
     /// The long arrival (twenty-first round): when the readings of the last `slowSpan` s come
     /// fewer than `longArrivalRate` a second, an arrival is also judged on this many times the
-    /// first window's readings (against the minute before them); 0: never. A 1 Hz tag's 8
+    /// first window's readings, against the typical loss of the rest of the minute, before
+    /// them (the readings must lie within `longestWindow` s); 0 or 1: never. A 1 Hz tag's 8
     /// readings stand 3 standard errors under the minute only 10 dB or more below it, and a
     /// child who spent that minute about the chest comes 9-10 dB nearer: 16 readings, the
-    /// child's first 16-20 s at the chest, ask 8 dB. A pause at a waypoint (2-15 s) gives
-    /// fewer.
+    /// child's first 16-20 s at the chest, ask 8 dB. A pause at a waypoint (2-15 s) gives a
+    /// 1 Hz tag fewer than 16 readings at the spot.
     public let longArrivalFactor: Int
+    /// Readings a second under which the long arrival is tried (0: never; not a number: never;
+    /// at most `maximumReadings`, which is always).
     public let longArrivalRate: Double
     /// `longArrivalRate` as readings in `slowSpan` s: the long arrival is tried below it.
     private let longArrivalReadings: Int
@@ -125,7 +128,7 @@ public struct AtHandDetector: Sendable, Equatable {
                 longArrivalRate: Double = 0) {
         // Bounded: the window cannot outgrow the readings kept, and the count stays finite.
         self.longArrivalFactor = min(max(0, longArrivalFactor), Self.maximumReadings)
-        self.longArrivalRate = longArrivalRate.isFinite ? min(max(longArrivalRate, 0), Double(Self.maximumReadings)) : 0
+        self.longArrivalRate = longArrivalRate.isNaN ? 0 : min(max(longArrivalRate, 0), Double(Self.maximumReadings))
         longArrivalReadings = Int((self.longArrivalRate * Self.slowSpan).rounded(.up))
         self.renewalMargin = max(0, renewalMargin)
         self.nearArrivalMargin = nearArrivalMargin
@@ -302,7 +305,7 @@ public struct AtHandDetector: Sendable, Equatable {
                     arrivalTypical = typical
                 }
             }
-            // The long arrival: a slow tag's evidence, twice as long, against the minute before it.
+            // The long arrival: a 1 Hz tag's evidence, twice as long, against the rest of the minute.
             if arrivalSince == nil, longArrivalFactor > 1,
                readings(within: Self.slowSpan, at: time, fewerThan: longArrivalReadings) {
                 let count = longArrivalFactor * arrivalWindow.count
