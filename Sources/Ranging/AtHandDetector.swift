@@ -46,8 +46,6 @@ public struct AtHandDetector: Sendable, Equatable {
     /// Readings a second under which the long arrival is tried (0: never; not a number: never;
     /// at most `maximumReadings`, which is always).
     public let longArrivalRate: Double
-    /// `longArrivalRate` as readings in `slowSpan` s: the long arrival is tried below it.
-    private let longArrivalReadings: Int
 
     public static let historySeconds = 60.0
     public static let recentSeconds = 4.0
@@ -129,7 +127,6 @@ public struct AtHandDetector: Sendable, Equatable {
         // Bounded: the window cannot outgrow the readings kept, and the count stays finite.
         self.longArrivalFactor = min(max(0, longArrivalFactor), Self.maximumReadings)
         self.longArrivalRate = longArrivalRate.isNaN ? 0 : min(max(longArrivalRate, 0), Double(Self.maximumReadings))
-        longArrivalReadings = Int((self.longArrivalRate * Self.slowSpan).rounded(.up))
         self.renewalMargin = max(0, renewalMargin)
         self.nearArrivalMargin = nearArrivalMargin
         self.longStand = longStand
@@ -201,18 +198,6 @@ public struct AtHandDetector: Sendable, Equatable {
         return Double(times.count { time - $0 <= span }) / span
     }
 
-    /// Whether the last `span` s hold fewer than `limit` readings (counted from the newest, so
-    /// at most `limit` are looked at: this runs on every packet of a fast tag too).
-    func readings(within span: Double, at time: Double, fewerThan limit: Int) -> Bool {
-        var n = 0
-        for t in times.reversed() {
-            guard time - t <= span else { break }
-            n += 1
-            if n >= limit { return false }
-        }
-        return true
-    }
-
     /// How many of `n` readings over `span` s count as independent (`independentRate`).
     func independentCount(_ n: Int, span: Double) -> Double {
         min(Double(n), independentRate * max(span, 0) + 1)
@@ -244,12 +229,13 @@ public struct AtHandDetector: Sendable, Equatable {
 
     /// How many readings the arrival is judged on: those of the last `window` s, at least
     /// `minimumPackets`; and whether the beacon is slow (fewer than `minimumPackets` in the last
-    /// `slowSpan` s), when as many as that span holds suffice, at least `slowPackets`.
-    func arrivalWindowCount(at time: Double) -> (count: Int, slow: Bool) {
+    /// `slowSpan` s), when as many as that span holds suffice, at least `slowPackets`; and how
+    /// many readings that span holds.
+    func arrivalWindowCount(at time: Double) -> (count: Int, slow: Bool, inSlowSpan: Int) {
         let inWindow = times.count { time - $0 <= window }
         let inSlowSpan = times.count { time - $0 <= Self.slowSpan }
         let slow = inSlowSpan < minimumPackets
-        return (max(slow ? max(inSlowSpan, Self.slowPackets) : minimumPackets, inWindow), slow)
+        return (max(slow ? max(inSlowSpan, Self.slowPackets) : minimumPackets, inWindow), slow, inSlowSpan)
     }
 
     /// Feeds one reading's path loss and the learned reading noise (dB²). Returns true when
@@ -278,8 +264,8 @@ public struct AtHandDetector: Sendable, Equatable {
             }
         }
         let arrivalWindow = arrivalWindowCount(at: time)
-        let tried = windows(at: time, noiseVariance: noiseVariance, base: arrivalWindow.count)
-        guard let latest = tried.first else { return false }
+        // The arrival window alone (the longer ones `windows` gives the probes are not judged here).
+        guard let latest = mean(ofLast: arrivalWindow.count, at: time, noiseVariance: noiseVariance) else { return false }
         let was = isAtHand
         if isAtHand {
             if latest.mean > releaseLoss {
@@ -297,7 +283,7 @@ public struct AtHandDetector: Sendable, Equatable {
             // The typical loss of the last minute (its `typicalQuantile`: a middle quantile is
             // unbiased standing still, where the least of many noisy means is not; a walk
             // spends most of it farther away).
-            if let typical = typicalLoss(at: time, arrivalWindow: arrivalWindow) {
+            if let typical = typicalLoss(at: time, arrivalWindow: (arrivalWindow.count, arrivalWindow.slow)) {
                 // ... from farther than the edge: a child who stood near all along did not arrive.
                 if typical - latest.mean >= max(arrivalMargin, arrivalZ * latest.standardError),
                    typical >= edgeLoss + arrivalMargin / 2 || typical - latest.mean >= nearArrivalMargin {
@@ -306,8 +292,7 @@ public struct AtHandDetector: Sendable, Equatable {
                 }
             }
             // The long arrival: a 1 Hz tag's evidence, twice as long, against the rest of the minute.
-            if arrivalSince == nil, longArrivalFactor > 1,
-               readings(within: Self.slowSpan, at: time, fewerThan: longArrivalReadings) {
+            if arrivalSince == nil, longArrivalFactor > 1, Double(arrivalWindow.inSlowSpan) < longArrivalRate * Self.slowSpan {
                 let count = longArrivalFactor * arrivalWindow.count
                 if count <= times.count, let long = mean(ofLast: count, at: time, noiseVariance: noiseVariance),
                    let typical = typicalLoss(at: time, arrivalWindow: (count, true)),
@@ -390,7 +375,8 @@ public struct AtHandDetector: Sendable, Equatable {
     /// `typicalQuantile` of the history's means, the last `recentSeconds` left out); nil with
     /// fewer than `minimumHistoryMeans` of them.
     public func typicalLoss(at time: Double) -> Double? {
-        typicalLoss(at: time, arrivalWindow: arrivalWindowCount(at: time))
+        let arrivalWindow = arrivalWindowCount(at: time)
+        return typicalLoss(at: time, arrivalWindow: (arrivalWindow.count, arrivalWindow.slow))
     }
 
     func typicalLoss(at time: Double, arrivalWindow: (count: Int, slow: Bool)) -> Double? {
