@@ -279,6 +279,8 @@ func tunedHunt(_ c: RangingConfiguration) -> HuntDirector.Configuration {
     var hunt = HuntDirector.Configuration(region: "treasure")
     if let v = tuning["hold"] { hunt.foundHold = v }
     if let v = tuning["slowrate"] { hunt.slowReadingRate = v > 0 ? v : nil }
+    if let v = tuning["fastrate"] { hunt.fastReadingRate = v > 0 ? v : nil }
+    if let v = tuning["fasthold"] { hunt.fastFoundHold = v }
     if let v = tuning["hti"] { hunt.trendInterval = v }
     if let v = tuning["hq"] { hunt.trendQuietAfterLine = v }
     if let v = tuning["lc"] { hunt.leftConfirmation = v }

@@ -210,40 +210,73 @@ extension HuntDirector {
     /// The short hold lets a child walking in onto a fast tag take the last step before the
     /// find; a slow tag's at hand comes seconds after the child stands, and the hold would be
     /// only its own time: waived when every beacon at immediate is heard fewer than
-    /// `slowReadingRate` times a second. A long hold ("Stop right there!") is kept for all.
-    @Test func aSlowTagsFindIsNotHeldAFastOnesIs() {
+    /// `slowReadingRate` times a second. A tag heard `fastReadingRate` times a second or more
+    /// reads at hand sooner before the child stops: held `fastFoundHold`. A long hold ("Stop
+    /// right there!") is kept for all.
+    @Test func aFindIsHeldByHowFastItsTagIsHeard() {
         func range(_ time: Double, _ beacon: BeaconKey = key, rate: Double?) -> RangingEvent {
             .range(RangeReport(time: time, key: beacon, rssi: -60, distance: DistanceEstimate(meters: 1, logSigma: 0.3),
                                proximity: .near, readingRate: rate))
         }
         let found: [HuntAction] = [.say(.treasureFound, interrupt: false), .found(step: nil)]
-        #expect(HuntDirector.Configuration(region: region).slowReadingRate == 2.5)
+        let defaults = HuntDirector.Configuration(region: region)
+        #expect(defaults.slowReadingRate == 2.5)
+        #expect(defaults.fastReadingRate == 5)
+        #expect(defaults.fastFoundHold == 1)
         var slow = directorSaidNear { $0.foundHold = 0.5 }
         #expect(slow.feed(range(9, rate: 1.75)) == [])
         #expect(slow.feed(.proximity(time: 10, key: key, from: .near, to: .immediate)) == found, "at once")
         #expect(slow.nextDeadline == nil)
+        // A 4 Hz tag (3.5 readings a second heard): the configured hold.
+        var middle = directorSaidNear { $0.foundHold = 0.5 }
+        #expect(middle.feed(range(9, rate: 3.5)) == [])
+        #expect(middle.feed(.proximity(time: 10, key: key, from: .near, to: .immediate)) == [])
+        #expect(middle.nextDeadline == 10.5)
+        #expect(middle.tick(at: 10.4) == [])
+        #expect(middle.tick(at: 10.5) == found)
+        // A 10 Hz tag (7.5 heard): the fast hold.
         var fast = directorSaidNear { $0.foundHold = 0.5 }
         #expect(fast.feed(range(9, rate: 7.5)) == [])
         #expect(fast.feed(.proximity(time: 10, key: key, from: .near, to: .immediate)) == [])
-        #expect(fast.nextDeadline == 10.5)
-        #expect(fast.tick(at: 10.4) == [])
-        #expect(fast.tick(at: 10.5) == found)
-        // Not known to be slow (no rate heard yet), or the waiver turned off: held.
+        #expect(fast.nextDeadline == 11)
+        #expect(fast.tick(at: 10.5) == [])
+        #expect(fast.tick(at: 10.9) == [])
+        #expect(fast.tick(at: 11) == found)
+        // Not known to be slow or fast (no rate heard yet), or both turned off: the configured hold.
         var unknown = directorSaidNear { $0.foundHold = 0.5 }
         #expect(unknown.feed(.proximity(time: 10, key: key, from: .near, to: .immediate)) == [])
         #expect(unknown.tick(at: 10.5) == found)
-        var off = directorSaidNear { $0.foundHold = 0.5; $0.slowReadingRate = nil }
+        var off = directorSaidNear { $0.foundHold = 0.5; $0.slowReadingRate = nil; $0.fastReadingRate = nil }
         _ = off.feed(range(9, rate: 1))
         #expect(off.feed(.proximity(time: 10, key: key, from: .near, to: .immediate)) == [])
         #expect(off.tick(at: 10.5) == found)
-        // Two beacons of the box at immediate, one of them fast: held.
+        var offFast = directorSaidNear { $0.foundHold = 0.5; $0.fastReadingRate = nil }
+        _ = offFast.feed(range(9, rate: 9))
+        #expect(offFast.feed(.proximity(time: 10, key: key, from: .near, to: .immediate)) == [])
+        #expect(offFast.tick(at: 10.5) == found)
+        // Two beacons of the box at immediate, one of them slow and one fast: the fast hold.
         var pair = directorSaidNear { $0.foundHold = 0.5 }
         _ = pair.feed(.proximity(time: 5, key: other, from: .unknown, to: .near))
         _ = pair.feed(range(9, rate: 1))
         _ = pair.feed(range(9, other, rate: 9))
         _ = pair.feed(.proximity(time: 10, key: other, from: .near, to: .immediate))
         #expect(pair.feed(.proximity(time: 10.2, key: key, from: .near, to: .immediate)) == [])
-        #expect(pair.tick(at: 10.5) == found)
+        #expect(pair.tick(at: 10.5) == [])
+        #expect(pair.tick(at: 11) == found)
+        // The fast hold never shortens a longer configured one, and never outlasts the
+        // length at which "immediate" would say its own line (nor does an odd setting).
+        var longer = directorSaidNear { $0.foundHold = 1.5 }
+        _ = longer.feed(range(9, rate: 9))
+        #expect(longer.feed(.proximity(time: 10, key: key, from: .near, to: .immediate)) == [])
+        #expect(longer.nextDeadline == 11.5)
+        for odd in [Double.nan, .infinity, 5, -1] {
+            var d = directorSaidNear { $0.foundHold = 0.5; $0.fastFoundHold = odd }
+            _ = d.feed(range(9, rate: 9))
+            #expect(d.feed(.proximity(time: 10, key: key, from: .near, to: .immediate)) == [], "no immediate line (\(odd))")
+            let deadline = d.nextDeadline ?? .nan
+            #expect(deadline >= 10.5 && deadline <= 10 + HuntDirector.immediateLineHold, "held \(deadline - 10) s (\(odd))")
+            #expect(d.tick(at: 12) == found)
+        }
         // A long hold: "immediate" is said, and the find follows after the whole hold.
         var long = directorSaidNear { $0.foundHold = 3 }
         _ = long.feed(range(9, rate: 1))
@@ -251,6 +284,10 @@ extension HuntDirector {
         _ = long.handle(.speechFinished, at: 11)
         #expect(long.tick(at: 12.9) == [])
         #expect(long.tick(at: 13) == found)
+        var longFast = directorSaidNear { $0.foundHold = 3 }
+        _ = longFast.feed(range(9, rate: 9))
+        #expect(longFast.feed(.proximity(time: 10, key: key, from: .near, to: .immediate)) == [.say(.proximityImmediate, interrupt: false)])
+        #expect(longFast.nextDeadline == 13)
     }
 
     @Test func aBodyInFrontOfOneBeaconOfTheBoxIsNotFar() {
