@@ -158,7 +158,9 @@ public struct HuntDirector: Sendable {
         public var region: RegionID
         /// Name of the sound played on entering and leaving the region.
         public var regionSound = Sound.arrr
-        /// Immediate proximity held this long (s) is "treasure found".
+        /// Immediate proximity held this long (s) is "treasure found" (under
+        /// `HuntDirector.immediateLineHold`, shortened for slow tags and lengthened for fast
+        /// ones: `slowReadingRate`, `fastReadingRate`).
         /// (At hand, the engine's immediate, already needs ~3 s of readings at the treasure.)
         public var foundHold = 0.5
         /// A hold under `HuntDirector.immediateLineHold` is waived for a beacon heard fewer
@@ -297,7 +299,7 @@ public struct HuntDirector: Sendable {
     private var saidProximity: Proximity = .unknown
     private var immediateSince: Double?
     /// "Immediate" committed with a find due under `immediateLineHold`: its line is the
-    /// find's, said once it has held `foundHold` s (before, "immediate" was said and cut off
+    /// find's, said once it has held the find's hold (`findHold`; before, "immediate" was said and cut off
     /// by the find half a second later, and a kind spot that read at hand for a moment cost
     /// the child two false lines). The class said before it, which stands if the find does
     /// not come.
@@ -330,8 +332,8 @@ public struct HuntDirector: Sendable {
     }
 
     public var isInside: Bool { inside }
-    /// When a line waits on time alone next: a find, once "immediate" has held `foundHold`
-    /// (nil: none waits). Whoever ticks the director ticks it then too, not only on its
+    /// When a line waits on time alone next: a find, once "immediate" has held the find's
+    /// hold (`findHold`; nil: none waits). Whoever ticks the director ticks it then too, not only on its
     /// period: a find said up to a period late is that much lag for the child at the chest.
     public var nextDeadline: Double? {
         guard inside, exitSince == nil, !foundAnnounced, let since = immediateSince else { return nil }
@@ -829,7 +831,7 @@ public struct HuntDirector: Sendable {
         let holding = classes.values.filter { $0.proximity == .immediate }
         guard !holding.isEmpty else { return hold }
         if let slow = configuration.slowReadingRate, holding.allSatisfy({ ($0.rate ?? .infinity) < slow }) { return 0 }
-        if let fast = configuration.fastReadingRate, holding.contains(where: { ($0.rate ?? 0) >= fast }) {
+        if let fast = configuration.fastReadingRate, holding.contains(where: { $0.rate.map { $0 >= fast } ?? false }) {
             // Never under the configured hold, never longer than "immediate" would take to say.
             let fastHold = configuration.fastFoundHold.isNaN ? hold : configuration.fastFoundHold
             return min(max(hold, fastHold), Self.immediateLineHold)

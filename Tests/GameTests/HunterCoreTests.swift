@@ -195,7 +195,8 @@ struct CoreDriver {
         let real = AdvertisingReport(format: .legacy, eventType: 0x04, addressType: 0, address: chestAddress, rssi: -40, data: response[...])
         let out = d.feed(.report(real), at: 9.2)
         // Found at 5 s: immediate from about 4 s, held 1 s (`found_hold` 0.5 s, lengthened
-        // for a tag heard 10 times a second: `HuntDirector.Configuration.fastFoundHold`).
+        // once the range reports hear the tag 5 times a second or more over their 4 s, as
+        // they do by then: `HuntDirector.Configuration.fastFoundHold`).
         #expect(out.first == .output(.standings(time: 5, [Standings.Finisher(hunter: 4, treasure: 1, time: 5)])), "counted on the box's proof")
         #expect(out.contains(.scanActively(false)))
         #expect(out.contains(.reward("GOLD-1", address: chestAddress)))

@@ -242,7 +242,16 @@ extension HuntDirector {
         #expect(fast.tick(at: 10.5) == [])
         #expect(fast.tick(at: 10.9) == [])
         #expect(fast.tick(at: 11) == found)
-        // Not known to be slow or fast (no rate heard yet), or both turned off: the configured hold.
+        // Heard exactly `fastReadingRate` times a second: fast.
+        var edge = directorSaidNear { $0.foundHold = 0.5 }
+        _ = edge.feed(range(9, rate: 5))
+        #expect(edge.feed(.proximity(time: 10, key: key, from: .near, to: .immediate)) == [])
+        #expect(edge.nextDeadline == 11)
+        // Not known to be slow or fast (no rate heard yet, even with a threshold of 0), or
+        // both turned off: the configured hold.
+        var unknownAtZero = directorSaidNear { $0.foundHold = 0.5; $0.fastReadingRate = 0 }
+        #expect(unknownAtZero.feed(.proximity(time: 10, key: key, from: .near, to: .immediate)) == [])
+        #expect(unknownAtZero.nextDeadline == 10.5)
         var unknown = directorSaidNear { $0.foundHold = 0.5 }
         #expect(unknown.feed(.proximity(time: 10, key: key, from: .near, to: .immediate)) == [])
         #expect(unknown.tick(at: 10.5) == found)
