@@ -218,50 +218,44 @@ extension HuntDirector {
             .range(RangeReport(time: time, key: beacon, rssi: -60, distance: DistanceEstimate(meters: 1, logSigma: 0.3),
                                proximity: .near, readingRate: rate))
         }
+        /// A director that said "near" (`found_hold` 0.5 s unless `configure` says otherwise),
+        /// its beacon heard `rate` times a second at 9 s (nil: no rate heard), at immediate
+        /// from 10 s, which says `said`.
+        func atImmediate(rate: Double?, said: [HuntAction] = [], sourceLocation: SourceLocation = #_sourceLocation,
+                         _ configure: (inout HuntDirector.Configuration) -> Void = { _ in }) -> HuntDirector {
+            var d = directorSaidNear { $0.foundHold = 0.5; configure(&$0) }
+            if let rate { #expect(d.feed(range(9, rate: rate)) == [], sourceLocation: sourceLocation) }
+            #expect(d.feed(.proximity(time: 10, key: key, from: .near, to: .immediate)) == said, sourceLocation: sourceLocation)
+            return d
+        }
         let found: [HuntAction] = [.say(.treasureFound, interrupt: false), .found(step: nil)]
         let defaults = HuntDirector.Configuration(region: region)
         #expect(defaults.slowReadingRate == 2.5)
         #expect(defaults.fastReadingRate == 5)
         #expect(defaults.fastFoundHold == 1)
-        var slow = directorSaidNear { $0.foundHold = 0.5 }
-        #expect(slow.feed(range(9, rate: 1.75)) == [])
-        #expect(slow.feed(.proximity(time: 10, key: key, from: .near, to: .immediate)) == found, "at once")
-        #expect(slow.nextDeadline == nil)
+        let slow = atImmediate(rate: 1.75, said: found)
+        #expect(slow.nextDeadline == nil, "at once")
         // A 4 Hz tag (3.5 readings a second heard): the configured hold.
-        var middle = directorSaidNear { $0.foundHold = 0.5 }
-        #expect(middle.feed(range(9, rate: 3.5)) == [])
-        #expect(middle.feed(.proximity(time: 10, key: key, from: .near, to: .immediate)) == [])
+        var middle = atImmediate(rate: 3.5)
         #expect(middle.nextDeadline == 10.5)
         #expect(middle.tick(at: 10.4) == [])
         #expect(middle.tick(at: 10.5) == found)
         // A 10 Hz tag (7.5 heard): the fast hold.
-        var fast = directorSaidNear { $0.foundHold = 0.5 }
-        #expect(fast.feed(range(9, rate: 7.5)) == [])
-        #expect(fast.feed(.proximity(time: 10, key: key, from: .near, to: .immediate)) == [])
+        var fast = atImmediate(rate: 7.5)
         #expect(fast.nextDeadline == 11)
         #expect(fast.tick(at: 10.5) == [])
         #expect(fast.tick(at: 10.9) == [])
         #expect(fast.tick(at: 11) == found)
         // Heard exactly `fastReadingRate` times a second: fast.
-        var edge = directorSaidNear { $0.foundHold = 0.5 }
-        _ = edge.feed(range(9, rate: 5))
-        #expect(edge.feed(.proximity(time: 10, key: key, from: .near, to: .immediate)) == [])
-        #expect(edge.nextDeadline == 11)
+        #expect(atImmediate(rate: 5).nextDeadline == 11)
         // Not known to be slow or fast (no rate heard yet, even with a threshold of 0), or
         // both turned off: the configured hold.
-        var unknownAtZero = directorSaidNear { $0.foundHold = 0.5; $0.fastReadingRate = 0 }
-        #expect(unknownAtZero.feed(.proximity(time: 10, key: key, from: .near, to: .immediate)) == [])
-        #expect(unknownAtZero.nextDeadline == 10.5)
-        var unknown = directorSaidNear { $0.foundHold = 0.5 }
-        #expect(unknown.feed(.proximity(time: 10, key: key, from: .near, to: .immediate)) == [])
+        #expect(atImmediate(rate: nil) { $0.fastReadingRate = 0 }.nextDeadline == 10.5)
+        var unknown = atImmediate(rate: nil)
         #expect(unknown.tick(at: 10.5) == found)
-        var off = directorSaidNear { $0.foundHold = 0.5; $0.slowReadingRate = nil; $0.fastReadingRate = nil }
-        _ = off.feed(range(9, rate: 1))
-        #expect(off.feed(.proximity(time: 10, key: key, from: .near, to: .immediate)) == [])
+        var off = atImmediate(rate: 1) { $0.slowReadingRate = nil; $0.fastReadingRate = nil }
         #expect(off.tick(at: 10.5) == found)
-        var offFast = directorSaidNear { $0.foundHold = 0.5; $0.fastReadingRate = nil }
-        _ = offFast.feed(range(9, rate: 9))
-        #expect(offFast.feed(.proximity(time: 10, key: key, from: .near, to: .immediate)) == [])
+        var offFast = atImmediate(rate: 9) { $0.fastReadingRate = nil }
         #expect(offFast.tick(at: 10.5) == found)
         // Two beacons of the box at immediate, one of them slow and one fast: the fast hold.
         var pair = directorSaidNear { $0.foundHold = 0.5 }
@@ -274,29 +268,20 @@ extension HuntDirector {
         #expect(pair.tick(at: 11) == found)
         // The fast hold never shortens a longer configured one, and never outlasts the
         // length at which "immediate" would say its own line (nor does an odd setting).
-        var longer = directorSaidNear { $0.foundHold = 1.5 }
-        _ = longer.feed(range(9, rate: 9))
-        #expect(longer.feed(.proximity(time: 10, key: key, from: .near, to: .immediate)) == [])
-        #expect(longer.nextDeadline == 11.5)
+        #expect(atImmediate(rate: 9) { $0.foundHold = 1.5 }.nextDeadline == 11.5)
         for odd in [Double.nan, .infinity, 5, -1] {
-            var d = directorSaidNear { $0.foundHold = 0.5; $0.fastFoundHold = odd }
-            _ = d.feed(range(9, rate: 9))
-            #expect(d.feed(.proximity(time: 10, key: key, from: .near, to: .immediate)) == [], "no immediate line (\(odd))")
+            var d = atImmediate(rate: 9) { $0.fastFoundHold = odd }
             let deadline = d.nextDeadline ?? .nan
             #expect(deadline >= 10.5 && deadline <= 10 + HuntDirector.immediateLineHold, "held \(deadline - 10) s (\(odd))")
             #expect(d.tick(at: 12) == found)
         }
         // A long hold: "immediate" is said, and the find follows after the whole hold.
-        var long = directorSaidNear { $0.foundHold = 3 }
-        _ = long.feed(range(9, rate: 1))
-        #expect(long.feed(.proximity(time: 10, key: key, from: .near, to: .immediate)) == [.say(.proximityImmediate, interrupt: false)])
+        let immediateLine: [HuntAction] = [.say(.proximityImmediate, interrupt: false)]
+        var long = atImmediate(rate: 1, said: immediateLine) { $0.foundHold = 3 }
         _ = long.handle(.speechFinished, at: 11)
         #expect(long.tick(at: 12.9) == [])
         #expect(long.tick(at: 13) == found)
-        var longFast = directorSaidNear { $0.foundHold = 3 }
-        _ = longFast.feed(range(9, rate: 9))
-        #expect(longFast.feed(.proximity(time: 10, key: key, from: .near, to: .immediate)) == [.say(.proximityImmediate, interrupt: false)])
-        #expect(longFast.nextDeadline == 13)
+        #expect(atImmediate(rate: 9, said: immediateLine) { $0.foundHold = 3 }.nextDeadline == 13)
     }
 
     @Test func aBodyInFrontOfOneBeaconOfTheBoxIsNotFar() {
