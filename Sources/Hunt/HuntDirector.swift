@@ -840,7 +840,9 @@ public struct HuntDirector: Sendable {
     }
 
     private mutating func checkFound(at time: Double) -> [HuntAction] {
-        guard inside, exitSince == nil, !foundAnnounced, let since = immediateSince, time - since >= findHold else { return [] }
+        // `since + findHold`, as `nextDeadline` says it: `time - since` can round under the hold
+        // at the very deadline (13.4 + 3 - 13.4 < 3), and the find would wait a tick more.
+        guard inside, exitSince == nil, !foundAnnounced, let since = immediateSince, time >= since + findHold else { return [] }
         foundAnnounced = true
         immediateUnsaid = nil
         if let p = progress {

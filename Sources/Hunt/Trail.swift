@@ -265,7 +265,7 @@ public struct TrailProgress: Sendable {
         var findings: [Finding] = []
         for i in steps.indices where i != current && !found[i] {
             let w = watches[i]
-            guard w.inside, !w.told, let since = w.immediateSince, time - since >= rules.foundHold else { continue }
+            guard w.inside, !w.told, let since = w.immediateSince, time >= since + rules.foundHold else { continue }
             switch rules.order {
             case .anyOrder:
                 findings.append(.found(step: i))

@@ -284,6 +284,21 @@ extension HuntDirector {
         #expect(atImmediate(rate: 9, said: immediateLine) { $0.foundHold = 3 }.nextDeadline == 13)
     }
 
+    /// Whoever ticks the director at `nextDeadline` hears the find then, not a tick later,
+    /// whatever the deadline's rounding (13.4 + 3 − 13.4 is under 3 in doubles).
+    @Test func aFindIsSaidAtItsDeadline() {
+        let found: [HuntAction] = [.say(.treasureFound, interrupt: false), .found(step: nil)]
+        for (start, hold) in [(13.4, 3.0), (13.9, 3.0), (10.3, 0.5), (10.0, 1.0)] {
+            var d = directorSaidNear { $0.foundHold = hold }
+            _ = d.feed(.proximity(time: start, key: key, from: .near, to: .immediate))
+            _ = d.handle(.speechFinished, at: start + 0.1)
+            let deadline = d.nextDeadline ?? .nan
+            #expect(deadline == start + hold)
+            #expect(d.tick(at: deadline.nextDown) == [], "held \(hold) s from \(start)")
+            #expect(d.tick(at: deadline) == found, "held \(hold) s from \(start)")
+        }
+    }
+
     @Test func aBodyInFrontOfOneBeaconOfTheBoxIsNotFar() {
         // Two beacons of one treasure, both near. A body in front of one makes it far: the
         // hunter is as close as the other one says, so nothing is said. A real move makes

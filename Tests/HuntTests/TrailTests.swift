@@ -185,6 +185,18 @@ extension HuntAction {
         #expect(d.findCount == 3)
     }
 
+    /// Another chest of an any-order trail is found when its hold is over, even where the
+    /// hold's end rounds (13.4 + 3 − 13.4 is under 3 in doubles), not a tick later.
+    @Test func anotherChestIsFoundWhenItsHoldIsOver() {
+        var d = trail(order: .anyOrder)
+        _ = d.handle(.started, at: 0)
+        _ = d.handle(.speechFinished, at: 1)
+        _ = d.handle(.speechFinished, at: 2)
+        _ = d.arrive(at: 2, 13.4)
+        #expect(d.tick(at: (13.4 + 3).nextDown).compactMap(\.event) == [])
+        #expect(d.tick(at: 13.4 + 3).contains(.found(step: 1)))
+    }
+
     @Test func aStuckChildGetsTheStepsHintThenNoMoreThanOnePerInterval() {
         var d = trail(hintAfter: 90, hintInterval: 60)
         _ = d.handle(.started, at: 0)
