@@ -149,6 +149,51 @@ public enum HuntInput: Equatable, Sendable {
     case spinPeaked
 }
 
+/// How long "immediate" holds before it is a find (`hold(rates:)`), for the director's own
+/// find and a trail's other treasures (`TrailProgress.tick`) alike.
+public struct FindHoldRule: Sendable, Equatable {
+    /// Immediate proximity held this long (s) is "treasure found" (under
+    /// `HuntDirector.immediateLineHold`, shortened for slow tags and lengthened for fast
+    /// ones: `slowReadingRate`, `fastReadingRate`).
+    /// (At hand, the engine's immediate, already needs ~3 s of readings at the treasure.)
+    public var foundHold = 0.5
+    /// A hold under `HuntDirector.immediateLineHold` is waived for a beacon heard fewer
+    /// than this many times a second (`RangeReport.readingRate`; nil: never). At hand
+    /// (the engine's immediate) waits for its arrival and then 2.5 s and 3 readings; at a
+    /// fast tag it may come as the child takes the last step in, and the hold lets it take
+    /// it; at 1-2 Hz the arrival itself comes as the child stops, at hand 3.5-6 s later, and
+    /// the hold adds its own time and nothing else (walking benchmark, tuning walks 1-1000
+    /// one rate at a time: 1 and 2 Hz finds 976 and 989 with the hold or without, lag 0.5 s
+    /// shorter without; at 4 Hz 977 with, 970 without).
+    public var slowReadingRate: Double? = 2.5
+    /// A hold under `HuntDirector.immediateLineHold` is lengthened to `fastFoundHold`
+    /// while a beacon at immediate is heard this many times a second or more (nil:
+    /// never). The faster the readings, the sooner before the child stops at hand comes:
+    /// a tag heard 7-9 times a second and loud by a few dB reads at hand while the child
+    /// still takes the last steps in, 1.5-2.2 m out, and a find said there is said
+    /// nowhere else (walking benchmark, tuning walks 1-1000 at 10 Hz alone: 976 finds
+    /// with the 0.5 s hold, 985 with 1 s, lag 2.0 → 2.45 s; at 4 Hz 976 → 980).
+    public var fastReadingRate: Double? = 5
+    /// The hold of a find while a beacon at immediate is fast (`fastReadingRate`), at
+    /// least `foundHold` and at most `HuntDirector.immediateLineHold`.
+    public var fastFoundHold = 1.0
+    public init() {}
+
+    /// The hold of a find at beacons heard `rates` times a second (nil: not known), those of
+    /// the treasure at immediate (none known: `foundHold`).
+    public func hold(rates: [Double?]) -> Double {
+        let hold = foundHold
+        guard hold < HuntDirector.immediateLineHold, !rates.isEmpty else { return hold }
+        if let slow = slowReadingRate, rates.allSatisfy({ ($0 ?? .infinity) < slow }) { return 0 }
+        if let fast = fastReadingRate, rates.contains(where: { $0.map { $0 >= fast } ?? false }) {
+            // Never under the configured hold, never longer than "immediate" would take to say.
+            let fastHold = fastFoundHold.isNaN ? hold : fastFoundHold
+            return min(max(hold, fastHold), HuntDirector.immediateLineHold)
+        }
+        return hold
+    }
+}
+
 /// The rules of the hunt: which ranging facts become lines and sounds, in what order, and
 /// how often. Pure: time comes in with every input, actions go out; nothing is spoken twice
 /// for one change and the hunter never chatters.
@@ -158,31 +203,29 @@ public struct HuntDirector: Sendable {
         public var region: RegionID
         /// Name of the sound played on entering and leaving the region.
         public var regionSound = Sound.arrr
-        /// Immediate proximity held this long (s) is "treasure found" (under
-        /// `HuntDirector.immediateLineHold`, shortened for slow tags and lengthened for fast
-        /// ones: `slowReadingRate`, `fastReadingRate`).
-        /// (At hand, the engine's immediate, already needs ~3 s of readings at the treasure.)
-        public var foundHold = 0.5
-        /// A hold under `HuntDirector.immediateLineHold` is waived for a beacon heard fewer
-        /// than this many times a second (`RangeReport.readingRate`; nil: never). At hand
-        /// (the engine's immediate) waits for its arrival and then 2.5 s and 3 readings; at a
-        /// fast tag it may come as the child takes the last step in, and the hold lets it take
-        /// it; at 1-2 Hz the arrival itself comes as the child stops, at hand 3.5-6 s later, and
-        /// the hold adds its own time and nothing else (walking benchmark, tuning walks 1-1000
-        /// one rate at a time: 1 and 2 Hz finds 976 and 989 with the hold or without, lag 0.5 s
-        /// shorter without; at 4 Hz 977 with, 970 without).
-        public var slowReadingRate: Double? = 2.5
-        /// A hold under `HuntDirector.immediateLineHold` is lengthened to `fastFoundHold`
-        /// while a beacon at immediate is heard this many times a second or more (nil:
-        /// never). The faster the readings, the sooner before the child stops at hand comes:
-        /// a tag heard 7-9 times a second and loud by a few dB reads at hand while the child
-        /// still takes the last steps in, 1.5-2.2 m out, and a find said there is said
-        /// nowhere else (walking benchmark, tuning walks 1-1000 at 10 Hz alone: 976 finds
-        /// with the 0.5 s hold, 985 with 1 s, lag 2.0 → 2.45 s; at 4 Hz 976 → 980).
-        public var fastReadingRate: Double? = 5
-        /// The hold of a find while a beacon at immediate is fast (`fastReadingRate`), at
-        /// least `foundHold` and at most `HuntDirector.immediateLineHold`.
-        public var fastFoundHold = 1.0
+        /// How long "immediate" holds before it is a find (`FindHoldRule`: the four settings
+        /// below).
+        public var findHold = FindHoldRule()
+        /// `FindHoldRule.foundHold` (`found_hold`).
+        public var foundHold: Double {
+            get { findHold.foundHold }
+            set { findHold.foundHold = newValue }
+        }
+        /// `FindHoldRule.slowReadingRate`.
+        public var slowReadingRate: Double? {
+            get { findHold.slowReadingRate }
+            set { findHold.slowReadingRate = newValue }
+        }
+        /// `FindHoldRule.fastReadingRate`.
+        public var fastReadingRate: Double? {
+            get { findHold.fastReadingRate }
+            set { findHold.fastReadingRate = newValue }
+        }
+        /// `FindHoldRule.fastFoundHold`.
+        public var fastFoundHold: Double {
+            get { findHold.fastFoundHold }
+            set { findHold.fastFoundHold = newValue }
+        }
         /// Warmer/colder at most this often (s), and not this soon after another line.
         public var trendInterval = 6.0
         /// A region exit is said (the arrr and "region-left") only once the region has stayed
@@ -299,7 +342,7 @@ public struct HuntDirector: Sendable {
     private var saidProximity: Proximity = .unknown
     private var immediateSince: Double?
     /// "Immediate" committed with a find due under `immediateLineHold`: its line is the
-    /// find's, said once it has held the find's hold (`findHold`; before, "immediate" was said and cut off
+    /// find's, said once it has held the find's hold (`pendingFindHold`; before, "immediate" was said and cut off
     /// by the find half a second later, and a kind spot that read at hand for a moment cost
     /// the child two false lines). The class said before it, which stands if the find does
     /// not come.
@@ -326,18 +369,18 @@ public struct HuntDirector: Sendable {
         region = configuration.trail.first?.region.name ?? configuration.region
         if !configuration.trail.isEmpty {
             var rules = configuration.trailRules
-            rules.foundHold = configuration.foundHold
+            rules.findHold = configuration.findHold
             progress = TrailProgress(steps: configuration.trail, rules: rules)
         }
     }
 
     public var isInside: Bool { inside }
     /// When a line waits on time alone next: a find, once "immediate" has held the find's
-    /// hold (`findHold`; nil: none waits). Whoever ticks the director ticks it then too, not only on its
+    /// hold (`pendingFindHold`; nil: none waits). Whoever ticks the director ticks it then too, not only on its
     /// period: a find said up to a period late is that much lag for the child at the chest.
     public var nextDeadline: Double? {
         guard inside, exitSince == nil, !foundAnnounced, let since = immediateSince else { return nil }
-        return since + findHold
+        return since + pendingFindHold
     }
     public var treasureFound: Bool { foundAnnounced }
     /// Nothing more to find: the trail is done (or, without one, the chest is found).
@@ -580,7 +623,10 @@ public struct HuntDirector: Sendable {
         nearestRanges = []
         // What the trail knew of the step's region: its nearest beacon's class (since when
         // it is immediate; otherwise the time only orders the memory).
-        if let key = known.nearest { remember(key, known.proximity, at: known.immediateSince ?? 0) }
+        if let key = known.nearest {
+            remember(key, known.proximity, at: known.immediateSince ?? 0)
+            classes[key]?.rate = known.rate
+        }
     }
 
     private mutating func ranging(_ event: RangingEvent, at time: Double) -> [HuntAction] {
@@ -825,24 +871,14 @@ public struct HuntDirector: Sendable {
     /// How long "immediate" holds before it is a find: `foundHold`, or, when that is a short
     /// hold (under `immediateLineHold`), none while every beacon at immediate is slow
     /// (`slowReadingRate`) and `fastFoundHold` while one is fast (`fastReadingRate`).
-    private var findHold: Double {
-        let hold = configuration.foundHold
-        guard hold < Self.immediateLineHold else { return hold }
-        let holding = classes.values.filter { $0.proximity == .immediate }
-        guard !holding.isEmpty else { return hold }
-        if let slow = configuration.slowReadingRate, holding.allSatisfy({ ($0.rate ?? .infinity) < slow }) { return 0 }
-        if let fast = configuration.fastReadingRate, holding.contains(where: { $0.rate.map { $0 >= fast } ?? false }) {
-            // Never under the configured hold, never longer than "immediate" would take to say.
-            let fastHold = configuration.fastFoundHold.isNaN ? hold : configuration.fastFoundHold
-            return min(max(hold, fastHold), Self.immediateLineHold)
-        }
-        return hold
+    private var pendingFindHold: Double {
+        configuration.findHold.hold(rates: classes.values.filter { $0.proximity == .immediate }.map(\.rate))
     }
 
     private mutating func checkFound(at time: Double) -> [HuntAction] {
-        // `since + findHold`, as `nextDeadline` says it: `time - since` can round under the hold
+        // `since + pendingFindHold`, as `nextDeadline` says it: `time - since` can round under the hold
         // at the very deadline (13.4 + 3 - 13.4 < 3), and the find would wait a tick more.
-        guard inside, exitSince == nil, !foundAnnounced, let since = immediateSince, time >= since + findHold else { return [] }
+        guard inside, exitSince == nil, !foundAnnounced, let since = immediateSince, time >= since + pendingFindHold else { return [] }
         foundAnnounced = true
         immediateUnsaid = nil
         if let p = progress {

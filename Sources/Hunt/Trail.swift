@@ -147,8 +147,9 @@ public struct TrailProgress: Sendable {
         public var hintAfter = 90.0
         /// At most one hint per this many seconds (s).
         public var hintInterval = 60.0
-        /// Immediate held this long is a find (s), as for the director.
-        public var foundHold = 0.5
+        /// Immediate held this long is a find, as for the director: `found_hold`, waived for a
+        /// slow tag and lengthened for a fast one (`HuntDirector.Configuration`, which sets it).
+        public var findHold = FindHoldRule()
         public var mode: HuntMode = .solo
         public init() {}
     }
@@ -176,6 +177,8 @@ public struct TrailProgress: Sendable {
         var nearest: BeaconKey?
         var proximity: Proximity = .unknown
         var immediateSince: Double?
+        /// How often its nearest beacon is heard (`RangeReport.readingRate`; nil: not known).
+        var rate: Double?
         /// The out-of-order line was said for this stay at immediate.
         var told = false
     }
@@ -236,8 +239,12 @@ public struct TrailProgress: Sendable {
             case let .regionExit(_, name) where name == region.name:
                 watches[i] = Watch()
             case let .nearest(_, name, key) where name == region.name:
+                if let old = watches[i].nearest, old != key { watches[i].rate = nil }
                 watches[i].nearest = key
+            case let .range(report) where region.contains(report.key) && (watches[i].nearest ?? report.key) == report.key:
+                watches[i].rate = report.readingRate
             case let .proximity(_, key, _, to) where region.contains(key) && (watches[i].nearest == nil || watches[i].nearest == key):
+                if let old = watches[i].nearest, old != key { watches[i].rate = nil }
                 watches[i].nearest = key
                 guard to != watches[i].proximity else { break }
                 watches[i].proximity = to
@@ -259,13 +266,15 @@ public struct TrailProgress: Sendable {
         }
     }
 
-    /// Treasures other than the hunted one that the child has been at for `foundHold`.
+    /// Treasures other than the hunted one that the child has been at for the find's hold
+    /// (`findHold`, by how often the treasure's nearest beacon is heard).
     public mutating func tick(at time: Double) -> [Finding] {
         guard let current, startedAt != nil else { return [] }
         var findings: [Finding] = []
         for i in steps.indices where i != current && !found[i] {
             let w = watches[i]
-            guard w.inside, !w.told, let since = w.immediateSince, time >= since + rules.foundHold else { continue }
+            guard w.inside, !w.told, let since = w.immediateSince,
+                  time >= since + rules.findHold.hold(rates: [w.rate]) else { continue }
             switch rules.order {
             case .anyOrder:
                 findings.append(.found(step: i))
@@ -294,10 +303,10 @@ public struct TrailProgress: Sendable {
     }
 
     /// What the trail knows of step `step`'s region (for the director, when the step begins).
-    public func region(of step: Int) -> (inside: Bool, nearest: BeaconKey?, proximity: Proximity, immediateSince: Double?) {
-        guard watches.indices.contains(step) else { return (false, nil, .unknown, nil) }
+    public func region(of step: Int) -> (inside: Bool, nearest: BeaconKey?, proximity: Proximity, immediateSince: Double?, rate: Double?) {
+        guard watches.indices.contains(step) else { return (false, nil, .unknown, nil, nil) }
         let w = watches[step]
-        return (w.inside, w.nearest, w.proximity, w.immediateSince)
+        return (w.inside, w.nearest, w.proximity, w.immediateSince, w.rate)
     }
 
     /// A hint is owed: `hintAfter` on the step without progress (no warmer trend, no better

@@ -7,9 +7,10 @@ private let uuid = UUID(uuidString: "E2C56DB5-DFFB-48D2-B060-D0F5A71096E0") ?? U
 private func chest(_ n: UInt16) -> Region { Region(name: RegionID("\(uuid.uuidString):1:\(n)"), uuid: uuid, major: 1, minor: n) }
 private func beacon(_ n: UInt16) -> BeaconKey { BeaconKey(uuid: uuid, major: 1, minor: n) }
 
-private func trail(order: TrailOrder = .inOrder, mode: HuntMode = .solo, hintAfter: Double = 90, hintInterval: Double = 60) -> HuntDirector {
+private func trail(order: TrailOrder = .inOrder, mode: HuntMode = .solo, hintAfter: Double = 90, hintInterval: Double = 60,
+                   foundHold: Double = 3) -> HuntDirector {
     var configuration = HuntDirector.Configuration(region: chest(1).name)
-    configuration.foundHold = 3  // the hold these tests time
+    configuration.foundHold = foundHold  // the hold these tests time
     configuration.trail = [
         TrailStep(region: chest(1), clue: .text("Look under the big tree."), hint: "It be near something green."),
         TrailStep(region: chest(2), clue: .recording("/srv/clue2.wav"), found: "Ye found the second chest!"),
@@ -195,6 +196,25 @@ extension HuntAction {
         _ = d.arrive(at: 2, 13.4)
         #expect(d.tick(at: (13.4 + 3).nextDown).compactMap(\.event) == [])
         #expect(d.tick(at: 13.4 + 3).contains(.found(step: 1)))
+    }
+
+    /// Another chest's find is held as the hunted one's is (`FindHoldRule`): at once at a
+    /// slow tag, `found_hold` at a 4 Hz one or one not yet heard, 1 s at a fast one.
+    @Test func anotherChestsFindIsHeldByHowFastItsTagIsHeard() {
+        for (rate, due) in [(Double?.some(1), 10.0), (3.5, 10.5), (9, 11), (nil, 10.5)] {
+            var d = trail(order: .anyOrder, foundHold: 0.5)
+            _ = d.handle(.started, at: 0)
+            _ = d.handle(.speechFinished, at: 1)
+            _ = d.handle(.speechFinished, at: 2)
+            if let rate {
+                let report = RangeReport(time: 9, key: beacon(2), rssi: -60, distance: DistanceEstimate(meters: 1, logSigma: 0.3),
+                                         proximity: .near, readingRate: rate)
+                _ = d.handle(.ranging(.range(report)), at: 9)
+            }
+            _ = d.arrive(at: 2, 10)
+            #expect(!d.tick(at: due.nextDown).contains(.found(step: 1)), "heard \(String(describing: rate)) a second")
+            #expect(d.tick(at: due).contains(.found(step: 1)), "heard \(String(describing: rate)) a second")
+        }
     }
 
     @Test func aStuckChildGetsTheStepsHintThenNoMoreThanOnePerInterval() {
