@@ -541,6 +541,7 @@ enum RangingBenchmark {
         var replays: String?
         var trail: Int?
         var spacing: Double?
+        var anyOrder = false
         var firstSeed: UInt64?
         var arguments = CommandLine.arguments.dropFirst()
         /// The next argument as a range LO-HI within `from`...`upTo`, or the usage line.
@@ -635,6 +636,8 @@ enum RangingBenchmark {
                                                 need: "a range of seconds a shared outage lasts, from 0.1 to 60, such as 5-20")
             case "--bystanders":
                 harshness.bystanders = walkingCount(argument, 0 ... 20, need: "a number of other advertisers from 0 to 20")
+            case "--any-order":
+                anyOrder = true
             case "--trail":
                 trail = walkingCount(argument, 2 ... 6, need: "a number of chests from 2 to 6")
             case "--spacing":
@@ -663,7 +666,7 @@ enum RangingBenchmark {
                 }
                 firstSeed = n
             default:
-                fail("unknown argument \(argument) (usage: RangingBenchmark [--data DIR] [--seeds N] [--fit] [--real [--itag FILE]] [--family held-out|tuning [--shared-loss | --calibrated] [--minutes M] [--only ROW]] [--stress [--minutes M] [--only ROW]] [--heard] (with --family or --stress: what the hunt rules say standing still) [--walking held-out|tuning [--first-seed N] [--calibrated [--calibration-spot DB]] [--write-captures DIR] [--replays DIR] [--spread LO-HI] [--body LO-HI] [--power-error DB] [--field DB] [--rate HZ] [--loss LO-HI] [--burst LO-HI] [--chest-beacons N] [--speed LO-HI] [--outage LO-HI] [--bystanders N] [--chest-spot DB] [--trail N [--spacing M]]] (--rate HZ also with --family ... --heard: every beacon at that rate))", code: 64)
+                fail("unknown argument \(argument) (usage: RangingBenchmark [--data DIR] [--seeds N] [--fit] [--real [--itag FILE]] [--family held-out|tuning [--shared-loss | --calibrated] [--minutes M] [--only ROW]] [--stress [--minutes M] [--only ROW]] [--heard] (with --family or --stress: what the hunt rules say standing still) [--walking held-out|tuning [--first-seed N] [--calibrated [--calibration-spot DB]] [--write-captures DIR] [--replays DIR] [--spread LO-HI] [--body LO-HI] [--power-error DB] [--field DB] [--rate HZ] [--loss LO-HI] [--burst LO-HI] [--chest-beacons N] [--speed LO-HI] [--outage LO-HI] [--bystanders N] [--chest-spot DB] [--trail N [--spacing M] [--any-order]]] (--rate HZ also with --family ... --heard: every beacon at that rate))", code: 64)
             }
         }
         if let probe = getenv("AT_HAND_PROBE").flatMap({ UInt64(String(cString: $0)) }) {
@@ -716,6 +719,9 @@ enum RangingBenchmark {
             return
         }
         if spacing != nil, trail == nil { fail("--spacing goes with --trail", code: 64) }
+        if anyOrder, trail == nil || writeCaptures != nil || replays != nil {
+            fail("--any-order goes with --trail, in process (not --write-captures or --replays)", code: 64)
+        }
         if firstSeed != nil, walking != true { fail("--first-seed goes with --walking held-out", code: 64) }
         if let chests = trail {
             guard let heldOut = walking else { fail("--trail goes with --walking held-out|tuning", code: 64) }
@@ -726,7 +732,7 @@ enum RangingBenchmark {
                 return probeTrail(seed: probe, chests: chests, spacing: spacing ?? 4, harshness: harshness)
             }
             runTrails(heldOut: heldOut, count: seedCount, firstSeed: firstSeed, chests: chests, spacing: spacing ?? 4, writeCaptures: writeCaptures,
-                      replays: replays, harshness: harshness)
+                      replays: replays, harshness: harshness, anyOrder: anyOrder)
             return
         }
         if let heldOut = walking {

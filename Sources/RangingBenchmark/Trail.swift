@@ -99,13 +99,20 @@ func scoreTrail(_ trail: TrailWalk, _ told: WalkTold, debug label: String? = nil
 /// tag is minor 1 + k of the walking UUID, as in the captures), the director with the trail,
 /// "no reward" told `rewardTimeout` s after each find (a tag with no box, as the replay's
 /// configuration: `announce.reward_timeout`).
+///
+/// `anyOrder`: the trail is `any_order` and lists the chests last first, so the child walks to
+/// chests that are not the step being hunted (`TrailProgress.tick` finds them), and to the
+/// hunted one last. The director's other lines are then about the last chest, not the one
+/// walked to: only the finds (chests found, whole trails, lags, found wrong) mean anything.
 func oursOnTrail(_ reports: [SimulatedReading], chests: Int, until end: Double, lineSeconds: Double = 2,
-                 rewardTimeout: Double = trailRewardTimeout) -> WalkTold {
+                 rewardTimeout: Double = trailRewardTimeout, anyOrder: Bool = false) -> WalkTold {
     let c = walkingConfiguration
     let regions = (0..<chests).map { Region(name: "chest \($0 + 1)", uuid: OurRanger.uuid, major: 1, minor: UInt16($0)) }
     var hunt = tunedHunt(c)
-    hunt.region = regions[0].name
-    hunt.trail = regions.enumerated().map { TrailStep(region: $1, clue: .text("Find chest \($0 + 1)."), found: trailFoundText($0)) }
+    let steps = regions.enumerated().map { TrailStep(region: $1, clue: .text("Find chest \($0 + 1)."), found: trailFoundText($0)) }
+    hunt.trail = anyOrder ? steps.reversed() : steps
+    hunt.trailRules.order = anyOrder ? .anyOrder : .inOrder
+    hunt.region = hunt.trail[0].region.name
     return huntInProcess(reports, until: end, engine: RangingEngine(configuration: c, regions: regions, atHand: tunedAtHand(c)),
                          director: HuntDirector(configuration: hunt), lineSeconds: lineSeconds, rewardTimeout: rewardTimeout)
 }
@@ -148,7 +155,7 @@ func trailConfiguration(chests: Int) -> String {
 }
 
 func runTrails(heldOut: Bool, count: Int, firstSeed: UInt64? = nil, chests: Int, spacing: Double, writeCaptures: String?,
-               replays: String?, harshness: WalkingWorld.Harshness = .standard) {
+               replays: String?, harshness: WalkingWorld.Harshness = .standard, anyOrder: Bool = false) {
     let seeds = walkingSeeds(heldOut: heldOut, count: count, first: firstSeed)
     var rows: [String: [(TrailWalk, TrailScore)]] = [:]
     let names = (replays == nil ? [] : ["ours (replay --hunt)"]) + ["ours (in process)"]
@@ -161,7 +168,7 @@ func runTrails(heldOut: Bool, count: Int, firstSeed: UInt64? = nil, chests: Int,
                 RangingBenchmark.fail("cannot write \(directory)/walk-\(seed).btsnoop or .json", code: 73)
             }
         }
-        var told = ["ours (in process)": oursOnTrail(reports, chests: chests, until: trail.duration)]
+        var told = ["ours (in process)": oursOnTrail(reports, chests: chests, until: trail.duration, anyOrder: anyOrder)]
         if let directory = replays {
             guard let replayed = parseReplay("\(directory)/walk-\(seed).jsonl", start: reports.first?.time ?? 0) else {
                 RangingBenchmark.fail("no \(directory)/walk-\(seed).jsonl (scripts/bench/walking-replay.sh writes it)", code: 66)
@@ -172,7 +179,8 @@ func runTrails(heldOut: Bool, count: Int, firstSeed: UInt64? = nil, chests: Int,
     }
     if writeCaptures != nil, replays == nil { print("wrote \(seeds.count) captures") }
     let rates = harshness.rate.map { "every tag at \(rateName($0))" } ?? "tags at 10/4/2/1 Hz in turn"
-    print("Trails of \(chests) chests at least \(format(spacing, 1)) m apart (\(heldOut ? "held-out" : "tuning") walks, seeds \(seeds.first ?? 0)...\(seeds.last ?? 0); \(rates)\(radioDescription(harshness))):")
+    let order = anyOrder ? ", listed last first in any order: only the finds' columns mean anything" : ""
+    print("Trails of \(chests) chests at least \(format(spacing, 1)) m apart\(order) (\(heldOut ? "held-out" : "tuning") walks, seeds \(seeds.first ?? 0)...\(seeds.last ?? 0); \(rates)\(radioDescription(harshness))):")
     print("| ranger | false lines/h | left/entered/unknown | near/far/immediate | warmer/colder | found wrong | approaches heard 10 Hz | 4 Hz | 1-2 Hz | chests found | trails whole | find lag median/p90 s | first chest / later | out of order |")
     print("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
     for name in names {
