@@ -111,7 +111,8 @@ public struct HunterCore: Sendable {
         /// The hunt is over and the configured time after it has passed: stop.
         case stop
         /// Tick at this time too (seconds since start), besides the period: a find falls due
-        /// then (`HuntDirector.nextDeadline`), and is said then, not up to a period later. A
+        /// then (`HuntDirector.nextDeadline(after:)`: the hunted step's or a trail's other
+        /// treasure's), and is said then, not up to a period later. A
         /// later `wake` replaces it.
         case wake(at: Double)
     }
@@ -301,7 +302,7 @@ public struct HunterCore: Sendable {
             if director == nil { effects.append(.tell(.noticePage, detail)) } else { say(.pageOpened(detail), at: time, into: &effects) }
         }
         // A deadline not asked for yet: a tick then (each once; one gone by waits for the period).
-        if let due = director?.nextDeadline, due != wokenFor, due > time {
+        if let due = director?.nextDeadline(after: time), due != wokenFor {
             wokenFor = due
             effects.append(.wake(at: due))
         }

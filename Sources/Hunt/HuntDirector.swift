@@ -382,6 +382,15 @@ public struct HuntDirector: Sendable {
         guard inside, exitSince == nil, !foundAnnounced, let since = immediateSince else { return nil }
         return since + pendingFindHold
     }
+
+    /// The first deadline after `time`: the hunted step's find (`nextDeadline`) or a trail's
+    /// other treasure held at immediate (`TrailProgress.nextDeadline(after:)`). One gone by
+    /// (the director was speaking then) is left to the period, and hides no later one.
+    public func nextDeadline(after time: Double) -> Double? {
+        let own = nextDeadline.flatMap { $0 > time ? $0 : nil }
+        guard let others = progress?.nextDeadline(after: time) else { return own }
+        return min(own ?? others, others)
+    }
     public var treasureFound: Bool { foundAnnounced }
     /// Nothing more to find: the trail is done (or, without one, the chest is found).
     public var huntOver: Bool { progress?.isFinished ?? foundAnnounced }

@@ -137,7 +137,7 @@ public struct LineDetail: Sendable, Equatable {
 /// time come in; the `HuntDirector` turns what it says into lines.
 ///
 /// The step being hunted is the first treasure not yet found. Its own find is judged by the
-/// director (immediate held for `foundHold`); the other treasures are watched here: one held
+/// director (immediate held for the find's hold, `FindHoldRule`); the other treasures are watched here: one held
 /// at immediate is a find in `any_order`, and "that be treasure N, but first find M" (once
 /// while the child stays there) in `in_order`.
 public struct TrailProgress: Sendable {
@@ -177,8 +177,11 @@ public struct TrailProgress: Sendable {
         var nearest: BeaconKey?
         var proximity: Proximity = .unknown
         var immediateSince: Double?
-        /// How often its nearest beacon is heard (`RangeReport.readingRate`; nil: not known).
-        var rate: Double?
+        /// The last `RangeReport.readingRate` heard of its nearest beacon (of any of its
+        /// beacons while none is nearest yet), and whose it was.
+        var heard: (key: BeaconKey, rate: Double?)?
+        /// How often its nearest beacon is heard (nil: not known).
+        var rate: Double? { heard.flatMap { $0.key == nearest ? $0.rate : nil } }
         /// The out-of-order line was said for this stay at immediate.
         var told = false
     }
@@ -239,12 +242,10 @@ public struct TrailProgress: Sendable {
             case let .regionExit(_, name) where name == region.name:
                 watches[i] = Watch()
             case let .nearest(_, name, key) where name == region.name:
-                if let old = watches[i].nearest, old != key { watches[i].rate = nil }
                 watches[i].nearest = key
             case let .range(report) where region.contains(report.key) && (watches[i].nearest ?? report.key) == report.key:
-                watches[i].rate = report.readingRate
+                watches[i].heard = (report.key, report.readingRate)
             case let .proximity(_, key, _, to) where region.contains(key) && (watches[i].nearest == nil || watches[i].nearest == key):
-                if let old = watches[i].nearest, old != key { watches[i].rate = nil }
                 watches[i].nearest = key
                 guard to != watches[i].proximity else { break }
                 watches[i].proximity = to
@@ -264,6 +265,18 @@ public struct TrailProgress: Sendable {
                 break
             }
         }
+    }
+
+    /// The first time after `time` when `tick` has a treasure other than the hunted one to
+    /// tell, its hold over (nil: none held at immediate is due later).
+    public func nextDeadline(after time: Double) -> Double? {
+        guard let current, startedAt != nil else { return nil }
+        return steps.indices.compactMap { i -> Double? in
+            let w = watches[i]
+            guard i != current, !found[i], w.inside, !w.told, let since = w.immediateSince else { return nil }
+            let due = since + rules.findHold.hold(rates: [w.rate])
+            return due > time ? due : nil
+        }.min()
     }
 
     /// Treasures other than the hunted one that the child has been at for the find's hold

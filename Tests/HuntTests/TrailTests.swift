@@ -212,9 +212,52 @@ extension HuntAction {
                 _ = d.handle(.ranging(.range(report)), at: 9)
             }
             _ = d.arrive(at: 2, 10)
+            // The hunter wakes for it (a slow tag's is due at once: the next tick's).
+            #expect(d.nextDeadline(after: 10) == (due > 10 ? due : nil), "heard \(String(describing: rate)) a second")
             #expect(!d.tick(at: due.nextDown).contains(.found(step: 1)), "heard \(String(describing: rate)) a second")
             #expect(d.tick(at: due).contains(.found(step: 1)), "heard \(String(describing: rate)) a second")
+            #expect(d.nextDeadline(after: due) == nil)
         }
+    }
+
+    /// The rate a treasure's find is held by is its nearest beacon's: one heard of another
+    /// beacon of the treasure stands for nothing once that one is not the nearest, and a due
+    /// deadline gone by hides no later one.
+    @Test func anotherChestsHoldIsItsNearestBeaconsRate() {
+        let box = Region(name: "box", uuid: uuid, major: 7)
+        let fast = BeaconKey(uuid: uuid, major: 7, minor: 1), slow = BeaconKey(uuid: uuid, major: 7, minor: 2)
+        var rules = TrailProgress.Rules()
+        rules.order = .anyOrder
+        var trail = TrailProgress(steps: [TrailStep(region: chest(1)), TrailStep(region: box)], rules: rules)
+        trail.start(at: 0)
+        func range(_ key: BeaconKey, _ rate: Double, at time: Double) {
+            trail.observe(.range(RangeReport(time: time, key: key, rssi: -60, distance: DistanceEstimate(meters: 1, logSigma: 0.3),
+                                             proximity: .near, readingRate: rate)), at: time)
+        }
+        trail.observe(.regionEnter(time: 5, region: box.name), at: 5)
+        range(fast, 9, at: 6)
+        trail.observe(.nearest(time: 7, region: box.name, key: slow), at: 7)
+        trail.observe(.proximity(time: 10, key: slow, from: .near, to: .immediate), at: 10)
+        #expect(trail.region(of: 1).rate == nil, "the fast beacon's rate is not the nearest's")
+        #expect(trail.nextDeadline(after: 10) == 10.5, "found_hold while its rate is not known")
+        range(fast, 9, at: 10.1)
+        #expect(trail.nextDeadline(after: 10.1) == 10.5, "another beacon's report changes nothing")
+        range(slow, 1, at: 10.2)
+        #expect(trail.region(of: 1).rate == 1)
+        #expect(trail.nextDeadline(after: 10.2) == nil, "a slow tag's find is due at once")
+        #expect(trail.tick(at: 10.25) == [.found(step: 1)])
+        // The hunted chest held at immediate while another's deadline went by.
+        var director = HuntDirector(configuration: {
+            var c = HuntDirector.Configuration(region: chest(1).name)
+            c.trail = [TrailStep(region: chest(1)), TrailStep(region: chest(2))]
+            c.trailRules.order = .anyOrder
+            return c
+        }())
+        _ = director.handle(.started, at: 0)
+        _ = director.arrive(at: 2, 10)
+        _ = director.arrive(at: 1, 10.2)
+        #expect(director.nextDeadline(after: 10.2) == 10.5, "chest 2's own")
+        #expect(director.nextDeadline(after: 10.6) == 10.7, "chest 1's, after chest 2's went by untold")
     }
 
     @Test func aStuckChildGetsTheStepsHintThenNoMoreThanOnePerInterval() {
