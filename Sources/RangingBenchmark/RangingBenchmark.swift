@@ -57,15 +57,16 @@ func drive(_ ranger: inout any Ranger, reports: [SimulatedReading], until end: D
 
 /// The clock of every measure: each report before `end` in time order, and before it the
 /// timer ticks (every `tick` s from 0) due by its time; then the ticks left before `end`.
-/// `deadline`: when the hunt is next due a tick of its own (`HuntDirector.nextDeadline`, as
-/// the hunter arms one): `advance` is called then too, before whatever comes later.
-func replay(_ reports: [SimulatedReading], until end: Double, tick: Double = 0.1, deadline: () -> Double? = { nil },
+/// `deadline`: when the hunt is next due a tick of its own after a time
+/// (`HuntDirector.nextDeadline(after:)`, as the hunter arms one): `advance` is called then
+/// too, before whatever comes later.
+func replay(_ reports: [SimulatedReading], until end: Double, tick: Double = 0.1, deadline: (Double) -> Double? = { _ in nil },
             advance: (Double) -> Void, ingest: (SimulatedReading) -> Void) {
     var nextTick = 0.0
     var fired = -Double.infinity
     /// The deadline due before `time`, once each.
     func due(before time: Double) {
-        if let d = deadline(), d > fired, d < time {
+        if let d = deadline(fired), d < time {
             fired = d
             advance(d)
         }
@@ -729,7 +730,7 @@ enum RangingBenchmark {
                 fail("--trail has one tag a chest and no bystanders (not --calibrated, --chest-beacons or --bystanders)", code: 64)
             }
             if let probe = getenv("TRAIL_PROBE").flatMap({ UInt64(String(cString: $0)) }) {
-                return probeTrail(seed: probe, chests: chests, spacing: spacing ?? 4, harshness: harshness)
+                return probeTrail(seed: probe, chests: chests, spacing: spacing ?? 4, harshness: harshness, anyOrder: anyOrder)
             }
             runTrails(heldOut: heldOut, count: seedCount, firstSeed: firstSeed, chests: chests, spacing: spacing ?? 4, writeCaptures: writeCaptures,
                       replays: replays, harshness: harshness, anyOrder: anyOrder)

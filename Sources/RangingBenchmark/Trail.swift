@@ -209,7 +209,7 @@ func runTrails(heldOut: Bool, count: Int, firstSeed: UInt64? = nil, chests: Int,
 
 /// TRAIL_PROBE=SEED (with --walking ... --trail N): the lines said in process on one trail,
 /// each with the true distance to every chest, and the chests' tags (tuning aid).
-func probeTrail(seed: UInt64, chests: Int, spacing: Double, harshness: WalkingWorld.Harshness) {
+func probeTrail(seed: UInt64, chests: Int, spacing: Double, harshness: WalkingWorld.Harshness, anyOrder: Bool = false) {
     let trail = TrailWalk(seed: seed, chests: chests, spacing: spacing, harshness: harshness)
     for (k, chest) in trail.chests.enumerated() {
         print("chest \(k + 1) at (\(format(trail.spots[k].x, 1)), \(format(trail.spots[k].y, 1))) rate \(format(1 / chest.advertisingInterval, 0)) error \(Double(chest.advertisedPower) - chest.truePower) stop \(format(trail.stops[k], 1)) leave \(format(trail.leaves[k], 1))")
@@ -225,7 +225,7 @@ func probeTrail(seed: UInt64, chests: Int, spacing: Double, harshness: WalkingWo
             t += 2
         }
     }
-    for line in oursOnTrail(trail.readings(), chests: chests, until: trail.duration).lines {
+    for line in oursOnTrail(trail.readings(), chests: chests, until: trail.duration, anyOrder: anyOrder).lines {
         let d = trail.chests.map { format($0.distance(at: line.time), 1) }.joined(separator: " ")
         print("t \(format(line.time, 1)) \(line.line.rawValue) d \(d)")
     }

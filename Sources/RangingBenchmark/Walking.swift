@@ -343,7 +343,7 @@ func huntInProcess(_ reports: [SimulatedReading], until end: Double, engine: Ran
         }
     }
     apply(director.handle(.started, at: 0), at: 0)
-    replay(reports, until: end, deadline: { director.nextDeadline }, advance: { time in
+    replay(reports, until: end, deadline: { director.nextDeadline(after: $0) }, advance: { time in
         due(by: time)
         handle(engine.advance(to: time), at: time)
         apply(director.tick(at: time), at: time)
