@@ -720,9 +720,7 @@ enum RangingBenchmark {
             return
         }
         if spacing != nil, trail == nil { fail("--spacing goes with --trail", code: 64) }
-        if anyOrder, trail == nil || writeCaptures != nil || replays != nil {
-            fail("--any-order goes with --trail, in process (not --write-captures or --replays)", code: 64)
-        }
+        if anyOrder, trail == nil { fail("--any-order goes with --trail", code: 64) }
         if firstSeed != nil, walking != true { fail("--first-seed goes with --walking held-out", code: 64) }
         if let chests = trail {
             guard let heldOut = walking else { fail("--trail goes with --walking held-out|tuning", code: 64) }

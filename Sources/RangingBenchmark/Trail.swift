@@ -133,8 +133,9 @@ let trailRewardTimeout = 3.0
 
 /// The configuration `replay --hunt` gets with a trail capture: the trail's chests as steps
 /// in order (chest k: the walking UUID, major 1, minor 1 + k, as `advertisingReportEvent`
-/// writes it), a short clue each, and a 3 s wait for a reward no tag sends.
-func trailConfiguration(chests: Int) -> String {
+/// writes it), a short clue each, and a 3 s wait for a reward no tag sends; `anyOrder`: listed
+/// last first, `any_order` (as `oursOnTrail`).
+func trailConfiguration(chests: Int, anyOrder: Bool = false) -> String {
     let hex = walkingUUID.map { ($0 < 16 ? "0" : "") + String($0, radix: 16, uppercase: true) }
     let uuid = [0..<4, 4..<6, 6..<8, 8..<10, 10..<16].map { hex[$0].joined() }.joined(separator: "-")
     let steps = (0..<chests).map {
@@ -146,7 +147,7 @@ func trailConfiguration(chests: Int) -> String {
           "regions": [{ "name": "treasure", "uuid": "\(uuid)" }],
           "voice": { "language": "en-family", "rate": 175, "pitch": 50, "volume": 100 },
           "audio": { "device": "auto", "volume_db": 0 },
-          "hunt": { "found_hold": 0.5, "trail": [\(steps.joined(separator: ", "))] },
+          "hunt": { "found_hold": 0.5, "order": "\(anyOrder ? "any_order" : "in_order")", "trail": [\((anyOrder ? steps.reversed() : steps).joined(separator: ", "))] },
           "announce": { "reward_timeout": \(Int(trailRewardTimeout)) },
           "json": false
         }
@@ -164,7 +165,7 @@ func runTrails(heldOut: Bool, count: Int, firstSeed: UInt64? = nil, chests: Int,
         let reports = trail.readings()
         if let directory = writeCaptures {
             if !writeFile("\(directory)/walk-\(seed).btsnoop", captureBytes(reports))
-                || !writeFile("\(directory)/walk-\(seed).json", Array(trailConfiguration(chests: chests).utf8)) {
+                || !writeFile("\(directory)/walk-\(seed).json", Array(trailConfiguration(chests: chests, anyOrder: anyOrder).utf8)) {
                 RangingBenchmark.fail("cannot write \(directory)/walk-\(seed).btsnoop or .json", code: 73)
             }
         }
