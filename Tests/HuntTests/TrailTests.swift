@@ -23,6 +23,15 @@ private func trail(order: TrailOrder = .inOrder, mode: HuntMode = .solo, hintAft
     return HuntDirector(configuration: configuration)
 }
 
+/// A trail begun, its opening lines over (each said line finished, at 1 s and 2 s).
+private func startedTrail(order: TrailOrder, foundHold: Double = 3) -> HuntDirector {
+    var d = trail(order: order, foundHold: foundHold)
+    _ = d.handle(.started, at: 0)
+    _ = d.handle(.speechFinished, at: 1)
+    _ = d.handle(.speechFinished, at: 2)
+    return d
+}
+
 extension HuntDirector {
     /// The child walks into chest `n`'s region and stands at it from `time`.
     mutating func arrive(at n: UInt16, _ time: Double) -> [HuntAction] {
@@ -156,10 +165,7 @@ extension HuntAction {
     }
 
     @Test func inAnyOrderEveryChestCountsAndTheLastEndsWithTheFinaleAndTheTime() {
-        var d = trail(order: .anyOrder)
-        _ = d.handle(.started, at: 0)
-        _ = d.handle(.speechFinished, at: 1)
-        _ = d.handle(.speechFinished, at: 2)
+        var d = startedTrail(order: .anyOrder)
         _ = d.arrive(at: 2, 10)
         let second = d.tick(at: 13.5)
         #expect(second == [.tell(.treasureFound, LineDetail(step: 1, treasure: 2, text: "Ye found the second chest!"), interrupt: false), .found(step: 1)])
@@ -189,10 +195,7 @@ extension HuntAction {
     /// Another chest of an any-order trail is found when its hold is over, even where the
     /// hold's end rounds (13.4 + 3 − 13.4 is under 3 in doubles), not a tick later.
     @Test func anotherChestIsFoundWhenItsHoldIsOver() {
-        var d = trail(order: .anyOrder)
-        _ = d.handle(.started, at: 0)
-        _ = d.handle(.speechFinished, at: 1)
-        _ = d.handle(.speechFinished, at: 2)
+        var d = startedTrail(order: .anyOrder)
         _ = d.arrive(at: 2, 13.4)
         #expect(d.tick(at: (13.4 + 3).nextDown).compactMap(\.event) == [])
         #expect(d.tick(at: 13.4 + 3).contains(.found(step: 1)))
@@ -202,10 +205,7 @@ extension HuntAction {
     /// slow tag, `found_hold` at a 4 Hz one or one not yet heard, 1 s at a fast one.
     @Test func anotherChestsFindIsHeldByHowFastItsTagIsHeard() {
         for (rate, due) in [(Double?.some(1), 10.0), (3.5, 10.5), (9, 11), (nil, 10.5)] {
-            var d = trail(order: .anyOrder, foundHold: 0.5)
-            _ = d.handle(.started, at: 0)
-            _ = d.handle(.speechFinished, at: 1)
-            _ = d.handle(.speechFinished, at: 2)
+            var d = startedTrail(order: .anyOrder, foundHold: 0.5)
             if let rate {
                 let report = RangeReport(time: 9, key: beacon(2), rssi: -60, distance: DistanceEstimate(meters: 1, logSigma: 0.3),
                                          proximity: .near, readingRate: rate)
