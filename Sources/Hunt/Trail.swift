@@ -270,24 +270,25 @@ public struct TrailProgress: Sendable {
     /// The first time after `time` when `tick` has a treasure other than the hunted one to
     /// tell, its hold over (nil: none held at immediate is due later).
     public func nextDeadline(after time: Double) -> Double? {
-        guard let current, startedAt != nil else { return nil }
-        return steps.indices.compactMap { i -> Double? in
-            let w = watches[i]
-            guard i != current, !found[i], w.inside, !w.told, let since = w.immediateSince else { return nil }
-            let due = since + rules.findHold.hold(rates: [w.rate])
-            return due > time ? due : nil
-        }.min()
+        steps.indices.compactMap { due($0) }.filter { $0 > time }.min()
     }
 
-    /// Treasures other than the hunted one that the child has been at for the find's hold
-    /// (`findHold`, by how often the treasure's nearest beacon is heard).
+    /// When treasure `i`, not the hunted one, is news: held at immediate for the find's hold
+    /// (`findHold`, by how often its nearest beacon is heard), not found or told yet (nil:
+    /// not held, or the trail not begun or done).
+    private func due(_ i: Int) -> Double? {
+        guard let current, startedAt != nil, i != current, !found[i] else { return nil }
+        let w = watches[i]
+        guard w.inside, !w.told, let since = w.immediateSince else { return nil }
+        return since + rules.findHold.hold(rates: [w.rate])
+    }
+
+    /// Treasures other than the hunted one that the child has been at for the find's hold.
     public mutating func tick(at time: Double) -> [Finding] {
-        guard let current, startedAt != nil else { return [] }
+        guard let current else { return [] }
         var findings: [Finding] = []
-        for i in steps.indices where i != current && !found[i] {
-            let w = watches[i]
-            guard w.inside, !w.told, let since = w.immediateSince,
-                  time >= since + rules.findHold.hold(rates: [w.rate]) else { continue }
+        for i in steps.indices {
+            guard let due = due(i), time >= due else { continue }
             switch rules.order {
             case .anyOrder:
                 findings.append(.found(step: i))

@@ -112,7 +112,6 @@ func oursOnTrail(_ reports: [SimulatedReading], chests: Int, until end: Double, 
     let steps = regions.enumerated().map { TrailStep(region: $1, clue: .text("Find chest \($0 + 1)."), found: trailFoundText($0)) }
     hunt.trail = anyOrder ? steps.reversed() : steps
     hunt.trailRules.order = anyOrder ? .anyOrder : .inOrder
-    hunt.region = hunt.trail[0].region.name
     return huntInProcess(reports, until: end, engine: RangingEngine(configuration: c, regions: regions, atHand: tunedAtHand(c)),
                          director: HuntDirector(configuration: hunt), lineSeconds: lineSeconds, rewardTimeout: rewardTimeout)
 }

@@ -28,6 +28,12 @@ func enteredDirector() -> HuntDirector {
 }
 
 /// Entered, nearest `key`, "near" said at 3 s and finished at 4 s, with `configure`'s changes.
+/// A range report of `beacon` at `time`, about 1 m away, heard `rate` times a second (nil: not known).
+func rangeHeard(_ beacon: BeaconKey, rate: Double?, at time: Double) -> RangingEvent {
+    .range(RangeReport(time: time, key: beacon, rssi: -60, distance: DistanceEstimate(meters: 1, logSigma: 0.3),
+                       proximity: .near, readingRate: rate))
+}
+
 func directorSaidNear(_ configure: (inout HuntDirector.Configuration) -> Void) -> HuntDirector {
     var configuration = HuntDirector.Configuration(region: region)
     configure(&configuration)
@@ -215,8 +221,7 @@ extension HuntDirector {
     /// right there!") is kept for all.
     @Test func aFindIsHeldByHowFastItsTagIsHeard() {
         func range(_ time: Double, _ beacon: BeaconKey = key, rate: Double?) -> RangingEvent {
-            .range(RangeReport(time: time, key: beacon, rssi: -60, distance: DistanceEstimate(meters: 1, logSigma: 0.3),
-                               proximity: .near, readingRate: rate))
+            rangeHeard(beacon, rate: rate, at: time)
         }
         /// A director that said "near" (`found_hold` 0.5 s unless `configure` says otherwise),
         /// its beacon heard `rate` times a second at 9 s (nil: no rate heard), at immediate

@@ -206,11 +206,7 @@ extension HuntAction {
     @Test func anotherChestsFindIsHeldByHowFastItsTagIsHeard() {
         for (rate, due) in [(Double?.some(1), 10.0), (3.5, 10.5), (9, 11), (nil, 10.5)] {
             var d = startedTrail(order: .anyOrder, foundHold: 0.5)
-            if let rate {
-                let report = RangeReport(time: 9, key: beacon(2), rssi: -60, distance: DistanceEstimate(meters: 1, logSigma: 0.3),
-                                         proximity: .near, readingRate: rate)
-                _ = d.handle(.ranging(.range(report)), at: 9)
-            }
+            if let rate { _ = d.handle(.ranging(rangeHeard(beacon(2), rate: rate, at: 9)), at: 9) }
             _ = d.arrive(at: 2, 10)
             // The hunter wakes for it (a slow tag's is due at once: the next tick's).
             #expect(d.nextDeadline(after: 10) == (due > 10 ? due : nil), "heard \(String(describing: rate)) a second")
@@ -230,10 +226,7 @@ extension HuntAction {
         rules.order = .anyOrder
         var trail = TrailProgress(steps: [TrailStep(region: chest(1)), TrailStep(region: box)], rules: rules)
         trail.start(at: 0)
-        func range(_ key: BeaconKey, _ rate: Double, at time: Double) {
-            trail.observe(.range(RangeReport(time: time, key: key, rssi: -60, distance: DistanceEstimate(meters: 1, logSigma: 0.3),
-                                             proximity: .near, readingRate: rate)), at: time)
-        }
+        func range(_ key: BeaconKey, _ rate: Double, at time: Double) { trail.observe(rangeHeard(key, rate: rate, at: time), at: time) }
         trail.observe(.regionEnter(time: 5, region: box.name), at: 5)
         range(fast, 9, at: 6)
         trail.observe(.nearest(time: 7, region: box.name, key: slow), at: 7)
