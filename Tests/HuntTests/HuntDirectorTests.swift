@@ -27,13 +27,13 @@ func enteredDirector() -> HuntDirector {
     return d
 }
 
-/// Entered, nearest `key`, "near" said at 3 s and finished at 4 s, with `configure`'s changes.
 /// A range report of `beacon` at `time`, about 1 m away, heard `rate` times a second (nil: not known).
 func rangeHeard(_ beacon: BeaconKey, rate: Double?, at time: Double) -> RangingEvent {
     .range(RangeReport(time: time, key: beacon, rssi: -60, distance: DistanceEstimate(meters: 1, logSigma: 0.3),
                        proximity: .near, readingRate: rate))
 }
 
+/// Entered, nearest `key`, "near" said at 3 s and finished at 4 s, with `configure`'s changes.
 func directorSaidNear(_ configure: (inout HuntDirector.Configuration) -> Void) -> HuntDirector {
     var configuration = HuntDirector.Configuration(region: region)
     configure(&configuration)
