@@ -52,16 +52,33 @@ public final class OwnerThread: Sendable {
 
     private let thread: pthread_t
 
-    /// Starts `body` on a new thread (`name` documents it in code and crash logs).
+    /// The signals the event loop takes through its signalfd (`SignalSource`). An owner
+    /// thread never takes them: a process-directed signal goes to any thread that does not
+    /// block it, and an owner thread started before the loop's `SignalSource` (the settings
+    /// notice's voice, said while `--wait-for-fix` waits) would otherwise inherit a mask
+    /// without them for the whole process, and SIGTERM or SIGHUP would end the appliance
+    /// there by default instead of reaching the loop.
+    public static let loopSignals: [Int32] = [SIGINT, SIGTERM, SIGHUP]
+
+    /// Starts `body` on a new thread (`name` documents it in code and crash logs), with
+    /// `loopSignals` blocked whatever the calling thread blocks.
     public init(name: String, _ body: @escaping @Sendable () -> Void) {
         let box = Unmanaged.passRetained(Body(body)).toOpaque()
         var handle = pthread_t()
+        // A new thread inherits its creator's mask: block the loop's signals for the
+        // creation only, and give the creator back its own.
+        var blocked = sigset_t()
+        var previous = sigset_t()
+        sigemptyset(&blocked)
+        for signal in Self.loopSignals { sigaddset(&blocked, signal) }
+        let masked = pthread_sigmask(SIG_BLOCK, &blocked, &previous) == 0
         let rc = pthread_create(&handle, nil, { raw in
             guard let raw else { return nil }
             let body = Unmanaged<Body>.fromOpaque(raw).takeRetainedValue()
             body.run()
             return nil
         }, box)
+        if masked { pthread_sigmask(SIG_SETMASK, &previous, nil) }
         precondition(rc == 0, "pthread_create failed: \(rc)")
         thread = handle
     }

@@ -251,7 +251,8 @@ public final class Mailbox<Message: Sendable>: Sendable {
 }
 
 /// SIGINT, SIGTERM and SIGHUP as readable events (signalfd). Create it before any other
-/// thread starts, so every thread inherits the blocked mask.
+/// thread starts, so every thread inherits the blocked mask (an `OwnerThread` blocks them
+/// itself, whenever it starts).
 public final class SignalSource {
     public let fd: Int32
 
