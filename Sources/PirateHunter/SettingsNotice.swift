@@ -32,7 +32,9 @@ enum SettingsNotice {
         let path = flags.configPath ?? HunterConfiguration.defaultPath
         var stamp = fileStamp(path)
         tell(problem, flags: flags, json: json, told: &told)
-        if let setup = waitWithPage(problem: problem, path: path, flags: flags, json: json, told: &told, load: load) { return setup }
+        if let setup = waitWithPage(problem: problem, path: path, since: stamp, flags: flags, json: json, told: &told, load: load) {
+            return setup
+        }
         while true {
             var pause = timespec(tv_sec: Int(pollInterval), tv_nsec: 0)
             var left = timespec()
@@ -55,9 +57,11 @@ enum SettingsNotice {
     /// port is free: Ready? lists what is wrong, the Trail page can mend a trail's mistake
     /// (saved through the validator), and the file is read again every `pollInterval`
     /// seconds and after each save; nil when the page cannot run (the plain wait then).
-    /// Its runtime takes no signals: SIGTERM ends the wait as before.
+    /// Its runtime takes no signals: SIGTERM ends the wait as before. `since` is the file as
+    /// it was refused: a fix saved while the notice was said (before the page is up) is a
+    /// change, not the file the wait starts from.
     private static func waitWithPage(
-        problem first: CLIError, path: String, flags: ConfigurationFlags, json: Bool, told: inout Set<String>,
+        problem first: CLIError, path: String, since refused: [Int]?, flags: ConfigurationFlags, json: Bool, told: inout Set<String>,
         load: @escaping () throws(CLIError) -> HunterSetup
     ) -> HunterSetup? {
         var settings = HunterConfiguration()
@@ -67,7 +71,7 @@ enum SettingsNotice {
         else { return nil }
         var problem = first
         var loaded: HunterSetup?
-        var stamp = fileStamp(path)
+        var stamp = refused
         func items() -> [CheckItem] {
             [CheckItem(status: .problem, text: "The settings have a mistake: the hunt waits for it to be mended", fix: "Mend it here (Trail) or in \(path); pirate-hunter check lists the same")]
                 + ([problem.message] + problem.further).map { CheckItem(status: .problem, text: $0) }

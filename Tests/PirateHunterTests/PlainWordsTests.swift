@@ -40,6 +40,45 @@ import TestSupport
                 (try? String(contentsOfFile: out, encoding: .utf8)) ?? "", (try? String(contentsOfFile: err, encoding: .utf8)) ?? "")
     }
 
+    /// A fix saved while the notice is still being said starts the hunt (the page's wait
+    /// took the file as it found it then, the fix included, and waited for another change
+    /// forever). The notice's voice and speaker threads start before the hunt's signalfd
+    /// (which blocks SIGHUP and SIGTERM in the thread that makes it): they must not take those
+    /// signals, or `systemctl reload` and `stop` ended the fixed hunt by default (no clean
+    /// stop, the adapter left scanning) instead of reloading and stopping it.
+    @Test func afterTheNoticeTheFixedHuntStillReloadsOnSighupAndStopsCleanlyOnSigterm() throws {
+        let directory = try Self.scratch()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let config = directory + "/hunter.json"
+        try Data(#"{"transport": "simulator", "hunt": {"trail": [{"region": "50495241-5445-2D48-554E-544552000000:1:1", "clue_wav": "one.wav"}]}}"#.utf8)
+            .write(to: URL(fileURLWithPath: config))
+        let out = directory + "/out", err = directory + "/err"
+        let process = try ChildProcess(PirateHunterBinary.url.path,
+                                       ["hunt", "--config", config, "--wait-for-fix", "--json", "--device", "file:FILE=\(directory)/notice.wav,FORMAT=wav",
+                                        "--cache-dir", PirateHunterBinary.lineCache],
+                                       environment: ["RUNTIME_DIRECTORY": directory + "/run"], stdout: .file(out), stderr: .file(err))
+        defer { process.kill() }
+        func text(_ path: String) -> String { (try? String(contentsOfFile: path, encoding: .utf8)) ?? "" }
+        func waitFor(_ words: String, in path: String, seconds: Double) -> Bool {
+            let end = Date().addingTimeInterval(seconds)
+            while Date() < end {
+                if text(path).contains(words) { return true }
+                usleep(50_000)
+            }
+            return false
+        }
+        #expect(waitFor("notice-settings-step", in: out, seconds: 30), "\(text(err))")
+        Thread.sleep(forTimeInterval: 2)
+        try Data(#"{"transport": "simulator"}"#.utf8).write(to: URL(fileURLWithPath: config))
+        #expect(waitFor(#""event_name": "startup""#, in: out, seconds: 30), "the hunt did not start after the fix: \(text(err))")
+        process.send(SIGHUP)
+        #expect(waitFor("configuration reloaded", in: err, seconds: 15), "\(text(err))")
+        #expect(process.isRunning, "SIGHUP ended the hunt")
+        process.send(SIGTERM)
+        let ended = process.wait(timeout: 60)
+        #expect(ended.succeeded, "\(ended) \(text(err))")
+    }
+
     @Test func aMistakeInTheSettingsIsSaidOnceAndTheHuntStartsWhenItIsFixed() throws {
         let directory = try Self.scratch()
         defer { try? FileManager.default.removeItem(atPath: directory) }
