@@ -549,17 +549,23 @@ final class ParentConsole {
         return (String(decoding: template.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self), true)
     }
 
+    /// A regular file's bytes, at most `limit`. Anything else is refused at once (EINVAL),
+    /// never waited on: the page runs on the event loop, and a configuration given as a
+    /// FIFO (which `ConfigurationFile` reads, with a timeout) has no writer left by now, so a
+    /// blocking open would hang the appliance.
     static func read(_ path: String, limit: Int = 1 << 20) throws(SystemError) -> [UInt8] {
-        let fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW)
-        guard fd >= 0 else { throw SystemError("open \(path)", errno: errno) }
-        defer { close(fd) }
+        let fd = try FileDescriptor.open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK)
+        defer { fd.close() }
+        var info = stat()
+        guard fstat(fd.rawValue, &info) == 0 else { throw SystemError("fstat \(path)", errno: errno) }
+        guard info.st_mode & mode_t(S_IFMT) == mode_t(S_IFREG) else {
+            throw SystemError("open \(path)", errno: EINVAL, explanation: "is not a regular file")
+        }
         var bytes: [UInt8] = []
         var buffer = [UInt8](repeating: 0, count: 65536)
         while bytes.count <= limit {
-            let n = Glibc.read(fd, &buffer, buffer.count)
-            if n < 0, errno == EINTR { continue }
-            guard n >= 0 else { throw SystemError("read \(path)", errno: errno) }
-            if n == 0 { return bytes }
+            // A regular file never would block; nil is read as the end all the same.
+            guard let n = try fd.read(into: &buffer), n > 0 else { return bytes }
             bytes += buffer[0..<n]
         }
         throw SystemError("read \(path)", errno: EFBIG)

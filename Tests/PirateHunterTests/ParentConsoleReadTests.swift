@@ -1,0 +1,29 @@
+import Foundation
+import POSIX
+import Testing
+
+@testable import PirateHunter
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The parent page rereads the configuration on the event loop (its form, a save, a
+/// rehearsal): a configuration given as a FIFO, read once at start, has no writer left, and
+/// a blocking open of it hung the appliance.
+@Suite struct ParentConsoleReadTests {
+    @Test func aFIFOIsRefusedAtOnceAndARegularFileIsRead() throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("page-read-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: false)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let fifo = directory.appendingPathComponent("hunter.json").path
+        try #require(mkfifo(fifo, 0o600) == 0)
+        #expect(throws: SystemError("open \(fifo)", errno: EINVAL, explanation: "is not a regular file")) {
+            _ = try ParentConsole.read(fifo)
+        }
+        let file = directory.appendingPathComponent("plain.json").path
+        try Data("{\"a\": 1}".utf8).write(to: URL(fileURLWithPath: file))
+        #expect(try ParentConsole.read(file) == Array("{\"a\": 1}".utf8))
+        #expect(throws: SystemError("read \(file)", errno: EFBIG)) { _ = try ParentConsole.read(file, limit: 3) }
+    }
+}
