@@ -97,9 +97,13 @@ package struct JSONLine {
     }
 }
 
-/// A number with exactly `decimals` places, for tables ("2.660", "-0.500").
+/// A number with exactly `decimals` places (0-9), for tables ("2.660", "-0.500"); past
+/// ±1e12 (a range from a low path-loss exponent and a beacon that advertises an odd power)
+/// ">1e12" or "<-1e12", never an Int that traps.
 package func fixed(_ value: Double, decimals: Int) -> String {
     guard value.isFinite else { return "-" }
+    guard abs(value) < 1e12 else { return value < 0 ? "<-1e12" : ">1e12" }
+    let decimals = min(max(decimals, 0), 9)
     var scale = 1
     for _ in 0..<decimals { scale *= 10 }
     let scaled = Int((abs(value) * Double(scale)).rounded())
