@@ -50,6 +50,8 @@ public struct RenderKey: Hashable, Sendable {
 public struct LineCache: Sendable {
     public let directory: String
     private static let magic = Array("PHPCM1\n".utf8)
+    /// The sample rates a cached line may have (eSpeak NG renders at 22050 Hz).
+    static let plausibleRates = 8000 ... 192_000
 
     public init(directory: String) { self.directory = directory }
 
@@ -135,7 +137,10 @@ public struct LineCache: Sendable {
             Array(bytes[offset..<offset + keyLength]) == keyBytes
         else { return nil }
         offset += keyLength
-        guard let rate = u32(), let count = u32(), offset + count * 2 == bytes.count else { return nil }
+        // A rate no engine gives (a damaged or foreign file that still names the key) is a
+        // miss: a buffer at rate 0 trapped when its duration was reckoned.
+        guard let rate = u32(), Self.plausibleRates.contains(rate), let count = u32(), offset + count * 2 == bytes.count
+        else { return nil }
         var samples = [Int16](repeating: 0, count: count)
         samples.withUnsafeMutableBytes { raw in
             bytes.withUnsafeBytes { source in

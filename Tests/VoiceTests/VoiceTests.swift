@@ -310,6 +310,29 @@ let sampleLines = [
         #expect(third.report.fromCache == files.count)
     }
 
+    /// A file that names its key but gives a rate no engine renders at (rate 0 trapped when
+    /// the line was played: its duration divides by the rate) is a miss.
+    @Test func aCacheFileWithAnImpossibleRateIsAMiss() throws {
+        let scratch = try Scratch("voice-rate")
+        let directory = scratch.path
+        let configuration = VoiceConfiguration(voicesDirectory: Repository.voicesDirectory, language: "ja", cacheDirectory: directory)
+        _ = try PirateVoice.load(configuration)
+        let files = try FileManager.default.contentsOfDirectory(atPath: directory).filter { $0.hasSuffix(".pcm") }.sorted()
+        let victim = "\(directory)/\(try #require(files.first))"
+        var bytes = [UInt8](try Data(contentsOf: URL(fileURLWithPath: victim)))
+        // The layout: "PHPCM1\n", the key's length and the key, then the rate (u32, little-endian).
+        let keyLength = Int(bytes[7]) | Int(bytes[8]) << 8 | Int(bytes[9]) << 16 | Int(bytes[10]) << 24
+        let rateAt = 11 + keyLength
+        #expect(Int(bytes[rateAt]) | Int(bytes[rateAt + 1]) << 8 == 22050)
+        for rate in [0, 7, 1_000_000] {
+            for i in 0..<4 { bytes[rateAt + i] = UInt8((rate >> (8 * i)) & 0xFF) }
+            try Data(bytes).write(to: URL(fileURLWithPath: victim))
+            let again = try PirateVoice.load(configuration)
+            #expect(again.report.synthesized == 1, "rate \(rate)")
+            #expect(again.report.fromCache == files.count - 1)
+        }
+    }
+
     @Test func anUnwritableCacheStillRendersInMemory() throws {
         var configuration = VoiceConfiguration(voicesDirectory: Repository.voicesDirectory, language: "ja")
         configuration.cacheDirectory = "/proc/pirate-hunter-cannot-be-here"
