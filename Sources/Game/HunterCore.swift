@@ -422,9 +422,13 @@ public struct HunterCore: Sendable {
 
     /// The path loss of a packet of the hunted region's beacon (its nearest, when it has
     /// one), once the hunt has begun and until it is over: what the detector and the
-    /// compass spin follow.
+    /// compass spin follow. A reading or an advertised power the engine would not range on
+    /// (`plausibleRSSI`, `plausibleMeasuredPower`: a controller's odd value, or a copy of the
+    /// treasure's beacon advertising -128 dBm to pass for the chest) is not followed either.
     private func huntedPathLoss(_ sighting: BeaconSighting) -> Double? {
-        guard startupSaid, !huntOver, case let .iBeacon(b) = sighting.beacon, let rssi = sighting.rssi, let region = huntedRegion
+        guard startupSaid, !huntOver, case let .iBeacon(b) = sighting.beacon, let rssi = sighting.rssi, let region = huntedRegion,
+              engine.configuration.plausibleRSSI.contains(Int(rssi)),
+              engine.configuration.plausibleMeasuredPower.contains(Int(b.measuredPower))
         else { return nil }
         let key = BeaconKey(uuid: b.uuid, major: b.major, minor: b.minor)
         guard region.contains(key), engine.nearest(inRegion: region.name).map({ $0 == key }) ?? true else { return nil }

@@ -288,6 +288,20 @@ struct CoreDriver {
         #expect(effects == [.say(.startup)])
     }
 
+    /// The detector's clicks follow what the engine would range: a copy of the chest's
+    /// beacon advertising -128 dBm at 1 m (a path loss of -68 dB at -60) or a controller's
+    /// RSSI of 0 is not the chest underfoot. The same packets at a plausible power click.
+    @Test func theDetectorFollowsNoImplausiblePowerOrReading() {
+        for (power, rssi, clicks) in [(Int8(-128), Int8(-60), false), (-59, 0, false), (-59, -45, true)] {
+            var d = CoreDriver(Self.oneChest())
+            d.feed(.radioReady(afterOutage: false), at: 0)
+            d.feed(.speechFinished, at: 2)
+            d.hear(IBeacon(uuid: treasureUUID, major: 1, minor: 1, measuredPower: power), rssi: rssi, until: 6)
+            let fastest = d.effects.compactMap { if case let .detector(rate) = $0 { rate } else { nil } }.max() ?? 0
+            #expect((fastest > 0) == clicks, "power \(power), rssi \(rssi): \(fastest) clicks a second")
+        }
+    }
+
     /// The parent's page's Stop and Start (issue 26): a stopped hunt says nothing and its
     /// detector is silent while ranging goes on; Start begins again with the start-up line.
     @Test func aStoppedHuntIsSilentAndStartBeginsItAgain() {
