@@ -42,8 +42,9 @@ public enum SignalError: Error, Equatable, Sendable {
 /// The game's authenticated signals (docs/security.md has them byte by byte).
 ///
 /// - The announcement: an iBeacon whose UUID is `announcementMarker` (6 bytes), the
-///   hunter's challenge (4 bytes, big endian) and a 6-byte MAC over the hunter id (major),
-///   the treasure's tag (minor) and the challenge; major and minor as before.
+///   hunter's challenge (4 bytes, big endian) and a 6-byte MAC over its kind (found or
+///   probe: the MAC's first byte), the hunter id (major), the treasure's tag (minor) and the
+///   challenge; major and minor as before.
 /// - The sealed reward: the scan response's manufacturer data (company 0xFFFF) holding
 ///   `sealedMarker`, the reward XORed with XChaCha20's stream (1...20 bytes) and a 6-byte MAC
 ///   over the box's tag, the hunter id, its challenge and the ciphertext. The box seals it for
@@ -61,26 +62,40 @@ public enum GameSignals {
 
     /// What an announcement says once verified.
     public struct Announcement: Sendable, Equatable {
+        /// What the hunter states: the same bytes on the air, told apart by the MAC's domain
+        /// (its first byte), so neither can be made into the other without the key.
+        public enum Kind: UInt8, Sendable, Equatable {
+            /// "I found it": other hunters and boxes count it (rival lines, standings).
+            case found = 0x41
+            /// "Box, prove you are here": a box step's beacon held at immediate is not a find
+            /// until the box seals its reward for this challenge. A copy of a box's beacon
+            /// sets every hunter near it asking, so nobody counts a question as a find.
+            case probe = 0x50
+        }
+
         public var hunterID: UInt16
         public var treasureTag: UInt16
         public var challenge: UInt32
+        public var kind: Kind
 
-        public init(hunterID: UInt16, treasureTag: UInt16, challenge: UInt32) {
+        public init(hunterID: UInt16, treasureTag: UInt16, challenge: UInt32, kind: Kind = .found) {
             self.hunterID = hunterID
             self.treasureTag = treasureTag
             self.challenge = challenge
+            self.kind = kind
         }
     }
 
     static func announcementMessage(_ a: Announcement) -> [UInt8] {
-        var m: [UInt8] = [0x41]
+        var m: [UInt8] = [a.kind.rawValue]
         m.appendBE(a.hunterID)
         m.appendBE(a.treasureTag)
         m.appendBE(a.challenge)
         return m
     }
 
-    /// The iBeacon a paired hunter advertises after finding the treasure tagged `treasureTag`.
+    /// The iBeacon a paired hunter advertises after finding the treasure tagged `treasureTag`
+    /// (or, a probe, to ask that box step to prove it is there).
     public static func announcement(_ a: Announcement, by auth: any SignalAuthenticator, measuredPower: Int8 = -59) -> IBeacon {
         var uuid = announcementMarker
         uuid.appendBE(a.challenge)
@@ -98,9 +113,12 @@ public enum GameSignals {
         let bytes = uuidBytes(beacon.uuid)
         guard bytes.count == 16, looksLikeAnnouncement(beacon) else { throw .notOurs }
         let challenge = bytes[6..<10].reduce(UInt32(0)) { $0 << 8 | UInt32($1) }
-        let a = Announcement(hunterID: beacon.major, treasureTag: beacon.minor, challenge: challenge)
-        guard auth.verify(.announcement, announcementMessage(a), tag: Array(bytes[10..<16])) else { throw .forged }
-        return a
+        let mac = Array(bytes[10..<16])
+        for kind in [Announcement.Kind.found, .probe] {
+            let a = Announcement(hunterID: beacon.major, treasureTag: beacon.minor, challenge: challenge, kind: kind)
+            if auth.verify(.announcement, announcementMessage(a), tag: mac) { return a }
+        }
+        throw .forged
     }
 
     static func rewardMessage(boxTag: UInt16, to a: Announcement, ciphertext: [UInt8]) -> [UInt8] {

@@ -252,6 +252,8 @@ public struct HunterCore: Sendable {
                 proven[step] = text
                 effects.append(.scanActively(false))
                 effects.append(.log(.info, "treasure \(step + 1): the box proved it is there"))
+                // Now a find: the probe's question becomes "I found it" for the others.
+                if h.announcingUntil != nil { announceAnew(.found, into: &effects) }
                 if let held = heldImmediate.removeValue(forKey: step), let actions = director?.handle(.ranging(held.at(time)), at: time) {
                     perform(actions, at: time, into: &effects)
                 }
@@ -396,7 +398,9 @@ public struct HunterCore: Sendable {
             } else if GameSignals.looksLikeAnnouncement(beacon) || TreasureSignals.hunter(in: beacon) != nil {
                 // Another hunter's find, believed only when it verifies with the game key.
                 if let auth = authenticator, let a = try? GameSignals.verifiedAnnouncement(beacon, by: auth) {
-                    rival(a.hunterID, tag: a.treasureTag, at: time, into: &effects)
+                    // A probe asks a box to prove it is there: not a find (a copy of the box's
+                    // beacon sets every hunter near it asking).
+                    if a.kind == .found { rival(a.hunterID, tag: a.treasureTag, at: time, into: &effects) }
                 } else if authenticator == nil {
                     unpairedMatters(at: time, into: &effects)
                 } else {
@@ -582,6 +586,20 @@ public struct HunterCore: Sendable {
         if !actions.contains(.scanActively(true)) { say(.rewardAbsent, at: t, into: &effects) }
     }
 
+    /// Advertises this hunter's announcement of the found treasure, with a new challenge
+    /// (the box's sealed reward answers it).
+    private mutating func announceAnew(_ kind: GameSignals.Announcement.Kind, into effects: inout [Effect]) {
+        guard let announce = configuration.announce else { return }
+        let uuid = configuration.regions.first?.uuid ?? Self.defaultTreasureUUID
+        let treasure = foundTreasure?.beacon ?? IBeacon(uuid: uuid, major: 0, minor: 0, measuredPower: -59)
+        challenge &+= 1
+        let beacon = authenticator.map {
+            GameSignals.announcement(
+                GameSignals.Announcement(hunterID: announce.hunterID, treasureTag: TreasureSignals.tag(of: treasure), challenge: challenge, kind: kind), by: $0)
+        } ?? TreasureSignals.announcement(hunterID: announce.hunterID, treasure: treasure)
+        effects.append(.advertise(Advertisement(data: beacon.advertisingData)))
+    }
+
     private mutating func perform(_ actions: [RewardHandoff.Action], at t: Double, into effects: inout [Effect]) {
         for action in actions {
             switch action {
@@ -591,15 +609,9 @@ public struct HunterCore: Sendable {
             case let .announce(on):
                 guard let announce = configuration.announce else { continue }
                 if on {
-                    let uuid = configuration.regions.first?.uuid ?? Self.defaultTreasureUUID
-                    let treasure = foundTreasure?.beacon ?? IBeacon(uuid: uuid, major: 0, minor: 0, measuredPower: -59)
-                    // A new challenge for each announcement: the box's sealed reward answers it.
-                    challenge &+= 1
-                    let beacon = authenticator.map {
-                        GameSignals.announcement(
-                            GameSignals.Announcement(hunterID: announce.hunterID, treasureTag: TreasureSignals.tag(of: treasure), challenge: challenge), by: $0)
-                    } ?? TreasureSignals.announcement(hunterID: announce.hunterID, treasure: treasure)
-                    effects.append(.advertise(Advertisement(data: beacon.advertisingData)))
+                    // A box step's beacon held at immediate asks its box to prove it is there
+                    // (a probe, which no one counts); anything else is a find.
+                    announceAnew(probing == nil ? .found : .probe, into: &effects)
                     effects.append(.log(.info, "announcing hunter \(announce.hunterID) to the treasure box for \(fixed(announce.seconds, decimals: 0)) s"))
                 } else {
                     effects.append(.advertise(nil))

@@ -159,7 +159,8 @@ public struct TreasureBoxCore: Sendable {
         var plain = sighting
         plain.beacon = .iBeacon(IBeacon(uuid: TreasureSignals.hunterUUID, major: id, minor: foundTag, measuredPower: beacon.measuredPower))
         // Another chest of the trail, found: the standings keep it (this box's own, below).
-        if foundTag != ownTag, let step = TrailTags.named(configuration.trail)[foundTag],
+        // A probe (a hunter asking that box to prove it is there) is no find.
+        if foundTag != ownTag, a.kind == .found, let step = TrailTags.named(configuration.trail)[foundTag],
             standings.record(hunter: id, treasure: step + 1, at: t) {
             effects.append(.output(.standings(time: t, standings.finishers)))
         }

@@ -40,6 +40,23 @@ import Testing
         #expect(try GameSignals.verifiedAnnouncement(beacon, by: Self.key.authenticator) == Self.a)
     }
 
+    /// A probe (a hunter asking a box step to prove it is there) differs from a find only in
+    /// its MAC's domain: `50` for `41` (vector from Python's hmac and hashlib.blake2b, as
+    /// above). Neither verifies as the other, so a probe cannot be passed off as a find.
+    @Test func probeVectorAndNoFindInIt() throws {
+        var probe = Self.a
+        probe.kind = .probe
+        let beacon = GameSignals.announcement(probe, by: Self.key.authenticator)
+        #expect(Self.hex(uuidBytes(beacon.uuid)) == "50484b455931" + "0a0b0c0d" + "4aa6fd5a1b1f")
+        #expect(try GameSignals.verifiedAnnouncement(beacon, by: Self.key.authenticator) == probe)
+        #expect(try GameSignals.verifiedAnnouncement(GameSignals.announcement(Self.a, by: Self.key.authenticator), by: Self.key.authenticator).kind == .found)
+        #expect(throws: SignalError.forged) { try GameSignals.verifiedAnnouncement(beacon, by: Self.other.authenticator) }
+        // The seal does not depend on the kind: the box answers a probe with the reward the
+        // hunter opens as for a find.
+        let sealed = try GameSignals.sealedScanResponse(reward: "ARRR", boxTag: 0xBEEF, to: probe, by: Self.key.authenticator)
+        #expect(try GameSignals.openReward(inScanResponse: sealed[...], boxTag: 0xBEEF, for: Self.a, by: Self.key.authenticator) == "ARRR")
+    }
+
     @Test func announcementRefusedWithWrongKeyOrTamperedByte() throws {
         let beacon = GameSignals.announcement(Self.a, by: Self.key.authenticator)
         #expect(throws: SignalError.forged) { try GameSignals.verifiedAnnouncement(beacon, by: Self.other.authenticator) }

@@ -55,6 +55,34 @@ import Testing
         #expect(!d.core.standings.finishers.isEmpty)
     }
 
+    /// A probe asks a box to prove it is there: a copy of the box's beacon sets every hunter
+    /// near it asking, so a verified probe is no rival's find, for a hunter or a box.
+    @Test func aRivalsProbeIsNoFind() {
+        let second = IBeacon(uuid: treasureUUID, major: 1, minor: 2, measuredPower: -59)
+        func announced(_ kind: GameSignals.Announcement.Kind) -> IBeacon {
+            GameSignals.announcement(GameSignals.Announcement(hunterID: 7, treasureTag: TreasureSignals.tag(of: second), challenge: 3, kind: kind),
+                                     by: FakeAuthenticator.game)
+        }
+        for (kind, counted) in [(GameSignals.Announcement.Kind.probe, false), (.found, true)] {
+            var d = CoreDriver(Self.raceTrail())
+            d.feed(.radioReady(afterOutage: false), at: 0)
+            for k in 0..<50 {
+                let t = 1 + Double(k) * 0.1
+                d.feed(.sighting(sighting(announced(kind), rssi: -50, at: t, from: Self.hunterAddress)), at: t)
+                if k % 5 == 0 { d.feed(.tick, at: t) }
+            }
+            #expect(d.effects.lines.contains(.rivalFound) == counted, "\(kind)")
+            #expect(d.core.standings.finishers.isEmpty == !counted, "\(kind)")
+
+            // A box of the same trail keeps the standings of the other chests: the same rule.
+            var config = Self.box
+            config.trail = Self.raceTrail().hunt?.trail ?? []
+            var box = TreasureBoxCore(configuration: config, authenticator: FakeAuthenticator.game)
+            let out = box.sighting(sighting(announced(kind), rssi: -60, at: 1, from: Self.hunterAddress))
+            #expect(out.contains { if case .output(.standings) = $0 { true } else { false } } == counted, "box, \(kind)")
+        }
+    }
+
     @Test func anUnpairedHunterBelievesNoRivalAndSaysSoOnce() {
         var d = CoreDriver(Self.raceTrail(), authenticator: nil)
         #expect(d.feed(.radioReady(afterOutage: false), at: 0).contains(.log(.warning, HunterCore.unpairedLine)))
@@ -269,6 +297,23 @@ import Testing
             #expect(d.core.standings.finishers.isEmpty)
             #expect(!d.core.huntOver)
         }
+    }
+
+    /// The hunter at the box asks with a probe (no one counts it), and once the box has
+    /// proved it is there says "I found it" with a new challenge.
+    @Test func theHunterProbesTheBoxThenAnnouncesItsFind() throws {
+        let d = Self.hunt(until: 60) { core in
+            let a = GameSignals.Announcement(hunterID: 4, treasureTag: TreasureSignals.tag(of: chest), challenge: core.challenge)
+            return try? GameSignals.sealedScanResponse(reward: "GOLD-1", boxTag: a.treasureTag, to: a, by: FakeAuthenticator.game)
+        }
+        let kinds = d.effects.compactMap { effect -> GameSignals.Announcement.Kind? in
+            guard case let .advertise(ad?) = effect, let beacon = Beacon.all(in: AdvertisingData(parsing: ad.data)).compactMap({ b -> IBeacon? in
+                if case let .iBeacon(i) = b { i } else { nil }
+            }).first else { return nil }
+            return try? GameSignals.verifiedAnnouncement(beacon, by: FakeAuthenticator.game).kind
+        }
+        #expect(kinds == [.probe, .found])
+        #expect(d.core.huntOver)
     }
 
     @Test func theRealBoxsProofMakesItAFindWithItsReward() throws {
