@@ -60,6 +60,11 @@ public enum GameSignals {
     /// 27 bytes of payload after the company id - the marker - the MAC.
     public static let maximumSealedRewardBytes = TreasureSignals.maximumRewardBytes - 1 - tagLength
 
+    /// The measured power (dBm at 1 m) every hunter advertises in its announcement. The byte
+    /// is not under the MAC: a box ranges announcements with this, never with the byte heard
+    /// (a replay saying -100 would pass for a hunter standing at it).
+    public static let announcementPower: Int8 = -59
+
     /// What an announcement says once verified.
     public struct Announcement: Sendable, Equatable {
         /// What the hunter states: the same bytes on the air, told apart by the MAC's domain
@@ -96,7 +101,7 @@ public enum GameSignals {
 
     /// The iBeacon a paired hunter advertises after finding the treasure tagged `treasureTag`
     /// (or, a probe, to ask that box step to prove it is there).
-    public static func announcement(_ a: Announcement, by auth: any SignalAuthenticator, measuredPower: Int8 = -59) -> IBeacon {
+    public static func announcement(_ a: Announcement, by auth: any SignalAuthenticator, measuredPower: Int8 = announcementPower) -> IBeacon {
         var uuid = announcementMarker
         uuid.appendBE(a.challenge)
         uuid += padded(auth.tag(.announcement, announcementMessage(a)))

@@ -149,15 +149,20 @@ public struct TreasureBoxCore: Sendable {
         let foundTag = a.treasureTag
         var effects: [Effect] = []
         // The box's reward, sealed for this hunter's challenge (it answers its scan requests).
+        let sameHunter = sealedFor?.announcement.hunterID == id
         if foundTag == ownTag, let reward = configuration.reward, sealedFor?.announcement != a,
-            t - (sealedFor?.at ?? -Double.infinity) >= Self.resealInterval || sealedFor?.announcement.hunterID == id,
+            t - (sealedFor?.at ?? -Double.infinity) >= Self.resealInterval || sameHunter,
             let response = try? GameSignals.sealedScanResponse(reward: reward, boxTag: ownTag, to: a, by: auth) {
-            sealedFor = (a, t)
+            // The same hunter's new challenge is sealed at once, but the wait another hunter
+            // owes counts from this hunter's first seal: two recorded announcements of one
+            // hunter, replayed in turn, would otherwise hold every other hunter off for good.
+            sealedFor = (a, sameHunter ? (sealedFor?.at ?? t) : t)
             effects.append(.scanResponse(response))
         }
         // Ranged under the hunters' one UUID (the announcement's carries its MAC).
         var plain = sighting
-        plain.beacon = .iBeacon(IBeacon(uuid: TreasureSignals.hunterUUID, major: id, minor: foundTag, measuredPower: beacon.measuredPower))
+        // At the power every hunter advertises: the byte heard is not under the MAC.
+        plain.beacon = .iBeacon(IBeacon(uuid: TreasureSignals.hunterUUID, major: id, minor: foundTag, measuredPower: GameSignals.announcementPower))
         // Another chest of the trail, found: the standings keep it (this box's own, below).
         // A probe (a hunter asking that box to prove it is there) is no find.
         if foundTag != ownTag, a.kind == .found, let step = TrailTags.named(configuration.trail)[foundTag],

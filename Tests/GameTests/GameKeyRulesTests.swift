@@ -219,6 +219,25 @@ import Testing
         let at = try #require(greetedAt)
         #expect(at >= 20 + TreasureBoxCore.greetAfterImmediate)
     }
+
+    /// The measured power byte of an announcement is not under its MAC: a recorded
+    /// announcement replayed from across the room saying -100 dBm at 1 m was ranged as a
+    /// hunter standing at the box, and greeted with the reward's QR code. The box ranges
+    /// every announcement at the power hunters advertise.
+    @Test func anAnnouncementsAdvertisedPowerDoesNotPlaceItAtTheBox() {
+        var replayed = Self.signed(7, challenge: 42)
+        replayed.measuredPower = -100
+        for (rssi, greeted) in [(Int8(-75), false), (-40, true)] {
+            var core = TreasureBoxCore(configuration: Self.box, authenticator: FakeAuthenticator.game)
+            var effects: [TreasureBoxCore.Effect] = []
+            for k in 0..<100 {
+                let t = Double(k) * 0.1
+                effects += core.sighting(sighting(replayed, rssi: rssi, at: t, from: Self.hunterAddress))
+                if k % 5 == 0 { effects += core.tick(at: t) }
+            }
+            #expect(effects.contains { if case .output(.greet) = $0 { true } else { false } } == greeted, "at \(rssi) dBm")
+        }
+    }
 }
 
 /// The box's scan response follows the verified hunters' challenges: a new challenge of the
@@ -248,6 +267,25 @@ import Testing
         // Another chest's finder gets nothing sealed here.
         let elsewhere = GameSignals.announcement(GameSignals.Announcement(hunterID: 3, treasureTag: tag &+ 1, challenge: 1), by: FakeAuthenticator.game)
         #expect(!core.sighting(sighting(elsewhere, rssi: -60, at: 5, from: GameKeyRulesTests.hunterAddress)).contains { if case .scanResponse = $0 { true } else { false } })
+    }
+
+    /// Two recorded announcements of one hunter replayed in turn are each a "new challenge of
+    /// the same hunter", sealed at once; the wait another hunter owes counted from the last
+    /// of them, so the replayer held every other hunter's proof off for good.
+    @Test func aHuntersAnnouncementsReplayedInTurnDoNotHoldAnotherHunterOff() {
+        var core = TreasureBoxCore(configuration: GameKeyRulesTests.box, authenticator: FakeAuthenticator.game)
+        var sealedForOther = 0
+        for k in 0..<100 {
+            let t = Double(k) * 0.1
+            // Hunter 2's two recorded announcements, alternately, ten times a second.
+            _ = core.sighting(sighting(GameKeyRulesTests.signed(2, challenge: 5 + UInt32(k % 2)), rssi: -60, at: t, from: GameKeyRulesTests.hunterAddress))
+            // Hunter 1, at the box, announcing from 2 s on.
+            if t >= 2 {
+                sealedForOther += core.sighting(sighting(GameKeyRulesTests.signed(1, challenge: 77), rssi: -50, at: t + 0.05, from: GameKeyRulesTests.hunterAddress))
+                    .filter { if case .scanResponse = $0 { true } else { false } }.count
+            }
+        }
+        #expect(sealedForOther >= 1)
     }
 }
 
