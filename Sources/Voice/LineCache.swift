@@ -105,7 +105,13 @@ public struct LineCache: Sendable {
         VoiceError("\(directory): \(what): \(SystemError.message(errno: code))")
     }
 
-    public func load(_ key: RenderKey) -> PCMBuffer? { load(key, file: key.fileName) }
+    /// A cached line; nil: a miss. A rate no engine gives (a damaged or foreign file that
+    /// still names the key) is a miss too: a line at rate 0 trapped when it was played (its
+    /// duration divides by the rate).
+    public func load(_ key: RenderKey) -> PCMBuffer? {
+        guard let line = load(key, file: key.fileName), Self.plausibleRates.contains(line.sampleRate) else { return nil }
+        return line
+    }
 
     /// A voice's rate at the child's pace (`SpeechPace`), kept as `<hashes>.pace` beside the
     /// lines: measuring it takes longer than reading every line from the cache. nil: a miss.
@@ -137,10 +143,7 @@ public struct LineCache: Sendable {
             Array(bytes[offset..<offset + keyLength]) == keyBytes
         else { return nil }
         offset += keyLength
-        // A rate no engine gives (a damaged or foreign file that still names the key) is a
-        // miss: a buffer at rate 0 trapped when its duration was reckoned.
-        guard let rate = u32(), Self.plausibleRates.contains(rate), let count = u32(), offset + count * 2 == bytes.count
-        else { return nil }
+        guard let rate = u32(), let count = u32(), offset + count * 2 == bytes.count else { return nil }
         var samples = [Int16](repeating: 0, count: count)
         samples.withUnsafeMutableBytes { raw in
             bytes.withUnsafeBytes { source in
