@@ -125,10 +125,10 @@ public struct HunterCore: Sendable {
     private var engine: RangingEngine
     private var director: HuntDirector?
     private var handoff: RewardHandoff?
-    /// Which trail step a treasure's tag names (the tag is what a hunter announces): from
-    /// the steps naming one beacon (kept for good), and from the beacons heard. Bounded:
-    /// tags come from the air.
+    /// Which trail step a treasure's tag names (the tag is what a hunter announces), from
+    /// the beacons heard. Bounded: tags come from the air.
     private var stepOfTag = RecentlyHeardTable<UInt16, Int>(capacity: HunterCore.tableCapacity)
+    /// The same from the steps naming one beacon, kept for good (the trail's own size).
     private var namedTags: [UInt16: Int] = [:]
     /// The beacons of the hunted regions heard: where each advertises from, what it
     /// advertises. Anyone can advertise a region's UUID with made-up ids: bounded, the least
@@ -201,16 +201,18 @@ public struct HunterCore: Sendable {
         director = configuration.hunt.map(HuntDirector.init(configuration:))
         handoff = configuration.announce.map(Self.handoff)
         detector = configuration.detector.map(TreasureDetector.init(configuration:))
-        nameTrailTags(at: 0)
+        nameTrailTags()
     }
 
     private static func handoff(_ a: Announcement) -> RewardHandoff {
         RewardHandoff(configuration: RewardHandoff.Configuration(rewardTimeout: a.rewardTimeout, announceSeconds: a.seconds))
     }
 
-    private mutating func nameTrailTags(at time: Double) {
+    /// The trail's named tags are kept apart from the ones heard (`stepOfTag`): in the
+    /// table, a trail of 16 or more named steps had every protected slot among its oldest,
+    /// and a wider step's made-up tags, heard from the air, evicted the named ones.
+    private mutating func nameTrailTags() {
         namedTags = TrailTags.named(configuration.hunt?.trail ?? [])
-        for (tag, step) in namedTags { stepOfTag.set(tag, step, at: time) }
     }
 
     /// The reward read for the last find (said after the pack's reward line).
@@ -392,8 +394,7 @@ public struct HunterCore: Sendable {
                 lastHeard = key
                 if let step = configuration.hunt?.trail.firstIndex(where: { $0.region.contains(key) }) {
                     let tag = TreasureSignals.tag(of: beacon)
-                    let named = namedTags
-                    if named[tag] == nil { stepOfTag.set(tag, step, at: time) { named[$0] != nil } }
+                    if namedTags[tag] == nil { stepOfTag.set(tag, step, at: time) }
                 }
             } else if GameSignals.looksLikeAnnouncement(beacon) || TreasureSignals.hunter(in: beacon) != nil {
                 // Another hunter's find, believed only when it verifies with the game key.
@@ -460,7 +461,7 @@ public struct HunterCore: Sendable {
 
     /// Another hunter's announcement: it found the treasure its tag names.
     private mutating func rival(_ id: UInt16, tag: UInt16, at t: Double, into effects: inout [Effect]) {
-        guard id != configuration.announce?.hunterID, let step = stepOfTag[tag] else { return }
+        guard id != configuration.announce?.hunterID, let step = namedTags[tag] ?? stepOfTag[tag] else { return }
         if standings.record(hunter: id, treasure: step + 1, at: t) {
             effects.append(.log(.info, "hunter \(id) found treasure \(step + 1)"))
             effects.append(.output(.standings(time: t, standings.finishers)))
@@ -688,7 +689,7 @@ public struct HunterCore: Sendable {
             reprobeAt = [:]
             probeLogged = []
             stepOfTag.removeHeard(before: .infinity)
-            nameTrailTags(at: t)
+            nameTrailTags()
             standings = Standings()
             applied.append(next.hunt?.trail.isEmpty == false ? "hunt (the trail starts over)" : "hunt")
         }

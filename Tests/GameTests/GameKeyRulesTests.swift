@@ -83,6 +83,33 @@ import Testing
         }
     }
 
+    /// A trail of 20 named chests and one wide step (its UUID alone): made-up tags of the
+    /// wide step, heard from the air, once evicted the named ones from the bounded table of
+    /// tags, and a rival's find of chest 1 was then ignored.
+    @Test func madeUpTagsOfAWideStepDoNotForgetTheNamedChests() {
+        let wide = UUID(uuid: (1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16))
+        var steps = (1...20).map { TrailStep(region: Region(name: RegionID("chest \($0)"), uuid: treasureUUID, major: 1, minor: UInt16($0))) }
+        steps.append(TrailStep(region: Region(name: "anywhere", uuid: wide)))
+        var hunt = HuntDirector.Configuration(region: "chest 1")
+        hunt.trail = steps
+        hunt.trailRules.mode = .race
+        var d = CoreDriver(HunterCore.Configuration(regions: steps.map(\.region), hunt: hunt, announce: HunterCore.Announcement(hunterID: 4)))
+        d.feed(.radioReady(afterOutage: false), at: 0)
+        for k in 0..<300 {
+            let t = 1 + Double(k) * 0.01
+            let fake = IBeacon(uuid: wide, major: 9, minor: UInt16(k), measuredPower: -59)
+            d.feed(.sighting(sighting(fake, rssi: -80, at: t, from: BDAddress(bytes: (UInt8(k & 0xFF), UInt8(k >> 8), 0, 0, 0, 0xC3)))), at: t)
+        }
+        // Each chest found by a rival of its own.
+        for c in 1...20 {
+            let chest = IBeacon(uuid: treasureUUID, major: 1, minor: UInt16(c), measuredPower: -59)
+            let t = 5 + Double(c) * 0.01
+            d.feed(.sighting(sighting(Self.signed(UInt16(100 + c), tag: TreasureSignals.tag(of: chest)), rssi: -50, at: t, from: Self.hunterAddress)), at: t)
+        }
+        let counted = d.effects.compactMap { if case let .log(_, line) = $0, line.hasPrefix("hunter 1") { line } else { nil } }
+        #expect(counted.count == 20, "\(counted)")
+    }
+
     @Test func anUnpairedHunterBelievesNoRivalAndSaysSoOnce() {
         var d = CoreDriver(Self.raceTrail(), authenticator: nil)
         #expect(d.feed(.radioReady(afterOutage: false), at: 0).contains(.log(.warning, HunterCore.unpairedLine)))
