@@ -136,10 +136,12 @@ final class ParentConsole {
         server.process()
         server.stop()
         if let pid = rehearsalPID { kill(pid, SIGTERM) }
+        // A check still running writes its report here: stopped too, so nothing is left.
+        if let pid = checkPID { kill(pid, SIGTERM) }
         let codeFile = directory + "/web-code"
         unlink(codeFile)
         if ownsDirectory {
-            for name in ["rehearsal.wav", "rehearsal.json", "rehearsal.log"] { unlink(directory + "/" + name) }
+            for name in ["rehearsal.wav", "rehearsal.json", "rehearsal.log", "check.jsonl"] { unlink(directory + "/" + name) }
             rmdir(directory)
         }
     }
