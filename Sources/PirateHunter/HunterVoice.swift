@@ -35,6 +35,7 @@ struct HunterVoice {
         } catch {
             switch error.kind {
             case .missingFile: throw CLIError(.noInput, error.message)
+            case .noPermission: throw CLIError(.noPermission, error.message)
             case .badData: throw CLIError(.config, error.message)
             case .engine: throw CLIError(.unavailable, error.message)
             }

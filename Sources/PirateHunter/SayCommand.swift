@@ -98,6 +98,7 @@ enum SayCommand {
     private static func cliError(_ error: VoiceError) -> CLIError {
         switch error.kind {
         case .missingFile: CLIError(.noInput, error.message)
+        case .noPermission: CLIError(.noPermission, error.message)
         case .badData: CLIError(.dataError, error.message)
         case .engine: CLIError(.unavailable, error.message)
         }

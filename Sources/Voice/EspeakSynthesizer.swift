@@ -13,6 +13,8 @@ public struct VoiceError: Error, CustomStringConvertible, Equatable {
     public enum Kind: Sendable, Equatable {
         /// A file that should be there cannot be read.
         case missingFile
+        /// A file that is there may not be read by this user.
+        case noPermission
         /// A file, voice or value is wrong.
         case badData
         /// eSpeak NG itself is not usable.
@@ -25,6 +27,13 @@ public struct VoiceError: Error, CustomStringConvertible, Equatable {
         self.kind = kind
     }
     public var description: String { message }
+
+    /// `what` at `path` could not be read: the reason in the message, and whose fault it is
+    /// in the kind (permissions are not a missing file).
+    static func unreadable(_ what: String, _ error: FileError) -> VoiceError {
+        VoiceError("\(error.path): cannot read \(what): \(error.reason)",
+                   kind: error.errno == EACCES || error.errno == EPERM ? .noPermission : .missingFile)
+    }
 }
 
 /// Which eSpeak NG voice speaks.

@@ -1,3 +1,4 @@
+import Audio
 import FoundationEssentials
 import Hunt
 
@@ -41,16 +42,19 @@ public struct LinePack: Sendable, Equatable {
         return try load(path: "\(voicesDirectory)/lines/\(language).json", minimumLines: minimumLines)
     }
 
+    /// The largest line pack read (a pack is a few kB of text).
+    public static let maximumPackBytes = 4 << 20
+
     /// Reads and checks a pack: malformed JSON, an unknown or missing event, an event without
     /// `minimumLines` non-empty lines, or a missing voice file are refused, naming the file and event.
     public static func load(path: String, minimumLines: Int = 1) throws(VoiceError) -> LinePack {
-        let data: Data
+        let bytes: [UInt8]
         do {
-            data = try Data(contentsOf: URL(fileURLWithPath: path))
+            bytes = try SafeFile.read(path, limit: maximumPackBytes)
         } catch {
-            throw VoiceError("\(path): cannot read line pack", kind: .missingFile)
+            throw .unreadable("line pack", error)
         }
-        return try parse(data, path: path, minimumLines: minimumLines)
+        return try parse(Data(bytes), path: path, minimumLines: minimumLines)
     }
 
     public static func parse(_ data: Data, path: String, minimumLines: Int = 1) throws(VoiceError) -> LinePack {

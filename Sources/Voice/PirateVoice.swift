@@ -250,10 +250,13 @@ public final class PirateVoice: Sendable {
         case .name(let name):
             return "name:" + name
         case .file(let path):
-            guard let data = try? Data(contentsOf: URL(fileURLWithPath: path)) else {
-                throw VoiceError("\(path): cannot read voice file", kind: .missingFile)
+            let bytes: [UInt8]
+            do {
+                bytes = try SafeFile.read(path, limit: 1 << 20)
+            } catch {
+                throw .unreadable("voice file", error)
             }
-            return "file:" + String(decoding: data, as: UTF8.self)
+            return "file:" + String(decoding: bytes, as: UTF8.self)
         }
     }
 

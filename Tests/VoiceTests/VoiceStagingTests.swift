@@ -128,3 +128,25 @@ private func expectRefused(_ directory: String, saying words: String) {
         #expect(short == "/tmp/x/voice")
     }
 }
+
+/// A line pack that cannot be read says why and whose fault it is: a missing file is 66, a
+/// file the service may not read 77 (it said "cannot read line pack", 66, either way), and a
+/// FIFO in its place is refused at once instead of blocking the start.
+@Suite struct LinePackReadTests {
+    @Test func anUnreadablePackSaysWhyAndAFIFOIsNotWaitedOn() throws {
+        let scratch = try Scratch("pack-read")
+        let missing = scratch.path + "/none.json"
+        #expect(throws: VoiceError("\(missing): cannot read line pack: No such file or directory", kind: .missingFile)) {
+            _ = try LinePack.load(path: missing)
+        }
+        let fifo = scratch.path + "/fifo.json"
+        try #require(mkfifo(fifo, 0o600) == 0)
+        #expect(throws: VoiceError("\(fifo): cannot read line pack: not a regular file", kind: .missingFile)) {
+            _ = try LinePack.load(path: fifo)
+        }
+        // Tests run as root, whom permissions do not stop: the mapping itself.
+        #expect(VoiceError.unreadable("line pack", FileError(path: "p", action: "read", errno: EACCES)).kind == .noPermission)
+        #expect(VoiceError.unreadable("voice file", FileError(path: "p", action: "read", errno: EACCES)).message
+                    == "p: cannot read voice file: Permission denied")
+    }
+}
