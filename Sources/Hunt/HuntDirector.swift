@@ -353,7 +353,7 @@ public struct HuntDirector: Sendable {
     /// Grown-ups' notices that came while the child's find or reward was said: after it.
     private var noticesWaiting: [LineEvent] = []
     /// The committed class of every beacon of the hunted region (at most `classMemory`, the
-    /// oldest forgotten). The class said is the closest of them: the hunter is as close to
+    /// farthest forgotten). The class said is the closest of them: the hunter is as close to
     /// the treasure as to its closest beacon, so a body in front of one beacon of a box is
     /// not "far", and a change of nearest never leaves the old nearest's class said. Also
     /// kept before the region is entered: the engine may commit a class in the same ingest
@@ -835,9 +835,14 @@ public struct HuntDirector: Sendable {
             classes[key] = nil
             return
         }
+        // Full (made-up beacons of the region's UUID can fill it): the farthest class goes,
+        // the one held longest among them. The one held longest of all is usually the
+        // treasure's own, and with it gone the class said followed the made-up ones.
         if classes[key] == nil, classes.count >= Self.classMemory,
-           let oldest = classes.min(by: { $0.value.since < $1.value.since }) {
-            classes[oldest.key] = nil
+           let farthest = classes.max(by: { a, b in
+               a.value.proximity != b.value.proximity ? a.value.proximity < b.value.proximity : a.value.since > b.value.since
+           }) {
+            classes[farthest.key] = nil
         }
         classes[key] = (proximity, time, classes[key]?.meters, classes[key]?.rate)
     }

@@ -682,3 +682,24 @@ extension HuntDirector {
         #expect(found.last.map { $0 > 90 && $0 < 100 } == true, "\(found)")
     }
 }
+
+/// The director's table of classes is bounded (64 beacons of the hunted region). Made-up
+/// beacons of the region's UUID, each settled at "far", used to push out the one held
+/// longest: the real treasure's, "near" since the start, and the class said went "far".
+@Suite struct ClassMemoryTests {
+    @Test func aFloodOfFarBeaconsDoesNotPushOutTheNearOne() {
+        var d = directorSaidNear { _ in }
+        var said: [HuntAction] = []
+        for k in 0..<100 {
+            let t = 10 + Double(k) * 0.05
+            let fake = BeaconKey(uuid: key.uuid, major: 0xFA, minor: UInt16(k))
+            said += d.feed(.proximity(time: t, key: fake, from: .unknown, to: .far))
+        }
+        for t in stride(from: 15.0, through: 60, by: 0.25) {
+            said += d.tick(at: t)
+            said += d.handle(.speechFinished, at: t)
+        }
+        #expect(!said.contains(.say(.proximity(.far), interrupt: false)), "\(said)")
+        #expect(!said.contains(.say(.proximity(.far), interrupt: true)), "\(said)")
+    }
+}
