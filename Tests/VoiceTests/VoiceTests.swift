@@ -294,15 +294,18 @@ let sampleLines = [
         #expect(slower.report.synthesized == lines)
     }
 
+    /// A cache of the Japanese pack's lines in `scratch`: the configuration and its line files.
+    static func cachedLines(in scratch: Scratch) throws -> (VoiceConfiguration, files: [String]) {
+        let configuration = VoiceConfiguration(voicesDirectory: Repository.voicesDirectory, language: "ja", cacheDirectory: scratch.path)
+        _ = try PirateVoice.load(configuration)
+        return (configuration, try FileManager.default.contentsOfDirectory(atPath: scratch.path).filter { $0.hasSuffix(".pcm") }.sorted())
+    }
+
     @Test func aDamagedCacheFileIsAMissAndIsRewritten() throws {
         let scratch = try Scratch("voice-damaged")
-        let directory = scratch.path
-        var configuration = VoiceConfiguration(voicesDirectory: Repository.voicesDirectory, language: "ja", cacheDirectory: directory)
-        _ = try PirateVoice.load(configuration)
-        let files = try FileManager.default.contentsOfDirectory(atPath: directory).filter { $0.hasSuffix(".pcm") }.sorted()
+        let (configuration, files) = try Self.cachedLines(in: scratch)
         let victim = try #require(files.first)
-        _ = FileManager.default.createFile(atPath: "\(directory)/\(victim)", contents: Data("PHPCM1\ngarbage".utf8))
-        configuration.cacheDirectory = directory
+        _ = FileManager.default.createFile(atPath: "\(scratch.path)/\(victim)", contents: Data("PHPCM1\ngarbage".utf8))
         let again = try PirateVoice.load(configuration)
         #expect(again.report.synthesized == 1)
         #expect(again.report.fromCache == files.count - 1)
@@ -314,11 +317,8 @@ let sampleLines = [
     /// the line was played: its duration divides by the rate) is a miss.
     @Test func aCacheFileWithAnImpossibleRateIsAMiss() throws {
         let scratch = try Scratch("voice-rate")
-        let directory = scratch.path
-        let configuration = VoiceConfiguration(voicesDirectory: Repository.voicesDirectory, language: "ja", cacheDirectory: directory)
-        _ = try PirateVoice.load(configuration)
-        let files = try FileManager.default.contentsOfDirectory(atPath: directory).filter { $0.hasSuffix(".pcm") }.sorted()
-        let victim = "\(directory)/\(try #require(files.first))"
+        let (configuration, files) = try Self.cachedLines(in: scratch)
+        let victim = "\(scratch.path)/\(try #require(files.first))"
         var bytes = [UInt8](try Data(contentsOf: URL(fileURLWithPath: victim)))
         // The layout: "PHPCM1\n", the key's length and the key, then the rate (u32, little-endian).
         let keyLength = Int(bytes[7]) | Int(bytes[8]) << 8 | Int(bytes[9]) << 16 | Int(bytes[10]) << 24
