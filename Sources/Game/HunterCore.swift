@@ -247,20 +247,23 @@ public struct HunterCore: Sendable {
                 break
             }
             let actions = h.heard(text, at: time)
-            handoff = h
             if let step = probing, !actions.isEmpty {
                 // A box step proven: the director hears the immediate class it was held back.
                 probing = nil
                 proven[step] = text
                 effects.append(.scanActively(false))
                 effects.append(.log(.info, "treasure \(step + 1): the box proved it is there"))
-                // Now a find: the probe's question becomes "I found it" for the others.
-                if h.announcingUntil != nil { announceAnew(.found, into: &effects) }
+                // Now a find: the probe's question becomes "I found it" for the others, for a
+                // whole announcement (the probe's may be over).
+                let again = h.announceAgain(at: time)
+                handoff = h
+                if again.isEmpty { announceAnew(.found, into: &effects) } else { perform(again, at: time, into: &effects) }
                 if let held = heldImmediate.removeValue(forKey: step), let actions = director?.handle(.ranging(held.at(time)), at: time) {
                     perform(actions, at: time, into: &effects)
                 }
                 break
             }
+            handoff = h
             if !actions.isEmpty { countUnprovenFind(into: &effects) }
             perform(actions, at: time, into: &effects)
         case let .radioReady(afterOutage):
@@ -579,8 +582,13 @@ public struct HunterCore: Sendable {
             say(.rewardAbsent, at: t, into: &effects)
             return
         }
-        // Another treasure of the trail: its own reward, and the announcement names it.
-        if step != nil, foundTreasure?.address != previous { h = RewardHandoff(configuration: h.configuration) }
+        // Another treasure of the trail: its own reward, and the announcement names it. A box
+        // asked before and left unanswered is asked no longer (its handoff is this one's now):
+        // this find is announced as a find, and its reward or silence is its own.
+        if step != nil, foundTreasure?.address != previous {
+            h = RewardHandoff(configuration: h.configuration)
+            probing = nil
+        }
         let actions = h.found(at: t)
         handoff = h
         perform(actions, at: t, into: &effects)

@@ -97,13 +97,13 @@ package struct JSONLine {
     }
 }
 
-/// A number with exactly `decimals` places (0-9), for tables ("2.660", "-0.500"); past
+/// A number with exactly `decimals` places (0-6), for tables ("2.660", "-0.500"); past
 /// ±1e12 (a range from a low path-loss exponent and a beacon that advertises an odd power)
-/// ">1e12" or "<-1e12", never an Int that traps.
+/// ">1e12" or "<-1e12", never an Int that traps (1e12 at 6 places is 1e18, under Int.max).
 package func fixed(_ value: Double, decimals: Int) -> String {
     guard value.isFinite else { return "-" }
     guard abs(value) < 1e12 else { return value < 0 ? "<-1e12" : ">1e12" }
-    let decimals = min(max(decimals, 0), 9)
+    let decimals = min(max(decimals, 0), 6)
     var scale = 1
     for _ in 0..<decimals { scale *= 10 }
     let scaled = Int((abs(value) * Double(scale)).rounded())

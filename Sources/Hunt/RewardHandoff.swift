@@ -57,6 +57,16 @@ public struct RewardHandoff: Sendable {
     }
 
     /// A reward read from the treasure's scan response (nil when the response held none).
+    /// Announce (again) for the whole `announceSeconds` from `time`: a box step's find,
+    /// proven after its probe, is told for as long as any find, whether or not the probe's
+    /// announcement is still on. `.announce(true)` when it was off.
+    public mutating func announceAgain(at time: Double) -> [Action] {
+        guard configuration.announceSeconds > 0 else { return [] }
+        let wasOn = announcingUntil != nil
+        announcingUntil = time + configuration.announceSeconds
+        return wasOn ? [] : [.announce(true)]
+    }
+
     public mutating func heard(_ text: String?, at time: Double) -> [Action] {
         guard listeningSince != nil, let text, !text.isEmpty else { return [] }
         listeningSince = nil

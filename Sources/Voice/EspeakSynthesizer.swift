@@ -340,7 +340,7 @@ struct VoiceStaging {
         do {
             bytes = try SafeFile.read(path, limit: 1 << 20)
         } catch {
-            throw VoiceError("\(path): cannot read voice file: \(error.reason)", kind: .missingFile)
+            throw .unreadable("voice file", error)
         }
         let staging = try create(in: parent)
         defer { staging.remove() }

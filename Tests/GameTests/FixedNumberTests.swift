@@ -18,7 +18,9 @@ import Testing
         #expect(fixed(1e18, decimals: 1) == ">1e12")
         #expect(fixed(-3e19, decimals: 1) == "<-1e12")
         #expect(fixed(999_999_999_999, decimals: 1) == "999999999999.0")
-        #expect(fixed(1.5, decimals: 40) == "1.500000000")
+        #expect(fixed(1.5, decimals: 40) == "1.500000")
+        #expect(fixed(123_456.5, decimals: 9) == "123456.500000")
+        #expect(fixed(999_999_999_999, decimals: 9).hasPrefix("999999999999."))
         #expect(fixed(1.5, decimals: -2) == "2")
     }
 }

@@ -319,16 +319,18 @@ import Testing
 /// A box step (`TrailStep.box`) is found only after the box's proof: a copy of its iBeacon
 /// alone is never a find, so never a finale.
 @Suite struct BoxStepTests {
-    static func trail() -> HunterCore.Configuration {
+    static func trail(announceSeconds: Double = 30) -> HunterCore.Configuration {
         let step = TrailStep(region: Region(name: "chest", uuid: treasureUUID, major: 1, minor: 1), box: true)
         var hunt = HuntDirector.Configuration(region: "chest")
         hunt.trail = [step]
-        return HunterCore.Configuration(regions: [step.region], hunt: hunt, announce: HunterCore.Announcement(hunterID: 4, seconds: 30, rewardTimeout: 5))
+        return HunterCore.Configuration(regions: [step.region], hunt: hunt,
+                                        announce: HunterCore.Announcement(hunterID: 4, seconds: announceSeconds, rewardTimeout: 5))
     }
 
     /// The chest at -45 dBm until `end`; `answer` gives the scan response heard while listening.
-    static func hunt(until end: Double, authenticator: (any SignalAuthenticator)? = FakeAuthenticator.game, answer: (HunterCore) -> [UInt8]?) -> CoreDriver {
-        var d = CoreDriver(trail(), authenticator: authenticator)
+    static func hunt(until end: Double, authenticator: (any SignalAuthenticator)? = FakeAuthenticator.game, announceSeconds: Double = 30,
+                     answer: (HunterCore) -> [UInt8]?) -> CoreDriver {
+        var d = CoreDriver(trail(announceSeconds: announceSeconds), authenticator: authenticator)
         d.feed(.radioReady(afterOutage: false), at: 0)
         var t = 0.0
         var speechEnds: Double?
@@ -352,6 +354,41 @@ import Testing
         return d
     }
 
+    /// An any-order trail: the child stands at box A (asked to prove it, no answer yet), then
+    /// finds plain chest B while A's probe still listened. B is a find, announced as one (it
+    /// went out as A's probe, which no one counts), and its reward or silence is its own.
+    @Test func aChestFoundWhileABoxIsAskedIsAnnouncedAsAFind() {
+        let a = TrailStep(region: Region(name: "box", uuid: treasureUUID, major: 1, minor: 1), box: true)
+        let b = TrailStep(region: Region(name: "chest", uuid: treasureUUID, major: 1, minor: 2))
+        var hunt = HuntDirector.Configuration(region: "box")
+        hunt.trail = [a, b]
+        hunt.trailRules.order = .anyOrder
+        var d = CoreDriver(HunterCore.Configuration(regions: [a.region, b.region], hunt: hunt,
+                                                    announce: HunterCore.Announcement(hunterID: 4, seconds: 30, rewardTimeout: 60)),
+                           authenticator: FakeAuthenticator.game)
+        d.feed(.radioReady(afterOutage: false), at: 0)
+        let chestB = IBeacon(uuid: treasureUUID, major: 1, minor: 2, measuredPower: -59)
+        let addressB = BDAddress(bytes: (0x02, 0x00, 0x00, 0x00, 0x00, 0xC0))
+        var t = 0.0
+        var speechEnds: Double?
+        while t < 60 {
+            t = ((t + 0.1) * 1000).rounded() / 1000
+            var out: [HunterCore.Effect] = []
+            if let ends = speechEnds, ends <= t {
+                speechEnds = nil
+                out += d.feed(.speechFinished, at: ends)
+            }
+            // Box A from 25 s to 30 s, then chest B.
+            if t >= 25 && t < 30 { out += d.feed(.sighting(sighting(chest, rssi: -45, at: t)), at: t) }
+            if t >= 30 { out += d.feed(.sighting(sighting(chestB, rssi: -45, at: t, from: addressB)), at: t) }
+            if Int((t * 1000).rounded()) % 250 == 0 { out += d.feed(.tick, at: t) }
+            if !out.lines.isEmpty { speechEnds = t + 2 }
+        }
+        #expect(d.effects.contains(.log(.info, "treasure 1 is a box: asking it to prove it is there")))
+        #expect(d.effects.lines.contains(.treasureFound), "chest B found")
+        #expect(Self.announcedKinds(d.effects) == [.probe, .found])
+    }
+
     @Test func aCopyOfTheBoxsBeaconIsNeverAFind() throws {
         let fake = try TreasureSignals.scanResponse(reward: "FAKE-CODE-666")
         for auth in [FakeAuthenticator.game as (any SignalAuthenticator)?, nil] {
@@ -364,20 +401,32 @@ import Testing
         }
     }
 
-    /// The hunter at the box asks with a probe (no one counts it), and once the box has
-    /// proved it is there says "I found it" with a new challenge.
-    @Test func theHunterProbesTheBoxThenAnnouncesItsFind() throws {
-        let d = Self.hunt(until: 60) { core in
-            let a = GameSignals.Announcement(hunterID: 4, treasureTag: TreasureSignals.tag(of: chest), challenge: core.challenge)
-            return try? GameSignals.sealedScanResponse(reward: "GOLD-1", boxTag: a.treasureTag, to: a, by: FakeAuthenticator.game)
-        }
-        let kinds = d.effects.compactMap { effect -> GameSignals.Announcement.Kind? in
+    /// The kinds of the announcements `effects` advertised, in order.
+    static func announcedKinds(_ effects: [HunterCore.Effect]) -> [GameSignals.Announcement.Kind] {
+        effects.compactMap { effect -> GameSignals.Announcement.Kind? in
             guard case let .advertise(ad?) = effect, let beacon = Beacon.all(in: AdvertisingData(parsing: ad.data)).compactMap({ b -> IBeacon? in
                 if case let .iBeacon(i) = b { i } else { nil }
             }).first else { return nil }
             return try? GameSignals.verifiedAnnouncement(beacon, by: FakeAuthenticator.game).kind
         }
-        #expect(kinds == [.probe, .found])
+    }
+
+    /// The hunter at the box asks with a probe (no one counts it), and once the box has
+    /// proved it is there says "I found it" with a new challenge, for a whole announcement:
+    /// also when the proof comes after the probe's announcement is over (a short
+    /// `announce.seconds`; the box busy sealing for other hunters).
+    @Test(arguments: [30.0, 1.0])
+    func theHunterProbesTheBoxThenAnnouncesItsFind(announceSeconds: Double) throws {
+        final class Asked: @unchecked Sendable { var times = 0 }
+        let asked = Asked()
+        let d = Self.hunt(until: 60, announceSeconds: announceSeconds) { core in
+            // The box answers 2 s after the hunter began listening.
+            asked.times += 1
+            guard asked.times > 20 else { return nil }
+            let a = GameSignals.Announcement(hunterID: 4, treasureTag: TreasureSignals.tag(of: chest), challenge: core.challenge)
+            return try? GameSignals.sealedScanResponse(reward: "GOLD-1", boxTag: a.treasureTag, to: a, by: FakeAuthenticator.game)
+        }
+        #expect(Self.announcedKinds(d.effects) == [.probe, .found])
         #expect(d.core.huntOver)
     }
 

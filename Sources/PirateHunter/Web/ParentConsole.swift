@@ -567,7 +567,13 @@ final class ParentConsole {
         var buffer = [UInt8](repeating: 0, count: 65536)
         while bytes.count <= limit {
             // A regular file never would block; nil is read as the end all the same.
-            guard let n = try fd.read(into: &buffer), n > 0 else { return bytes }
+            let n: Int?
+            do {
+                n = try fd.read(into: &buffer)
+            } catch {
+                throw SystemError("read \(path)", errno: error.errno)
+            }
+            guard let n, n > 0 else { return bytes }
             bytes += buffer[0..<n]
         }
         throw SystemError("read \(path)", errno: EFBIG)
