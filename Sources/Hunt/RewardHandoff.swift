@@ -56,7 +56,6 @@ public struct RewardHandoff: Sendable {
         return actions
     }
 
-    /// A reward read from the treasure's scan response (nil when the response held none).
     /// Announce (again) for the whole `announceSeconds` from `time`: a box step's find,
     /// proven after its probe, is told for as long as any find, whether or not the probe's
     /// announcement is still on. `.announce(true)` when it was off.
@@ -67,6 +66,7 @@ public struct RewardHandoff: Sendable {
         return wasOn ? [] : [.announce(true)]
     }
 
+    /// A reward read from the treasure's scan response (nil when the response held none).
     public mutating func heard(_ text: String?, at time: Double) -> [Action] {
         guard listeningSince != nil, let text, !text.isEmpty else { return [] }
         listeningSince = nil

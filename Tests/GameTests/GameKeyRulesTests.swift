@@ -331,18 +331,27 @@ import Testing
     static func hunt(until end: Double, authenticator: (any SignalAuthenticator)? = FakeAuthenticator.game, announceSeconds: Double = 30,
                      answer: (HunterCore) -> [UInt8]?) -> CoreDriver {
         var d = CoreDriver(trail(announceSeconds: announceSeconds), authenticator: authenticator)
+        // The child reaches the chest at 25 s, once the start-up line and the clue are over (a find during a clue loses its line: the other half of issue #25, on main).
+        walk(&d, until: end, heard: { t in t < 25 ? [] : [sighting(chest, rssi: -45, at: t)] }, answer: answer)
+        return d
+    }
+
+    /// From the radio ready at 0 to `end`, every 0.1 s: what is `heard` then, a tick every
+    /// 0.25 s, each line over 2 s after it starts, and `answer`'s scan response from the
+    /// chest's address while the hunter listens for a reward.
+    static func walk(_ d: inout CoreDriver, until end: Double, heard: (Double) -> [BeaconSighting],
+                     answer: (HunterCore) -> [UInt8]? = { _ in nil }) {
         d.feed(.radioReady(afterOutage: false), at: 0)
         var t = 0.0
         var speechEnds: Double?
         while t < end {
             t = ((t + 0.1) * 1000).rounded() / 1000
-            var next: [HunterCore.Effect] = []
+            var out: [HunterCore.Effect] = []
             if let ends = speechEnds, ends <= t {
                 speechEnds = nil
-                next = d.feed(.speechFinished, at: ends)
+                out += d.feed(.speechFinished, at: ends)
             }
-            // The child reaches the chest at 25 s, once the start-up line and the clue are over (a find during a clue loses its line: the other half of issue #25, on main).
-            var out = next + (t < 25 ? [] : d.feed(.sighting(sighting(chest, rssi: -45, at: t)), at: t))
+            for s in heard(t) { out += d.feed(.sighting(s), at: t) }
             if Int((t * 1000).rounded()) % 250 == 0 { out += d.feed(.tick, at: t) }
             if d.core.listensForReward, let r = answer(d.core) {
                 let report = AdvertisingReport(format: .legacy, eventType: 0x04, addressType: 0, address: chestAddress, rssi: -40, data: r[...])
@@ -351,7 +360,6 @@ import Testing
             if out.contains(where: { if case .reward = $0 { true } else { false } }) { out += d.feed(.rewardReady, at: t) }
             if !out.lines.isEmpty { speechEnds = t + 2 }
         }
-        return d
     }
 
     /// An any-order trail: the child stands at box A (asked to prove it, no answer yet), then
@@ -366,23 +374,11 @@ import Testing
         var d = CoreDriver(HunterCore.Configuration(regions: [a.region, b.region], hunt: hunt,
                                                     announce: HunterCore.Announcement(hunterID: 4, seconds: 30, rewardTimeout: 60)),
                            authenticator: FakeAuthenticator.game)
-        d.feed(.radioReady(afterOutage: false), at: 0)
         let chestB = IBeacon(uuid: treasureUUID, major: 1, minor: 2, measuredPower: -59)
         let addressB = BDAddress(bytes: (0x02, 0x00, 0x00, 0x00, 0x00, 0xC0))
-        var t = 0.0
-        var speechEnds: Double?
-        while t < 60 {
-            t = ((t + 0.1) * 1000).rounded() / 1000
-            var out: [HunterCore.Effect] = []
-            if let ends = speechEnds, ends <= t {
-                speechEnds = nil
-                out += d.feed(.speechFinished, at: ends)
-            }
-            // Box A from 25 s to 30 s, then chest B.
-            if t >= 25 && t < 30 { out += d.feed(.sighting(sighting(chest, rssi: -45, at: t)), at: t) }
-            if t >= 30 { out += d.feed(.sighting(sighting(chestB, rssi: -45, at: t, from: addressB)), at: t) }
-            if Int((t * 1000).rounded()) % 250 == 0 { out += d.feed(.tick, at: t) }
-            if !out.lines.isEmpty { speechEnds = t + 2 }
+        // Box A from 25 s to 30 s, then chest B.
+        Self.walk(&d, until: 60) { t in
+            t < 25 ? [] : t < 30 ? [sighting(chest, rssi: -45, at: t)] : [sighting(chestB, rssi: -45, at: t, from: addressB)]
         }
         #expect(d.effects.contains(.log(.info, "treasure 1 is a box: asking it to prove it is there")))
         #expect(d.effects.lines.contains(.treasureFound), "chest B found")

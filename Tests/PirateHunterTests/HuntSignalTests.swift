@@ -27,41 +27,29 @@ import TestSupport
         }
         try write(language: "en-pirate")
 
-        // Its output to files, read as they grow (a pipe read to its end would wait for any
-        // other child holding a copy).
-        let errPath = directory.appendingPathComponent("stderr").path, outPath = directory.appendingPathComponent("stdout").path
-        let hunt = try ChildProcess(PirateHunterBinary.url.path, ["hunt", "--config", config.path, "--json"], stdout: .file(outPath), stderr: .file(errPath))
+        let collected = OutputFile(directory.appendingPathComponent("stderr").path)
+        let stdout = OutputFile(directory.appendingPathComponent("stdout").path)
+        let hunt = try ChildProcess(PirateHunterBinary.url.path, ["hunt", "--config", config.path, "--json"],
+                                    stdout: .file(stdout.path), stderr: .file(collected.path))
         defer { hunt.kill() }
-        func contents(_ path: String) -> String { String(decoding: (try? Data(contentsOf: URL(fileURLWithPath: path))) ?? Data(), as: UTF8.self) }
-        struct Collected { let path: String; let read: (String) -> String; var text: String { read(path) } }
-        let collected = Collected(path: errPath, read: contents), stdout = Collected(path: outPath, read: contents)
-
-        func waitFor(_ text: String, seconds: Double) -> Bool {
-            let end = Date().addingTimeInterval(seconds)
-            while Date() < end {
-                if collected.text.contains(text) { return true }
-                usleep(50_000)
-            }
-            return false
-        }
-        #expect(waitFor("scanning on unix:", seconds: 30), "\(collected.text)")
+        #expect(collected.waitFor("scanning on unix:", seconds: 30), "\(collected.text)")
         // Next to the treasure from the start: the initial state is inside.
-        #expect(waitFor("region treasure is inside", seconds: 15), "\(collected.text)")
+        #expect(collected.waitFor("region treasure is inside", seconds: 15), "\(collected.text)")
 
         // A good change: Japanese lines from now on.
         try write(language: "ja")
         hunt.send(SIGHUP)
-        #expect(waitFor("configuration reloaded: voice", seconds: 30), "\(collected.text)")
+        #expect(collected.waitFor("configuration reloaded: voice", seconds: 30), "\(collected.text)")
         #expect(!collected.text.contains("regions (ranging starts over)"), "the same regions: ranging kept")
         // New regions and hunt rules are applied (ranging starts over); a new sound card waits.
         try write(language: "ja", region: "chest", device: "default", foundHold: 5)
         hunt.send(SIGHUP)
-        #expect(waitFor("configuration reloaded: voice, regions (ranging starts over), hunt; not until a restart: audio.device", seconds: 30), "\(collected.text)")
-        #expect(waitFor("region chest is inside", seconds: 15), "the new region is ranged: \(collected.text)")
+        #expect(collected.waitFor("configuration reloaded: voice, regions (ranging starts over), hunt; not until a restart: audio.device", seconds: 30), "\(collected.text)")
+        #expect(collected.waitFor("region chest is inside", seconds: 15), "the new region is ranged: \(collected.text)")
         // A broken file: refused, named, and the hunt goes on.
         try "{ \"regions\": [ { \"name\": 1 } ] }".write(to: config, atomically: true, encoding: .utf8)
         hunt.send(SIGHUP)
-        #expect(waitFor("reload refused", seconds: 15), "\(collected.text)")
+        #expect(collected.waitFor("reload refused", seconds: 15), "\(collected.text)")
         #expect(hunt.isRunning)
 
         hunt.send(SIGTERM)

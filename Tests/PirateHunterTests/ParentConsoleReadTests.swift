@@ -1,6 +1,6 @@
-import Foundation
 import POSIX
 import Testing
+import TestSupport
 
 @testable import PirateHunter
 
@@ -13,16 +13,13 @@ import Glibc
 /// a blocking open of it hung the appliance.
 @Suite struct ParentConsoleReadTests {
     @Test func aFIFOIsRefusedAtOnceAndARegularFileIsRead() throws {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("page-read-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: false)
-        defer { try? FileManager.default.removeItem(at: directory) }
-        let fifo = directory.appendingPathComponent("hunter.json").path
+        let scratch = try Scratch("page-read")
+        let fifo = scratch.path + "/hunter.json"
         try #require(mkfifo(fifo, 0o600) == 0)
         #expect(throws: SystemError("open \(fifo)", errno: EINVAL, explanation: "is not a regular file")) {
             _ = try ParentConsole.read(fifo)
         }
-        let file = directory.appendingPathComponent("plain.json").path
-        try Data("{\"a\": 1}".utf8).write(to: URL(fileURLWithPath: file))
+        let file = try scratch.write("plain.json", "{\"a\": 1}")
         #expect(try ParentConsole.read(file) == Array("{\"a\": 1}".utf8))
         #expect(throws: SystemError("read \(file)", errno: EFBIG)) { _ = try ParentConsole.read(file, limit: 3) }
     }

@@ -52,31 +52,22 @@ import TestSupport
         let config = directory + "/hunter.json"
         try Data(#"{"transport": "simulator", "hunt": {"trail": [{"region": "50495241-5445-2D48-554E-544552000000:1:1", "clue_wav": "one.wav"}]}}"#.utf8)
             .write(to: URL(fileURLWithPath: config))
-        let out = directory + "/out", err = directory + "/err"
+        let out = OutputFile(directory + "/out"), err = OutputFile(directory + "/err")
         let process = try ChildProcess(PirateHunterBinary.url.path,
                                        ["hunt", "--config", config, "--wait-for-fix", "--json", "--device", "file:FILE=\(directory)/notice.wav,FORMAT=wav",
                                         "--cache-dir", PirateHunterBinary.lineCache],
-                                       environment: ["RUNTIME_DIRECTORY": directory + "/run"], stdout: .file(out), stderr: .file(err))
+                                       environment: ["RUNTIME_DIRECTORY": directory + "/run"], stdout: .file(out.path), stderr: .file(err.path))
         defer { process.kill() }
-        func text(_ path: String) -> String { (try? String(contentsOfFile: path, encoding: .utf8)) ?? "" }
-        func waitFor(_ words: String, in path: String, seconds: Double) -> Bool {
-            let end = Date().addingTimeInterval(seconds)
-            while Date() < end {
-                if text(path).contains(words) { return true }
-                usleep(50_000)
-            }
-            return false
-        }
-        #expect(waitFor("notice-settings-step", in: out, seconds: 30), "\(text(err))")
+        #expect(out.waitFor("notice-settings-step", seconds: 30), "\(err.text)")
         Thread.sleep(forTimeInterval: 2)
         try Data(#"{"transport": "simulator"}"#.utf8).write(to: URL(fileURLWithPath: config))
-        #expect(waitFor(#""event_name": "startup""#, in: out, seconds: 30), "the hunt did not start after the fix: \(text(err))")
+        #expect(out.waitFor(#""event_name": "startup""#, seconds: 30), "the hunt did not start after the fix: \(err.text)")
         process.send(SIGHUP)
-        #expect(waitFor("configuration reloaded", in: err, seconds: 15), "\(text(err))")
+        #expect(err.waitFor("configuration reloaded", seconds: 15), "\(err.text)")
         #expect(process.isRunning, "SIGHUP ended the hunt")
         process.send(SIGTERM)
         let ended = process.wait(timeout: 60)
-        #expect(ended.succeeded, "\(ended) \(text(err))")
+        #expect(ended.succeeded, "\(ended) \(err.text)")
     }
 
     @Test func aMistakeInTheSettingsIsSaidOnceAndTheHuntStartsWhenItIsFixed() throws {

@@ -551,32 +551,18 @@ final class ParentConsole {
         return (String(decoding: template.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self), true)
     }
 
-    /// A regular file's bytes, at most `limit`. Anything else is refused at once (EINVAL),
-    /// never waited on: the page runs on the event loop, and a configuration given as a
-    /// FIFO (which `ConfigurationFile` reads, with a timeout) has no writer left by now, so a
-    /// blocking open would hang the appliance.
+    /// A regular file's bytes, at most `limit` (`SafeFile.read`: never through a symlink,
+    /// never waited on). The page runs on the event loop, and a configuration given as a
+    /// FIFO (which `ConfigurationFile` reads, with a timeout) has no writer left by now: it is
+    /// refused at once (EINVAL), as anything but a regular file.
     static func read(_ path: String, limit: Int = 1 << 20) throws(SystemError) -> [UInt8] {
-        let fd = try FileDescriptor.open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK)
-        defer { fd.close() }
-        var info = stat()
-        guard fstat(fd.rawValue, &info) == 0 else { throw SystemError("fstat \(path)", errno: errno) }
-        guard info.st_mode & mode_t(S_IFMT) == mode_t(S_IFREG) else {
+        do {
+            return try SafeFile.read(path, limit: limit, followSymlinks: false)
+        } catch where error.errno == EINVAL {
             throw SystemError("open \(path)", errno: EINVAL, explanation: "is not a regular file")
+        } catch {
+            throw SystemError("read \(path)", errno: error.errno)
         }
-        var bytes: [UInt8] = []
-        var buffer = [UInt8](repeating: 0, count: 65536)
-        while bytes.count <= limit {
-            // A regular file never would block; nil is read as the end all the same.
-            let n: Int?
-            do {
-                n = try fd.read(into: &buffer)
-            } catch {
-                throw SystemError("read \(path)", errno: error.errno)
-            }
-            guard let n, n > 0 else { return bytes }
-            bytes += buffer[0..<n]
-        }
-        throw SystemError("read \(path)", errno: EFBIG)
     }
 
     static func executable() -> String {
