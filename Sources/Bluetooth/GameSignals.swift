@@ -47,16 +47,20 @@ public enum SignalError: Error, Equatable, Sendable {
 ///   challenge; major and minor as before.
 /// - The sealed reward: the scan response's manufacturer data (company 0xFFFF) holding
 ///   `sealedMarker`, the reward XORed with XChaCha20's stream (1...20 bytes) and a 6-byte MAC
-///   over the box's tag, the hunter id, its challenge and the ciphertext. The box seals it for
-///   the last verified announcement it heard, so it answers the challenge a hunter is
-///   sending now: a response recorded earlier names an old challenge and does not verify.
+///   over the box's tag, the hunter id, its challenge and the reward itself. The MAC is also
+///   the cipher's nonce (a synthetic nonce, as SIV): a box whose reward changed and is asked
+///   again for an announcement it sealed before (a replay) uses another key stream, so two
+///   responses never XOR to the two rewards. The box seals it for the last verified
+///   announcement it heard, so it answers the challenge a hunter is sending now: a response
+///   recorded earlier names an old challenge and does not verify.
 public enum GameSignals {
     /// Bytes kept of each MAC (48 bits: a forger gets one guess per radio packet).
     public static let tagLength = 6
     /// "PHKEY1": the first 6 bytes of an authenticated announcement's UUID.
     public static let announcementMarker: [UInt8] = [0x50, 0x48, 0x4B, 0x45, 0x59, 0x31]
-    /// The first payload byte of a sealed reward ('S', layout 1).
-    public static let sealedMarker: UInt8 = 0x53
+    /// The first payload byte of a sealed reward ('T', layout 2: the MAC over the reward is
+    /// its nonce; 'S', layout 1, sealed the ciphertext under a nonce without it).
+    public static let sealedMarker: UInt8 = 0x54
     /// 27 bytes of payload after the company id - the marker - the MAC.
     public static let maximumSealedRewardBytes = TreasureSignals.maximumRewardBytes - 1 - tagLength
 
@@ -126,19 +130,24 @@ public enum GameSignals {
         throw .forged
     }
 
-    static func rewardMessage(boxTag: UInt16, to a: Announcement, ciphertext: [UInt8]) -> [UInt8] {
-        var m: [UInt8] = [0x52]
+    /// What the reward's MAC covers: `53` ‖ box tag ‖ hunter id ‖ challenge ‖ the reward.
+    static func rewardMessage(boxTag: UInt16, to a: Announcement, reward: [UInt8]) -> [UInt8] {
+        var m: [UInt8] = [0x53]
         m.appendBE(boxTag)
         m.appendBE(a.hunterID)
         m.appendBE(a.challenge)
-        return m + ciphertext
+        return m + reward
     }
 
-    static func rewardNonce(boxTag: UInt16, to a: Announcement) -> [UInt8] {
-        var n: [UInt8] = [0x52]
+    /// The cipher's nonce: `53` ‖ box tag ‖ hunter id ‖ challenge ‖ the reward's MAC ‖ zeros
+    /// to 24 bytes. A nonce is used again only for the same reward to the same announcement,
+    /// which gives the same bytes again.
+    static func rewardNonce(boxTag: UInt16, to a: Announcement, mac: [UInt8]) -> [UInt8] {
+        var n: [UInt8] = [0x53]
         n.appendBE(boxTag)
         n.appendBE(a.hunterID)
         n.appendBE(a.challenge)
+        n += padded(mac)
         return n + [UInt8](repeating: 0, count: 24 - n.count)
     }
 
@@ -155,8 +164,8 @@ public enum GameSignals {
         guard !plain.isEmpty, plain.count <= maximumSealedRewardBytes else {
             throw .invalidValue(what: "sealed reward length in bytes", value: plain.count)
         }
-        let ciphertext = auth.xor(plain, nonce: rewardNonce(boxTag: boxTag, to: a))
-        let mac = padded(auth.tag(.rewardMAC, rewardMessage(boxTag: boxTag, to: a, ciphertext: ciphertext)))
+        let mac = padded(auth.tag(.rewardMAC, rewardMessage(boxTag: boxTag, to: a, reward: plain)))
+        let ciphertext = auth.xor(plain, nonce: rewardNonce(boxTag: boxTag, to: a, mac: mac))
         let company = TreasureSignals.rewardCompanyID
         var builder = AdvertisingDataBuilder()
         try builder.append(
@@ -183,8 +192,12 @@ public enum GameSignals {
         }
         let ciphertext = Array(payload.prefix(payload.count - tagLength))
         let mac = Array(payload.suffix(tagLength))
-        guard auth.verify(.rewardMAC, rewardMessage(boxTag: boxTag, to: a, ciphertext: ciphertext), tag: mac) else { throw .forged }
-        guard let text = TreasureSignals.printable(auth.xor(ciphertext, nonce: rewardNonce(boxTag: boxTag, to: a))[...]) else {
+        // Opened first (the nonce is the MAC heard), believed only when the MAC covers what
+        // came out: a wrong key, a tampered byte or another challenge opens to bytes no MAC
+        // of this key covers.
+        let plain = auth.xor(ciphertext, nonce: rewardNonce(boxTag: boxTag, to: a, mac: mac))
+        guard auth.verify(.rewardMAC, rewardMessage(boxTag: boxTag, to: a, reward: plain), tag: mac) else { throw .forged }
+        guard let text = TreasureSignals.printable(plain[...]) else {
             throw .unprintable
         }
         return text

@@ -81,11 +81,13 @@ import Testing
 
     @Test func sealedRewardVector() throws {
         let response = try GameSignals.sealedScanResponse(reward: "ARRR-GOLD", boxTag: 0xBEEF, to: Self.a, by: Self.key.authenticator)
-        // len, 0xFF, company 0xFFFF, 'S', XChaCha20(sub-key 3) of the text (pinned), then the
-        // 6-byte MAC (HMAC-SHA512-256 under sub-key 2 of [0x52, box tag, hunter, challenge] +
-        // ciphertext, checked with Python).
+        // len, 0xFF, company 0xFFFF, 'T', the text XORed with XChaCha20 (sub-key 3, nonce
+        // [0x53, box tag, hunter, challenge, MAC] and zeros), then the 6-byte MAC
+        // (HMAC-SHA512-256 under sub-key 2 of [0x53, box tag, hunter, challenge] + the text).
+        // Checked with Python's hmac, hashlib.blake2b and pycryptodome's XChaCha20, which
+        // also give layout 1's pinned bytes before it (58d09696133caa9f77, 82ae729c9fd0).
         #expect(response.count == 4 + 1 + 9 + 6)
-        #expect(Self.hex(response) == "13ffffff53" + "58d09696133caa9f77" + "82ae729c9fd0")
+        #expect(Self.hex(response) == "13ffffff54" + "eca790afc0990a6e31" + "2e751dc59b97")
         #expect(try GameSignals.openReward(inScanResponse: response[...], boxTag: 0xBEEF, for: Self.a, by: Self.key.authenticator) == "ARRR-GOLD")
         let longest = String(repeating: "X", count: GameSignals.maximumSealedRewardBytes)
         let full = try GameSignals.sealedScanResponse(reward: longest, boxTag: 1, to: Self.a, by: Self.key.authenticator)
@@ -93,6 +95,24 @@ import Testing
         #expect(throws: PacketError.invalidValue(what: "sealed reward length in bytes", value: 21)) {
             try GameSignals.sealedScanResponse(reward: longest + "X", boxTag: 1, to: Self.a, by: Self.key.authenticator)
         }
+    }
+
+    /// A box asked again for an announcement it sealed before (a replay of it, after the
+    /// parent changed the reward) seals the new reward under another key stream: the two
+    /// responses do not XOR to the two rewards, so knowing the old one tells nothing of the new.
+    @Test func aChangedRewardForTheSameAnnouncementGetsAnotherKeyStream() throws {
+        let auth = Self.key.authenticator
+        let old = Array(try GameSignals.sealedScanResponse(reward: "OLD-GOLD-42", boxTag: 0xBEEF, to: Self.a, by: auth)[5..<16])
+        let new = Array(try GameSignals.sealedScanResponse(reward: "NEW-CHEST-7", boxTag: 0xBEEF, to: Self.a, by: auth)[5..<16])
+        let rewards = zip(Array("OLD-GOLD-42".utf8), Array("NEW-CHEST-7".utf8)).map { $0 ^ $1 }
+        #expect(zip(old, new).map { $0 ^ $1 } != rewards)
+        // The same reward to the same announcement is the same response (nothing new told).
+        #expect(try GameSignals.sealedScanResponse(reward: "NEW-CHEST-7", boxTag: 0xBEEF, to: Self.a, by: auth)
+            == GameSignals.sealedScanResponse(reward: "NEW-CHEST-7", boxTag: 0xBEEF, to: Self.a, by: auth))
+        // A layout-1 response (marker 'S') is not this layout.
+        var layout1 = try GameSignals.sealedScanResponse(reward: "ARRR", boxTag: 0xBEEF, to: Self.a, by: auth)
+        layout1[4] = 0x53
+        #expect(throws: SignalError.notOurs) { try GameSignals.openReward(inScanResponse: layout1[...], boxTag: 0xBEEF, for: Self.a, by: auth) }
     }
 
     @Test func sealedRewardRefused() throws {
