@@ -95,6 +95,11 @@ public struct TreasureBoxCore: Sendable {
     public static let rejectedLogInterval = 60.0
     /// The sealed scan response is changed for another hunter at most this often (s).
     public static let resealInterval = 1.0
+    /// The reward is sealed only for a hunter the box's own ranging places this close (m):
+    /// a hunter asking from across the yard is at a copy of the box's beacon, not at the box
+    /// (a hunter's radio up to 12 dB weaker than the power it advertises still reads this
+    /// close from 1.5 m).
+    public static let sealWithin = 6.0
 
     public private(set) var configuration: Configuration
     private var engine: RangingEngine
@@ -108,8 +113,9 @@ public struct TreasureBoxCore: Sendable {
     private var lastQRLogged = -Double.infinity
     /// The game key's MACs and cipher (nil: unpaired: no finder believed, no reward sent).
     public var authenticator: (any SignalAuthenticator)?
-    /// The announcement the scan response is sealed for now, and since when.
-    private var sealedFor: (announcement: GameSignals.Announcement, at: Double)?
+    /// The announcement the scan response is sealed for now, since when (the wait another
+    /// hunter owes counts from it) and the newest challenge of that hunter sealed since.
+    private var sealedFor: (announcement: GameSignals.Announcement, at: Double, newest: UInt32)?
     /// Announcements not believed (not verified, or a hunter not in the roster) since the
     /// last summary line, and when that was.
     private var rejected = 0
@@ -148,17 +154,6 @@ public struct TreasureBoxCore: Sendable {
         let id = a.hunterID
         let foundTag = a.treasureTag
         var effects: [Effect] = []
-        // The box's reward, sealed for this hunter's challenge (it answers its scan requests).
-        let sameHunter = sealedFor?.announcement.hunterID == id
-        if foundTag == ownTag, let reward = configuration.reward, sealedFor?.announcement != a,
-            t - (sealedFor?.at ?? -Double.infinity) >= Self.resealInterval || sameHunter,
-            let response = try? GameSignals.sealedScanResponse(reward: reward, boxTag: ownTag, to: a, by: auth) {
-            // The same hunter's new challenge is sealed at once, but the wait another hunter
-            // owes counts from this hunter's first seal: two recorded announcements of one
-            // hunter, replayed in turn, would otherwise hold every other hunter off for good.
-            sealedFor = (a, sameHunter ? (sealedFor?.at ?? t) : t)
-            effects.append(.scanResponse(response))
-        }
         // Ranged under the hunters' one UUID (the announcement's carries its MAC).
         var plain = sighting
         // At the power every hunter advertises: the byte heard is not under the MAC.
@@ -174,8 +169,36 @@ public struct TreasureBoxCore: Sendable {
             h.foundTag = foundTag
         }
         ranging(engine.ingest(plain))
+        sealIfThere(a, at: t, into: &effects)
         greetIfThere(id, at: t, into: &effects)
         return effects
+    }
+
+    /// The box's reward, sealed for this hunter's challenge (it answers its scan requests),
+    /// once the box's own ranging places the hunter within `sealWithin`: a copy of the box's
+    /// beacon far from it sets hunters there asking, and they must not get the box's proof.
+    private mutating func sealIfThere(_ a: GameSignals.Announcement, at t: Double, into effects: inout [Effect]) {
+        guard a.treasureTag == ownTag, let reward = configuration.reward, let auth = authenticator,
+            sealedFor?.announcement != a, let distance = hunters[a.hunterID]?.distance, distance <= Self.sealWithin
+        else { return }
+        // The same hunter's challenge newer than any sealed for it is sealed at once (its
+        // next announcement) and the wait another hunter owes still counts from the first
+        // seal: recorded announcements of one hunter, replayed in turn, would otherwise hold
+        // every other hunter off for good. Anything else (another hunter, or the same
+        // hunter's older challenge: a recording) waits `resealInterval` and starts it anew,
+        // so recordings replayed in turn change the response at most once a second.
+        let previous = sealedFor
+        let sameHunter = previous?.announcement.hunterID == a.hunterID
+        let newer = previous.map { sameHunter && Int32(bitPattern: a.challenge &- $0.newest) > 0 } ?? false
+        guard newer || t - (previous?.at ?? -Double.infinity) >= Self.resealInterval,
+            let response = try? GameSignals.sealedScanResponse(reward: reward, boxTag: ownTag, to: a, by: auth)
+        else { return }
+        if let previous, newer {
+            sealedFor = (a, previous.at, a.challenge)
+        } else {
+            sealedFor = (a, t, sameHunter ? (previous?.newest ?? a.challenge) : a.challenge)
+        }
+        effects.append(.scanResponse(response))
     }
 
     /// A hunter that found this treasure (its verified announcement carries our tag) is

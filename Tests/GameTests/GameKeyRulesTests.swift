@@ -224,27 +224,34 @@ import Testing
     @Test func aHunterIsGreetedOnlyOnceHeldAtImmediateAndItsRewardSealedForItsChallenge() throws {
         var core = TreasureBoxCore(configuration: Self.box, authenticator: FakeAuthenticator.game)
         var effects: [TreasureBoxCore.Effect] = []
-        // Far away (-85 dBm) for 20 s: its reward is sealed for it, but it is not greeted.
+        // Far away (-85 dBm at -59: 20 m and more) for 20 s: neither greeted nor sealed for
+        // (a hunter there is at a copy of the box's beacon, asking for the box's proof).
         for k in 0..<200 {
             let t = Double(k) * 0.1
             effects += core.sighting(sighting(Self.signed(7, challenge: 42), rssi: -85, at: t, from: Self.hunterAddress))
             if k % 5 == 0 { effects += core.tick(at: t) }
         }
         #expect(!effects.contains { if case .output(.greet) = $0 { true } else { false } })
-        let responses = effects.compactMap { if case let .scanResponse(r) = $0 { r } else { nil } }
-        #expect(responses.count == 1)
-        let a = GameSignals.Announcement(hunterID: 7, treasureTag: Self.tag, challenge: 42)
-        #expect(try GameSignals.openReward(inScanResponse: (responses.first ?? [])[...], boxTag: Self.tag, for: a, by: FakeAuthenticator.game) == "GOLD")
-        // At the box: greeted after ~2 s at immediate.
+        #expect(!effects.contains { if case .scanResponse = $0 { true } else { false } }, "no seal for a hunter 20 m off")
+        // At the box: sealed for at once, greeted after ~2 s at immediate.
         var greetedAt: Double?
+        var sealedAt: Double?
         for k in 200..<400 {
             let t = Double(k) * 0.1
             var out = core.sighting(sighting(Self.signed(7, challenge: 42), rssi: -40, at: t, from: Self.hunterAddress))
             if k % 5 == 0 { out += core.tick(at: t) }
             if greetedAt == nil, out.contains(where: { if case .output(.greet) = $0 { true } else { false } }) { greetedAt = t }
+            if sealedAt == nil, out.contains(where: { if case .scanResponse = $0 { true } else { false } }) { sealedAt = t }
+            effects += out
         }
+        let responses = effects.compactMap { if case let .scanResponse(r) = $0 { r } else { nil } }
+        #expect(responses.count == 1)
+        let a = GameSignals.Announcement(hunterID: 7, treasureTag: Self.tag, challenge: 42)
+        #expect(try GameSignals.openReward(inScanResponse: (responses.first ?? [])[...], boxTag: Self.tag, for: a, by: FakeAuthenticator.game) == "GOLD")
         let at = try #require(greetedAt)
         #expect(at >= 20 + TreasureBoxCore.greetAfterImmediate)
+        // The seal waits only for the box's ranging to place the hunter.
+        #expect(try #require(sealedAt) <= 23)
     }
 
     /// The measured power byte of an announcement is not under its MAC: a recorded
@@ -313,6 +320,31 @@ import Testing
             }
         }
         #expect(sealedForOther >= 1)
+    }
+
+    /// The same hunter's older challenge (a recording) is not sealed at once: two recorded
+    /// announcements of one hunter, replayed in turn ten times a second, reconfigured the
+    /// box's advertising on every packet (its beacon and scan response churned).
+    @Test func recordingsReplayedInTurnChangeTheResponseAtMostOnceASecond() {
+        var core = TreasureBoxCore(configuration: GameKeyRulesTests.box, authenticator: FakeAuthenticator.game)
+        var seals = 0
+        for k in 0..<100 {
+            let t = Double(k) * 0.1
+            seals += core.sighting(sighting(GameKeyRulesTests.signed(2, challenge: 5 + UInt32(k % 2)), rssi: -60, at: t, from: GameKeyRulesTests.hunterAddress))
+                .filter { if case .scanResponse = $0 { true } else { false } }.count
+        }
+        #expect((2...12).contains(seals), "\(seals) seals in 10 s")
+        // A hunter's challenge that wrapped past 2^32 is newer still: sealed at once.
+        var wrapped = TreasureBoxCore(configuration: GameKeyRulesTests.box, authenticator: FakeAuthenticator.game)
+        var sealed: [Double] = []
+        for (k, challenge) in [UInt32.max - 1, UInt32.max, 0, 1].enumerated() {
+            for j in 0..<3 {
+                let t = Double(k) * 0.3 + Double(j) * 0.1
+                if wrapped.sighting(sighting(GameKeyRulesTests.signed(2, challenge: challenge), rssi: -60, at: t, from: GameKeyRulesTests.hunterAddress))
+                    .contains(where: { if case .scanResponse = $0 { true } else { false } }) { sealed.append(t) }
+            }
+        }
+        #expect(sealed.count == 4, "\(sealed)")
     }
 }
 
