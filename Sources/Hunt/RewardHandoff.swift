@@ -17,7 +17,8 @@ public struct RewardHandoff: Sendable {
     public enum Action: Equatable, Sendable {
         /// Scan actively (scan requests out, scan responses in) or go back to passive.
         case scanActively(Bool)
-        /// Advertise the hunter's announcement beacon, or stop.
+        /// Advertise the hunter's announcement beacon anew (a new challenge, also when it was
+        /// on), or stop.
         case announce(Bool)
         /// The reward was heard (already made printable): print it and say it.
         case reward(String)
@@ -42,7 +43,9 @@ public struct RewardHandoff: Sendable {
     public var repeatAfter: Double { configuration.announceSeconds > 0 ? configuration.announceSeconds : 60 }
 
     /// The treasure was found: listen for the reward (unless listening already, or it was
-    /// read within `repeatAfter`), and announce, or announce for longer.
+    /// read within `repeatAfter`), and announce anew for the whole announcement. Anew also
+    /// when the announcement is still on (a find after no reward came): a new challenge, so
+    /// only a reward sealed since, by a box there now, is believed.
     public mutating func found(at time: Double) -> [Action] {
         guard listeningSince == nil else { return [] }
         if let at = rewardAt, time - at < repeatAfter { return [] }
@@ -50,7 +53,7 @@ public struct RewardHandoff: Sendable {
         listeningSince = time
         reward = nil
         if configuration.announceSeconds > 0 {
-            if announcingUntil == nil { actions.append(.announce(true)) }
+            actions.append(.announce(true))
             announcingUntil = time + configuration.announceSeconds
         }
         return actions

@@ -37,7 +37,7 @@ import Testing
         var h = RewardHandoff(configuration: .init(rewardTimeout: 5, announceSeconds: 30))
         _ = h.found(at: 0)
         #expect(h.tick(at: 5) == [.scanActively(false), .noReward])
-        #expect(h.found(at: 12) == [.scanActively(true)], "already announcing: only listening again")
+        #expect(h.found(at: 12) == [.scanActively(true), .announce(true)], "already announcing: anew (a new challenge)")
         #expect(h.tick(at: 30) == [.scanActively(false), .noReward], "second timeout at 17, seen at the next tick")
         #expect(h.tick(at: 41.9) == [])
         #expect(h.tick(at: 42) == [.announce(false)], "the announcement runs 30 s from the latest find")
