@@ -34,6 +34,10 @@ public struct RangingEngine: Sendable {
         /// Beacon lost deadline from the last packet (its region exit deadline is the
         /// region's `Member.deadline`).
         var lostDeadline: Double = .infinity
+        /// The silence since the last packet excused as the receiver's deafness, inferred from
+        /// the others' silence (at most `ReceiverHearing.longestDeafness`; a lost controller's
+        /// spells are excused whole and not counted here).
+        var excusedSilence = 0.0
         /// The two silence limits, recomputed on a new loss gap or rate or every 10 s (the model moves
         /// slowly in between: its memory is 10 minutes); on every packet while it is young.
         var exitLimit: Double = 0
@@ -109,12 +113,22 @@ public struct RangingEngine: Sendable {
             if firstPacket == .infinity || !(time - lastPacket <= configuration.maximumSilence) { firstPacket = time }
             joint.record(time: time, configuration)
             lastPacket = max(lastPacket, time)
+            excusedSilence = 0
             setMember(Member(last: time, exitLimit: exitLimit, sharedLimit: sharedLimit), for: key)
         }
 
-        /// The receiver was deaf for `seconds`: the region's silences resume where they were.
-        mutating func moveSilences(by seconds: Double) {
+        /// The silence since the region's last packet excused as inferred deafness (as
+        /// `Track.excusedSilence`).
+        var excusedSilence = 0.0
+
+        /// The receiver was deaf for `spell` s: the region's silences resume where they were.
+        /// An inferred spell is excused only up to `ReceiverHearing.longestDeafness` in all
+        /// since the region's last packet.
+        mutating func moveSilences(by spell: Double, inferred: Bool) {
             guard lastPacket.isFinite else { return }
+            let seconds = inferred ? min(spell, max(0, ReceiverHearing.longestDeafness - excusedSilence)) : spell
+            if inferred { excusedSilence += seconds }
+            guard seconds > 0 else { return }
             lastPacket += seconds
             for index in members.indices { members.values[index].last += seconds }
             presentUntil += seconds
@@ -297,6 +311,7 @@ public struct RangingEngine: Sendable {
             track.limitsRevision = track.arrivals.revision
         }
         track.lostDeadline = time + track.lostLimit
+        track.excusedSilence = 0
         track.measuredPower = sample.measuredPower
         let accepted = track.filter.update(rssi: sample.rssi, time: time)
         nextSweep = min(nextSweep, track.lostDeadline)
@@ -382,11 +397,16 @@ public struct RangingEngine: Sendable {
         var events: [RangingEvent] = []
         // A deaf receiver's silence says nothing of the beacons: no beacon is lost and no
         // region left while it lasts (their silences resume where they were when it ends).
-        let deaf = receiver.isDeaf(at: time)
-        if time >= nextSweep, !deaf { sweep(at: time, into: &events) }
+        // A spell inferred from the others' silence excuses at most what is left of
+        // `ReceiverHearing.longestDeafness` for the silence of each beacon and region.
+        let gone = receiver.lostSince != nil
+        let spell = gone ? nil : receiver.spell(at: time)
+        if time >= nextSweep, !gone { sweep(at: time, spell: spell, into: &events) }
         for index in slots.indices {
             // Only an inside region can be left (the rule walks its beacons once per silence).
-            let present = slots[index].monitor.state != .inside || deaf || slots[index].isPresent(at: time, configuration)
+            let excused = spell.map { min($0, max(0, ReceiverHearing.longestDeafness - slots[index].excusedSilence)) } ?? 0
+            let present = slots[index].monitor.state != .inside || gone
+                || slots[index].isPresent(at: time - excused, configuration)
             guard let transition = slots[index].monitor.advance(to: time, anyPresent: present, configuration) else { continue }
             events.append(regionEvent(transition, index: index, time: time))
             if transition == .exited {
@@ -420,34 +440,45 @@ public struct RangingEngine: Sendable {
     /// The receiver is back at `time`: every silence resumes where it was when it went.
     public mutating func receiverBack(at time: Double) {
         let time = max(time, now ?? time)
-        if let spell = receiver.back(at: time) { moveSilences(by: spell) }
+        if let spell = receiver.back(at: time) { moveSilences(by: spell, inferred: false) }
     }
 
     /// Anything heard at `time`: a deaf spell that ends here moves every silence on by its
     /// length (the beacons' last packets and deadlines, as if heard that much later).
     private mutating func heard(at time: Double) {
         let time = max(time, now ?? time)
-        if let spell = receiver.heard(at: time) { moveSilences(by: spell) }
+        if let spell = receiver.heard(at: time) { moveSilences(by: spell, inferred: true) }
     }
 
-    private mutating func moveSilences(by spell: Double) {
+    /// Moves every silence on by `spell`. A spell inferred from the others' silence
+    /// (`inferred`) is excused only up to `ReceiverHearing.longestDeafness` in all per silence
+    /// of a beacon or region: others that come in bursts (a phone heard for a moment every
+    /// 40 s) make every pause between bursts look like deafness, and a beacon gone for good
+    /// was then judged gone only during the bursts (a 10 s limit after 20 minutes). A
+    /// controller gone by its own word excuses its whole spell.
+    private mutating func moveSilences(by spell: Double, inferred: Bool) {
         for index in tracks.indices where !tracks.values[index].isLost {
-            tracks.values[index].lostDeadline += spell
+            let seconds = inferred ? min(spell, max(0, ReceiverHearing.longestDeafness - tracks.values[index].excusedSilence)) : spell
+            tracks.values[index].lostDeadline += seconds
+            if inferred { tracks.values[index].excusedSilence += seconds }
         }
         nextSweep = -Double.infinity
-        for index in slots.indices { slots[index].moveSilences(by: spell) }
+        for index in slots.indices { slots[index].moveSilences(by: spell, inferred: inferred) }
     }
 
     /// Beacons past their lost deadline are judged gone; lost ones past their memory forgotten.
-    private mutating func sweep(at time: Double, into events: inout [RangingEvent]) {
+    /// `spell`: the deaf spell inferred from the others' silence in progress (its length so
+    /// far), which moves each live beacon's deadline on by what it may still excuse.
+    private mutating func sweep(at time: Double, spell: Double?, into events: inout [RangingEvent]) {
         var earliest = Double.infinity
         var lost: [BeaconKey] = []
         var forgotten: [BeaconKey] = []
         for (key, track) in tracks {
+            let excused = spell.map { min($0, max(0, ReceiverHearing.longestDeafness - track.excusedSilence)) } ?? 0
             if track.isLost {
                 let forget = (track.arrivals.lastTime ?? time) + Self.lostBeaconMemory
                 if time > forget { forgotten.append(key) } else { earliest = min(earliest, forget) }
-            } else if time > track.lostDeadline {
+            } else if time - excused > track.lostDeadline {
                 lost.append(key)
                 earliest = min(earliest, (track.arrivals.lastTime ?? time) + Self.lostBeaconMemory)
             } else {

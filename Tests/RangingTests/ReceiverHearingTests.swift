@@ -170,6 +170,40 @@ import Testing
         #expect(unknown != nil)
     }
 
+    /// Others heard in bursts (a phone: ten reports 25 ms apart every 40 s) make every pause
+    /// between bursts look like deafness (their usual gap is 25 ms). A beacon gone for good
+    /// then had its silence excused 40 s at every burst: judged gone only after some 20
+    /// minutes. Inferred deafness excuses at most a minute of one silence.
+    @Test func othersInBurstsExcuseAtMostAMinuteOfABeaconsSilence() throws {
+        var engine = RangingEngine(configuration: .default, regions: [region])
+        var t = 0.0
+        var i = 0
+        var exit: Double?
+        var unknown: Double?
+        var lastPacket = 0.0
+        var limit: Double?
+        while t < 1200 {
+            if t < 300 {
+                _ = engine.ingest(sample(1, -70 + (i % 3) * 3 - 3, at: t))
+                lastPacket = t
+                limit = engine.exitSilenceLimit(for: key(1))
+            }
+            // A burst every 40 s: ten reports 25 ms apart, the last before the beacon's end
+            // 0.3 s before it (the silence then starts with the others heard).
+            if i % 400 == 197 { for k in 0..<10 { engine.heardOther(at: t + 0.001 + Double(k) * 0.025) } }
+            for e in engine.advance(to: t + 0.05) {
+                if e.isExit, exit == nil { exit = t + 0.05 }
+                if e.proximityChange?.to == .unknown, unknown == nil { unknown = t + 0.05 }
+            }
+            t += 0.1
+            i += 1
+        }
+        let left = try #require(exit)
+        #expect(left <= lastPacket + ReceiverHearing.longestDeafness + (try #require(limit)) + 0.5, "left \(left - lastPacket) s after the last packet")
+        let gone = try #require(unknown)
+        #expect(gone <= lastPacket + ReceiverHearing.longestDeafness + 120, "unknown \(gone - lastPacket) s after the last packet")
+    }
+
     @Test func theSilenceAfterADeafSpellCountsFromWhereItWas() throws {
         // Deaf 20 s, then the beacon never comes back while the phones do: the region is left
         // as long after the spell as it would have been after the beacon's last packet.
