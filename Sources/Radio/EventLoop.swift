@@ -49,6 +49,8 @@ public final class EventLoop {
 
     private var watches: [Watch] = []
     private var timers: [Timer] = []
+    /// The due timers of the round running now that have not run yet (`cancel` takes them out).
+    private var dueIDs: Set<Int> = []
     private var nextID = 1
     private let timerFD: Int32
     private var armedDeadline: Double?
@@ -119,6 +121,7 @@ public final class EventLoop {
 
     public func cancel(_ id: Int) {
         timers.removeAll { $0.id == id }
+        dueIDs.remove(id)
     }
 
     public var timerCount: Int { timers.count }
@@ -139,11 +142,16 @@ public final class EventLoop {
     }
 
     /// Run what is due now; timers scheduled by these actions wait for the next round, so
-    /// an action that reschedules itself cannot spin here.
+    /// an action that reschedules itself cannot spin here. A timer that one of them cancels
+    /// does not run, due or not: a loop that woke late finds a line's end and the tick that
+    /// interrupts the line due together, and the line's end, cancelled by the tick, ended the
+    /// next line too.
     private func runDueTimers(at now: Double) {
-        let due = timers.prefix { $0.deadline <= now }
+        let due = Array(timers.prefix { $0.deadline <= now })
         timers.removeFirst(due.count)
-        for timer in due { timer.action() }
+        dueIDs = Set(due.map(\.id))
+        defer { dueIDs = [] }
+        for timer in due where dueIDs.remove(timer.id) != nil { timer.action() }
     }
 
     /// Runs until `stop()` is called from a handler (at once if it was called before).

@@ -50,6 +50,24 @@ func virtualLoop() throws -> EventLoop { try EventLoop(clock: .virtual(start: 0)
         #expect(loop.timerCount == 0)
     }
 
+    /// Two timers due in one round (the loop woke late): the first cancels the second, which
+    /// must not run. It ran: the hunter's speech-end timer, cancelled by the tick that
+    /// interrupted its line, ended the next line instead.
+    @Test func aTimerCancelledByAnotherDueInTheSameRoundDoesNotRun() throws {
+        let loop = try virtualLoop()
+        var ran: [String] = []
+        var second = 0
+        loop.schedule(at: 1) {
+            ran.append("first")
+            loop.cancel(second)
+        }
+        // Due together with the first (as on a loop that woke late): one round runs them.
+        second = loop.schedule(at: 1) { ran.append("second") }
+        loop.schedule(at: 3) { ran.append("third") }
+        while loop.timerCount > 0 { try loop.runOnce(timeout: -1) }
+        #expect(ran == ["first", "third"])
+    }
+
     @Test func mailboxDeliversFromAnotherThreadInOrder() throws {
         let loop = try EventLoop()
         let mailbox = try Mailbox<Int>()
