@@ -702,6 +702,14 @@ public struct HunterCore: Sendable {
             applied.append(next.hunt?.trail.isEmpty == false ? "hunt (the trail starts over)" : "hunt")
         }
         if next.announce != old.announce {
+            // The old handoff's announcement and active scan end with it (nothing else would
+            // end them), and a box being asked is asked again under the new settings.
+            if handoff?.listeningSince != nil { effects.append(.scanActively(false)) }
+            if handoff?.announcingUntil != nil { effects.append(.advertise(nil)) }
+            if let step = probing {
+                probing = nil
+                reprobeAt[step] = t
+            }
             handoff = next.announce.map(Self.handoff)
             applied.append("announce")
         }

@@ -371,10 +371,10 @@ import Testing
     /// From the radio ready at 0 to `end`, every 0.1 s: what is `heard` then, a tick every
     /// 0.25 s, each line over 2 s after it starts, and `answer`'s scan response from the
     /// chest's address while the hunter listens for a reward.
-    static func walk(_ d: inout CoreDriver, until end: Double, heard: (Double) -> [BeaconSighting],
+    static func walk(_ d: inout CoreDriver, from start: Double = 0, until end: Double, heard: (Double) -> [BeaconSighting],
                      answer: (HunterCore) -> [UInt8]? = { _ in nil }) {
-        d.feed(.radioReady(afterOutage: false), at: 0)
-        var t = 0.0
+        if start == 0 { d.feed(.radioReady(afterOutage: false), at: 0) }
+        var t = start
         var speechEnds: Double?
         while t < end {
             t = ((t + 0.1) * 1000).rounded() / 1000
@@ -415,6 +415,31 @@ import Testing
         #expect(d.effects.contains(.log(.info, "treasure 1 is a box: asking it to prove it is there")))
         #expect(d.effects.lines.contains(.treasureFound), "chest B found")
         #expect(Self.announcedKinds(d.effects) == [.probe, .found])
+    }
+
+    /// The parent changes `announce` (the page, a reload) while the hunter asks a box: the
+    /// old announcement and active scan are ended, and the box is asked again under the new
+    /// settings. The old handoff was dropped as it was: advertising and active scanning went
+    /// on for good, and the step, still "being asked", was never asked again nor found.
+    @Test func aReloadOfAnnounceWhileABoxIsAskedAsksItAgain() {
+        var first = Self.trail()
+        first.announce = HunterCore.Announcement(hunterID: 4, seconds: 30, rewardTimeout: 60)
+        var d = CoreDriver(first, authenticator: FakeAuthenticator.game)
+        let atChest: (Double) -> [BeaconSighting] = { t in t < 25 ? [] : [sighting(chest, rssi: -45, at: t)] }
+        // Asked from 26.5 s, no answer yet; the clue said meanwhile is over by 32 s.
+        Self.walk(&d, until: 32, heard: atChest)
+        #expect(d.core.listensForReward, "asking the box")
+        var next = first
+        next.announce = HunterCore.Announcement(hunterID: 4, seconds: 45, rewardTimeout: 60)
+        let reloaded = d.core.reconfigure(next, at: 32)
+        #expect(reloaded.effects.contains(.advertise(nil)))
+        #expect(reloaded.effects.contains(.scanActively(false)))
+        Self.walk(&d, from: 32, until: 60, heard: atChest) { core in
+            let a = GameSignals.Announcement(hunterID: 4, treasureTag: TreasureSignals.tag(of: chest), challenge: core.challenge)
+            return try? GameSignals.sealedScanResponse(reward: "GOLD-1", boxTag: a.treasureTag, to: a, by: FakeAuthenticator.game)
+        }
+        #expect(d.effects.contains(.log(.info, "treasure 1: the box proved it is there")))
+        #expect(d.effects.lines.contains(.finale))
     }
 
     @Test func aCopyOfTheBoxsBeaconIsNeverAFind() throws {
