@@ -643,8 +643,13 @@ public struct HuntDirector: Sendable {
         let region = self.region
         switch event {
         case let .regionState(_, name, state) where name == region:
-            guard state == .inside else { return [] }
-            return inRegion(at: time)
+            if state == .inside { return inRegion(at: time) }
+            // An engine started over (a reload of its thresholds) that hears nothing of the
+            // region says so as its first state: an exit like any other (it says no exit for a
+            // region it never saw inside), or the hunt stayed inside for good.
+            guard state == .outside, inside, exitSince == nil else { return [] }
+            exitSince = time
+            return confirmExit(at: time)
         case let .regionEnter(_, name) where name == region:
             return inRegion(at: time)
         case let .regionExit(_, name) where name == region:

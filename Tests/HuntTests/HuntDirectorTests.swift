@@ -98,6 +98,20 @@ extension HuntDirector {
         #expect(d.tick(at: 20) == [], "no find from a class before the exit")
     }
 
+    /// The engine started over (a reload of its thresholds) while the hunt was inside, and
+    /// it hears nothing of the region: its first word is the state "outside", never an exit.
+    /// The hunt stayed inside for good (no "left", hints as if at the chest).
+    @Test func anEngineStartedOverThatFindsTheRegionOutsideIsAnExit() {
+        var d = director()
+        _ = d.feed(.regionState(time: 1, region: region, state: .inside))
+        _ = d.handle(.speechFinished, at: 2)
+        #expect(d.feed(.regionState(time: 10, region: region, state: .outside)) == [])
+        #expect(d.tick(at: 16) == [.sound(.arrr), .say(.regionLeft, interrupt: false)])
+        // Back in: entered again.
+        _ = d.handle(.speechFinished, at: 17)
+        #expect(d.feed(.regionEnter(time: 20, region: region)) == [.sound(.arrr), .say(.regionEntered, interrupt: false)])
+    }
+
     @Test func otherRegionsAreIgnored() {
         var d = director()
         #expect(d.feed(.regionEnter(time: 1, region: "elsewhere")) == [])
