@@ -102,6 +102,12 @@ public struct ArrivalStatistics: Sendable, Equatable {
         nominalInterval = fixedInterval
     }
 
+    /// The receiver was deaf for `seconds` of the silence since the last packet: that much
+    /// of it is no gap of the beacon's (the next packet's gap is counted without it).
+    public mutating func excuse(_ seconds: Double) {
+        if let last = lastTime { lastTime = last + seconds }
+    }
+
     /// Records a packet at `time`. `configuration` bounds which gaps are learned.
     public mutating func record(time: Double, _ configuration: RangingConfiguration) {
         defer { count += 1 }

@@ -129,6 +129,7 @@ public struct RangingEngine: Sendable {
             let seconds = inferred ? min(spell, max(0, ReceiverHearing.longestDeafness - excusedSilence)) : spell
             if inferred { excusedSilence += seconds }
             guard seconds > 0 else { return }
+            if !inferred { joint.excuse(seconds) }
             lastPacket += seconds
             for index in members.indices { members.values[index].last += seconds }
             presentUntil += seconds
@@ -460,7 +461,16 @@ public struct RangingEngine: Sendable {
         for index in tracks.indices where !tracks.values[index].isLost {
             let seconds = inferred ? min(spell, max(0, ReceiverHearing.longestDeafness - tracks.values[index].excusedSilence)) : spell
             tracks.values[index].lostDeadline += seconds
-            if inferred { tracks.values[index].excusedSilence += seconds }
+            // Nor is a controller's own outage a loss gap to learn from: a reset of 6 s made
+            // the beacon's loss limit 31 s for the next 20 minutes. (An inferred spell is
+            // learned as it was: the silences the receiver shares with everyone recur, and
+            // the limits that know them keep a beacon from being lost in the next one the
+            // others happen to be heard through.)
+            if inferred {
+                tracks.values[index].excusedSilence += seconds
+            } else {
+                tracks.values[index].arrivals.excuse(seconds)
+            }
         }
         nextSweep = -Double.infinity
         for index in slots.indices { slots[index].moveSilences(by: spell, inferred: inferred) }

@@ -204,6 +204,29 @@ import Testing
         #expect(gone <= lastPacket + ReceiverHearing.longestDeafness + 120, "unknown \(gone - lastPacket) s after the last packet")
     }
 
+    /// The controller reset for 6 s (gone by its own word, then back), the beacon heard on
+    /// either side: the outage is no loss gap of the beacon's. It was learned as one, and
+    /// every exit and loss limit was 1.5 times it (9 s and more) for the next 20 minutes.
+    @Test func aControllerResetIsNoLossGapOfTheBeacons() throws {
+        var engine = RangingEngine(configuration: .default, regions: [region])
+        var t = 0.0
+        var i = 0
+        var before: Double?
+        while t < 400 {
+            let gone = t >= 300 && t < 306
+            if abs(t - 300) < 0.05 { engine.receiverLost(at: t) }
+            if abs(t - 306) < 0.05 { engine.receiverBack(at: t) }
+            if !gone { _ = engine.ingest(sample(1, -70 + (i % 3) * 3 - 3, at: t)) }
+            _ = engine.advance(to: t + 0.05)
+            if t < 300 { before = engine.lostSilenceLimit(for: key(1)) }
+            t += 0.1
+            i += 1
+        }
+        let limitBefore = try #require(before)
+        let after = try #require(engine.lostSilenceLimit(for: key(1)))
+        #expect(after < limitBefore + 1, "lost limit \(limitBefore) s before the reset, \(after) s after")
+    }
+
     @Test func theSilenceAfterADeafSpellCountsFromWhereItWas() throws {
         // Deaf 20 s, then the beacon never comes back while the phones do: the region is left
         // as long after the spell as it would have been after the beacon's last packet.
