@@ -25,7 +25,11 @@ enum HuntCommand {
         } catch {
             // The service: a mistake in the file is said aloud, and the fix waited for.
             guard arguments.has(Flags.waitForFix), SettingsNotice.canWaitFor(error) else { throw error }
-            setup = SettingsNotice.wait(after: error, flags: flags, json: arguments.has(Flags.json), load: load)
+            guard let fixed = SettingsNotice.wait(after: error, flags: flags, json: arguments.has(Flags.json), load: load) else {
+                // SIGTERM or SIGINT while waiting: stopped as a hunt is.
+                return .ok
+            }
+            setup = fixed
         }
         setup.rewardSVG = flags.rewardSVG
         var options = RuntimeOptions(record: setup.record, duration: duration)

@@ -6,6 +6,7 @@ import FoundationEssentials
 import Game
 import Hunt
 import ParentPage
+import Radio
 import Voice
 
 /// `hunt --wait-for-fix` (what the service runs): a configuration the hunt refuses is not an
@@ -13,7 +14,10 @@ import Voice
 /// grown-up hears, once per mistake and boot (`BootMemory`), in plain words and the pack's
 /// language, that the settings have a mistake and to run `pirate-hunter check`; then the
 /// file is read again every `pollInterval` seconds and the hunt starts as soon as it can be
-/// hunted (a new mistake is said once too). SIGTERM ends the wait; SIGHUP restarts it.
+/// hunted (a new mistake is said once too). SIGTERM and SIGINT end the wait (exit 0, as a
+/// hunt stopped); SIGHUP (`systemctl reload`) reads the file again at once, changed or not.
+/// Both are taken through a signalfd made before anything is said: by default SIGHUP ended
+/// the process, which systemd counts as a clean exit and does not restart.
 enum SettingsNotice {
     static let pollInterval = 2.0
 
@@ -22,25 +26,51 @@ enum SettingsNotice {
         [.config, .noInput, .noPermission].contains(error.code)
     }
 
-    /// Waits until `load` succeeds, saying each new problem once; returns what it loaded.
+    /// How a page's wait ended.
+    private enum PageWait {
+        case loaded(HunterSetup)
+        case stopped
+        /// The page could not run: the plain wait follows.
+        case noPage
+    }
+
+    /// Waits until `load` succeeds, saying each new problem once; returns what it loaded, or
+    /// nil when SIGTERM or SIGINT ended the wait.
     static func wait(
         after error: CLIError, flags: ConfigurationFlags, json: Bool,
         load: @escaping () throws(CLIError) -> HunterSetup
-    ) -> HunterSetup {
+    ) -> HunterSetup? {
+        // Before anything is said (the voice's threads inherit the mask).
+        let signals = try? SignalSource([SIGINT, SIGTERM, SIGHUP])
         var problem = error
         var told = Set<String>()
         let path = flags.configPath ?? HunterConfiguration.defaultPath
         var stamp = fileStamp(path)
         tell(problem, flags: flags, json: json, told: &told)
-        if let setup = waitWithPage(problem: problem, path: path, since: stamp, flags: flags, json: json, told: &told, load: load) {
-            return setup
+        switch waitWithPage(problem: problem, path: path, since: stamp, signals: signals, flags: flags, json: json, told: &told, load: load) {
+        case let .loaded(setup): return setup
+        case .stopped: return nil
+        case .noPage: break
         }
         while true {
-            var pause = timespec(tv_sec: Int(pollInterval), tv_nsec: 0)
-            var left = timespec()
-            while nanosleep(&pause, &left) != 0 && errno == EINTR { pause = left }
+            var reload = false
+            if let signals {
+                var ready = pollfd(fd: signals.fd, events: Int16(POLLIN), revents: 0)
+                if poll(&ready, 1, Int32(pollInterval * 1000)) > 0 {
+                    for signal in signals.drain() {
+                        if signal == SIGHUP { reload = true } else {
+                            Log.info("signal \(signal): stopping the wait")
+                            return nil
+                        }
+                    }
+                }
+            } else {
+                var pause = timespec(tv_sec: Int(pollInterval), tv_nsec: 0)
+                var left = timespec()
+                while nanosleep(&pause, &left) != 0 && errno == EINTR { pause = left }
+            }
             let now = fileStamp(path)
-            guard now != stamp else { continue }
+            guard now != stamp || reload else { continue }
             stamp = now
             do {
                 let setup = try load()
@@ -61,17 +91,18 @@ enum SettingsNotice {
     /// it was refused: a fix saved while the notice was said (before the page is up) is a
     /// change, not the file the wait starts from.
     private static func waitWithPage(
-        problem first: CLIError, path: String, since refused: [Int]?, flags: ConfigurationFlags, json: Bool, told: inout Set<String>,
-        load: @escaping () throws(CLIError) -> HunterSetup
-    ) -> HunterSetup? {
+        problem first: CLIError, path: String, since refused: [Int]?, signals: SignalSource?, flags: ConfigurationFlags, json: Bool,
+        told: inout Set<String>, load: @escaping () throws(CLIError) -> HunterSetup
+    ) -> PageWait {
         var settings = HunterConfiguration()
         settings.apply(flags)
         guard settings.web.enabled, let runtime = try? ApplianceRuntime(RuntimeOptions(signals: [])),
             let console = ParentConsole.start(port: settings.web.port, file: path, runtime: runtime, ranging: settings.ranging, tags: [])
-        else { return nil }
+        else { return .noPage }
         var problem = first
         var loaded: HunterSetup?
         var stamp = refused
+        var stopped = false
         func items() -> [CheckItem] {
             [CheckItem(status: .problem, text: "The settings have a mistake: the hunt waits for it to be mended", fix: "Mend it here (Trail) or in \(path); pirate-hunter check lists the same")]
                 + ([problem.message] + problem.further).map { CheckItem(status: .problem, text: $0) }
@@ -96,6 +127,21 @@ enum SettingsNotice {
             }
         }
         runtime.onReload = tryLoad
+        if let signals {
+            runtime.loop.watch(signals.fd) {
+                for signal in signals.drain() {
+                    if signal == SIGHUP {
+                        // Read again whether or not the file changed.
+                        stamp = [-1]
+                        tryLoad()
+                    } else {
+                        Log.info("signal \(signal): stopping the wait")
+                        stopped = true
+                        runtime.stop(.ok)
+                    }
+                }
+            }
+        }
         runtime.loop.repeatEvery(pollInterval) { _ in
             tryLoad()
             return loaded == nil
@@ -103,8 +149,9 @@ enum SettingsNotice {
         Log.info("waiting for the settings to be fixed; the parent's page shows what is wrong: \(console.address)")
         _ = try? runtime.run(keeping: [console])
         told = toldNow
-        loaded?.pageGate = console.gate
-        return loaded
+        guard var setup = loaded else { return stopped ? .stopped : .noPage }
+        setup.pageGate = console.gate
+        return .loaded(setup)
     }
 
     /// The lines of `problem` in the log, and said once (per boot, per first line).

@@ -70,6 +70,36 @@ import TestSupport
         #expect(ended.succeeded, "\(ended) \(err.text)")
     }
 
+    /// `systemctl reload` (SIGHUP) while the settings wait to be fixed reads the file again
+    /// and waits on; `stop` (SIGTERM) ends the wait with exit 0. SIGHUP killed the process by
+    /// default, which systemd counts as a clean exit and does not restart: the hunter stayed
+    /// dead until someone started it. With the parent's page and without it.
+    @Test(arguments: [["--web-port", "0"], ["--no-web"]])
+    func aReloadWhileTheSettingsWaitReadsThemAgainAndAStopEndsTheWait(page: [String]) throws {
+        let directory = try Self.scratch()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let config = directory + "/hunter.json"
+        try Data(#"{"transport": "simulator", "hunt": {"trail": [{"region": "50495241-5445-2D48-554E-544552000000:1:1", "clue_wav": "one.wav"}]}}"#.utf8)
+            .write(to: URL(fileURLWithPath: config))
+        let out = OutputFile(directory + "/out"), err = OutputFile(directory + "/err")
+        let process = try ChildProcess(PirateHunterBinary.url.path,
+                                       ["hunt", "--config", config, "--wait-for-fix", "--json", "--device", "null",
+                                        "--cache-dir", PirateHunterBinary.lineCache] + page,
+                                       environment: ["RUNTIME_DIRECTORY": directory + "/run"], stdout: .file(out.path), stderr: .file(err.path))
+        defer { process.kill() }
+        #expect(out.waitFor("notice-settings-step", seconds: 30), "\(err.text)")
+        let logged = err.text.components(separatedBy: "clue_wav").count
+        process.send(SIGHUP)
+        // Read again at once (the file did not change): its mistake logged again.
+        let deadline = Date().addingTimeInterval(15)
+        while Date() < deadline, err.text.components(separatedBy: "clue_wav").count == logged { Thread.sleep(forTimeInterval: 0.1) }
+        #expect(err.text.components(separatedBy: "clue_wav").count > logged, "no reread on SIGHUP: \(err.text)")
+        #expect(process.isRunning, "SIGHUP ended the wait")
+        process.send(SIGTERM)
+        let ended = process.wait(timeout: 60)
+        #expect(ended.succeeded, "\(ended) \(err.text)")
+    }
+
     @Test func aMistakeInTheSettingsIsSaidOnceAndTheHuntStartsWhenItIsFixed() throws {
         let directory = try Self.scratch()
         defer { try? FileManager.default.removeItem(atPath: directory) }
