@@ -27,6 +27,33 @@ public enum AtomicFile {
         try staged.commit()
     }
 
+    /// `bytes` as the whole of `path`, which keeps what the file it replaces had: its
+    /// permission bits exactly (the writer's umask does not cut them: the service's 0077 made
+    /// a parent's 0644 settings 0600 on the first save from the page, which a later
+    /// `sudo pirate-hunter pair` copied to a root-owned file the service could not read) and,
+    /// written by root, its owner and group. A new file gets `newFileMode` under the umask.
+    public static func replace(_ bytes: [UInt8], at path: String, newFileMode: mode_t = 0o644) throws(SystemError) {
+        var info = stat()
+        let existing = lstat(path, &info) == 0 && info.st_mode & mode_t(S_IFMT) == mode_t(S_IFREG) ? info : nil
+        let staged = try Staged(for: path, mode: existing.map { $0.st_mode & 0o7777 } ?? newFileMode)
+        do throws(SystemError) {
+            if let existing {
+                if geteuid() == 0, fchown(staged.descriptor.rawValue, existing.st_uid, existing.st_gid) != 0 {
+                    throw SystemError("chown \(path)", errno: errno)
+                }
+                // After the owner: chown clears set-id bits.
+                guard fchmod(staged.descriptor.rawValue, existing.st_mode & 0o7777) == 0 else {
+                    throw SystemError("chmod \(path)", errno: errno)
+                }
+            }
+            try staged.write(bytes)
+        } catch {
+            staged.discard()
+            throw error
+        }
+        try staged.commit()
+    }
+
     /// A file written a piece at a time through `descriptor` under its hidden temporary
     /// name, then given `path` by `commit` or removed by `discard`: one of the two, once.
     public struct Staged: Sendable {

@@ -34,11 +34,9 @@ enum PairCommand {
         guard (try? HunterConfiguration.decode(Array(updated.utf8), file: path))?.game.key == key else {
             throw CLIError(.software, "\(path): the key could not be put in the file; add \"game\": {\"key\": \"\(key.text)\"} by hand")
         }
-        var mode: mode_t = 0o644
-        var info = stat()
-        if stat(path, &info) == 0 { mode = info.st_mode & 0o7777 }
         do {
-            try AtomicFile.write(Array(updated.utf8), to: path, mode: mode)
+            // The file keeps its mode, and (run with sudo) its owner: the service's own.
+            try AtomicFile.replace(Array(updated.utf8), at: path)
         } catch {
             throw CLIError(error.errno == EACCES || error.errno == EPERM || error.errno == EROFS ? .noPermission : .cantCreate, "\(error)")
         }

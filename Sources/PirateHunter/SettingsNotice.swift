@@ -215,6 +215,8 @@ enum SettingsNotice {
     private static func fileStamp(_ path: String) -> [Int]? {
         var info = stat()
         guard stat(path, &info) == 0 else { return nil }
-        return [Int(info.st_ino), Int(info.st_size), Int(info.st_mtim.tv_sec), Int(info.st_mtim.tv_nsec)]
+        // The change time too: a chmod that lets the hunt read the file is a change.
+        return [Int(info.st_ino), Int(info.st_size), Int(info.st_mtim.tv_sec), Int(info.st_mtim.tv_nsec),
+                Int(info.st_ctim.tv_sec), Int(info.st_ctim.tv_nsec)]
     }
 }

@@ -17,6 +17,31 @@ import TestSupport
         #expect(scratch.entries() == ["reward.svg"])
     }
 
+    /// A settings file replaced (the parent's page, `pair`) keeps its mode exactly, whatever
+    /// the writer's umask (the service's 0077 made 0644 settings 0600), and, replaced by
+    /// root (`sudo pirate-hunter pair`), its owner and group (the service's user, who must
+    /// read it). A new file gets the mode asked under the umask.
+    @Test func aReplacedFileKeepsItsModeAndForRootItsOwner() throws {
+        let scratch = try Scratch("posix-keep")
+        let path = scratch.path + "/hunter.json"
+        try AtomicFile.write(Array("{}".utf8), to: path)
+        // A mode no umask of 022 or more would leave: only the copied bits give it back.
+        try #require(chmod(path, 0o666) == 0)
+        let root = geteuid() == 0
+        if root { try #require(chown(path, 4321, 4322) == 0) }
+        try AtomicFile.replace(Array(#"{"a": 1}"#.utf8), at: path)
+        #expect(fileContents(path) == Array(#"{"a": 1}"#.utf8))
+        var info = stat()
+        try #require(stat(path, &info) == 0)
+        #expect(info.st_mode & 0o7777 == 0o666)
+        if root { #expect(info.st_uid == 4321 && info.st_gid == 4322) }
+        #expect(scratch.entries() == ["hunter.json"])
+        let fresh = scratch.path + "/new.json"
+        try AtomicFile.replace([1], at: fresh, newFileMode: 0o640)
+        try #require(stat(fresh, &info) == 0)
+        #expect(info.st_mode & 0o777 == 0o640 & ~umask(umask(0)))
+    }
+
     @Test func aMissingDirectoryIsENOENTNamingTheTarget() throws {
         let scratch = try Scratch("posix-missing")
         do {

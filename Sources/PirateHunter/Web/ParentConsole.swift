@@ -395,10 +395,7 @@ final class ParentConsole {
         let bytes = Array(document.text.utf8)
         if let problems = Self.problems(bytes, file: file), !problems.isEmpty { return problems }
         do {
-            var mode: mode_t = 0o640
-            var info = stat()
-            if stat(file, &info) == 0 { mode = info.st_mode & 0o777 }
-            try AtomicFile.write(bytes, to: file, mode: mode)
+            try AtomicFile.replace(bytes, at: file, newFileMode: 0o640)
         } catch {
             return ["\(file): not saved: \(error)"]
         }
