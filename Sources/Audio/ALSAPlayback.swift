@@ -43,6 +43,9 @@ public struct PlaybackConfiguration: Sendable {
         text.withUTF8 { _ = Glibc.write(2, $0.baseAddress, $0.count) }
     }
     public var observer: (@Sendable (PlaybackEvent) -> Void)?
+    /// What a device name opens (`auto` chooses over the cards present now:
+    /// `SoundCards.resolve`; tests give their own cards).
+    public var chooseDevice: @Sendable (String) -> DeviceChoice = SoundCards.resolve
 
     public init(device: String = "default") { self.device = device }
 }
@@ -70,7 +73,11 @@ public final class ALSAPlayback: Sendable {
     final class Handoff: @unchecked Sendable {
         // Written before the thread starts, taken once by it: no concurrent access.
         var device: PCMDevice?
-        init(_ device: PCMDevice?) { self.device = device }
+        var fallback: Bool
+        init(_ device: PCMDevice?, fallback: Bool) {
+            self.device = device
+            self.fallback = fallback
+        }
     }
 
     public let configuration: PlaybackConfiguration
@@ -85,24 +92,24 @@ public final class ALSAPlayback: Sendable {
 
     /// Starts the playback thread; the device is opened there (and retried) without blocking.
     public convenience init(configuration: PlaybackConfiguration) {
-        self.init(configuration: configuration, device: nil)
+        self.init(configuration: configuration, device: nil, fallback: false)
     }
 
     /// Opens the device on the calling thread first: throws when it cannot be opened
     /// (a one-shot command exits 69 on that), else plays as `init(configuration:)`.
     public static func open(configuration: PlaybackConfiguration) throws(AudioError) -> ALSAPlayback {
-        let device = try configuration.openDevice()
-        return ALSAPlayback(configuration: configuration, device: device)
+        let (device, fallback) = try configuration.openChosenDevice()
+        return ALSAPlayback(configuration: configuration, device: device, fallback: fallback)
     }
 
-    private init(configuration: PlaybackConfiguration, device: PCMDevice?) {
+    private init(configuration: PlaybackConfiguration, device: PCMDevice?, fallback: Bool) {
         self.configuration = configuration
-        let handoff = Handoff(device)
+        let handoff = Handoff(device, fallback: fallback)
         if device != nil { open.store(true, ordering: .relaxed) }
         let started = OwnerThread(name: "ph-audio") { [self] in
             let device = handoff.device
             handoff.device = nil
-            var loop = PlaybackLoop(owner: self, device: device)
+            var loop = PlaybackLoop(owner: self, device: device, fallback: handoff.fallback)
             loop.run()
         }
         thread.withLock { $0 = started }
@@ -178,12 +185,17 @@ public final class ALSAPlayback: Sendable {
     private struct PlaybackLoop {
         let owner: ALSAPlayback
         var device: PCMDevice?
+        /// `auto` opened ALSA's default for want of a USB card: while idle, the cards are
+        /// looked at again every `retryInterval`, and a USB card that came (the speaker
+        /// plugged in late, or back after an unplug) is switched to.
+        var onFallback: Bool
         var mixer: Mixer
         let config: PlaybackConfiguration
 
-        init(owner: ALSAPlayback, device: PCMDevice?) {
+        init(owner: ALSAPlayback, device: PCMDevice?, fallback: Bool) {
             self.owner = owner
             self.device = device
+            onFallback = fallback
             config = owner.configuration
             mixer = Mixer(sampleRate: config.sampleRate, fadeMilliseconds: config.fadeMilliseconds)
             mixer.setVolume(dB: config.volumeDB)
@@ -196,6 +208,7 @@ public final class ALSAPlayback: Sendable {
             }
             var unavailableLogged = false
             var nextAttempt = ContinuousClock.now
+            var lastLost = ContinuousClock.now - config.retryInterval
             var streaming = false
             var silentFrames = 0
             var requested: [UInt64: ContinuousClock.Instant] = [:]
@@ -228,8 +241,9 @@ public final class ALSAPlayback: Sendable {
                 // No device: try again every few seconds; nothing is played late.
                 if device == nil && ContinuousClock.now >= nextAttempt {
                     do {
-                        let opened = try config.openDevice()
+                        let (opened, fallback) = try config.openChosenDevice()
                         device = opened
+                        onFallback = fallback
                         owner.open.store(true, ordering: .releasing)
                         if unavailableLogged { config.log("device '\(config.device)' is back") }
                         unavailableLogged = false
@@ -267,7 +281,19 @@ public final class ALSAPlayback: Sendable {
                         }
                         owner.idleAfter.store(submitted, ordering: .releasing)
                         owner.idle.store(true, ordering: .releasing)
-                        owner.wake.wait()
+                        guard onFallback else {
+                            owner.wake.wait()
+                            continue
+                        }
+                        // Idle on ALSA's default for want of a USB card: is there one now?
+                        if !owner.wake.wait(timeout: config.retryInterval), config.chooseDevice(config.device).card != nil {
+                            config.log("a USB audio card is here now: leaving ALSA's default for it")
+                            pcm.close()
+                            device = nil
+                            onFallback = false
+                            owner.open.store(false, ordering: .releasing)
+                            nextAttempt = ContinuousClock.now
+                        }
                         continue
                     }
                 } else {
@@ -304,7 +330,12 @@ public final class ALSAPlayback: Sendable {
                     device = nil
                     owner.open.store(false, ordering: .releasing)
                     streaming = false
-                    nextAttempt = ContinuousClock.now + config.retryInterval
+                    // Reopened at once, the line kept (a speaker unplugged and plugged back
+                    // while idle: the line that found the old handle dead is played on the
+                    // new one); a device lost again within `retryInterval` waits that long.
+                    let now = ContinuousClock.now
+                    nextAttempt = now - lastLost >= config.retryInterval ? now : now + config.retryInterval
+                    lastLost = now
                     unavailableLogged = true
                     continue
                 }

@@ -128,9 +128,14 @@ extension PlaybackConfiguration {
     /// Opens `device`, `auto` resolved over the cards present now; says which card was
     /// opened and why when it was a choice.
     func openDevice() throws(AudioError) -> PCMDevice {
-        let choice = SoundCards.resolve(device)
+        try openChosenDevice().device
+    }
+
+    /// `openDevice`, and whether `auto` fell back to ALSA's default for want of a USB card.
+    func openChosenDevice() throws(AudioError) -> (device: PCMDevice, fallback: Bool) {
+        let choice = chooseDevice(device)
         let opened = try PCMDevice(name: choice.device, sampleRate: sampleRate, latencyMicroseconds: latencyMicroseconds)
         if device == SoundCards.auto { log("opened '\(choice.device)' (\(choice.reason))") }
-        return opened
+        return (opened, device == SoundCards.auto && choice.card == nil)
     }
 }

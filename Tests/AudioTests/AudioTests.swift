@@ -274,6 +274,39 @@ func index(of needle: [Int16], in haystack: [Int16]) -> Int? {
         #expect(log.lines.withLock { $0 }.isEmpty)
     }
 
+    /// `auto` without a USB card opens ALSA's default (a Pi's headphone jack); a USB card
+    /// that comes later (the speaker plugged in after the start, or back after an unplug) is
+    /// switched to once the playback is idle. It stayed on the jack for good: the child heard
+    /// nothing until a restart. (The cards are the test's: the jack and the speaker are
+    /// `file:` devices.)
+    @Test func autoLeavesALSAsDefaultForAUSBCardThatComesLater() throws {
+        let scratch = try Scratch("audio-auto-usb")
+        let jack = scratch.path + "/jack.wav", usb = scratch.path + "/usb.wav"
+        let plugged = Mutex(false)
+        let speaker = SoundCard(index: 1, id: "Device", name: "USB Audio Device", driver: "USB-Audio", longName: "USB Audio Device at usb-1.2")
+        let log = EventLog()
+        var configuration = PlaybackConfiguration(device: SoundCards.auto)
+        configuration.retryInterval = .milliseconds(100)
+        configuration.chooseDevice = { _ in
+            plugged.withLock { $0 }
+                ? DeviceChoice(device: fileDevice(usb), card: speaker, reason: "auto: the first USB audio card")
+                : DeviceChoice(device: fileDevice(jack), card: nil, reason: "auto: no USB audio card, so ALSA's default")
+        }
+        log.configure(&configuration)
+        let playback = ALSAPlayback(configuration: configuration)
+        let before = PCMBuffer(sampleRate: 22050, channels: 1, samples: (0..<4000).map { Int16($0 % 1500 + 1) })
+        let after = PCMBuffer(sampleRate: 22050, channels: 1, samples: (0..<4000).map { Int16(-($0 % 1700) - 1) })
+        playback.play(before, slot: .speech)
+        #expect(playback.waitUntilIdle())
+        plugged.withLock { $0 = true }
+        #expect(eventually { log.lines.withLock { $0 }.contains { $0.contains("a USB audio card is here now") } })
+        playback.play(after, slot: .speech)
+        #expect(playback.waitUntilIdle())
+        playback.shutdown()
+        #expect(index(of: before.samples, in: try WAVFile.read(path: jack).samples) != nil, "the first line on the jack")
+        #expect(index(of: after.samples, in: try WAVFile.read(path: usb).samples) != nil, "the next line on the USB speaker")
+    }
+
     @Test func aMissingDeviceIsLoggedOnceAndNeverBlocks() throws {
         let log = EventLog()
         var configuration = PlaybackConfiguration(device: "pirate_hunter_no_such_device")
