@@ -71,7 +71,27 @@ public enum SafeFile {
         }
 
         public func discard() { staged.discard() }
+
+        /// `commit` for a WAV that ALSA's `file:` plugin wrote, unless the disk it is on is
+        /// full once it is written. The plugin ignores its own write errors and writes a
+        /// header for what it managed to write, so a full disk left a WAV cut short that was
+        /// put in place as whole; it is removed instead (ENOSPC). (A WAV that left less than
+        /// `fullDisk` bytes free is taken for one cut short too: the disk is full anyway.)
+        public func commitWAV() throws(FileError) {
+            var info = statvfs()
+            if statvfs(temporary, &info) == 0 {
+                let blocks = geteuid() == 0 ? UInt64(info.f_bfree) : UInt64(info.f_bavail)
+                if blocks * UInt64(info.f_frsize) < SafeFile.fullDisk {
+                    discard()
+                    throw FileError(path: path, errno: ENOSPC, reason: "the disk is full: the sound was cut short")
+                }
+            }
+            try commit()
+        }
     }
+
+    /// Free bytes under which a disk is full (`Staged.commitWAV`).
+    public static let fullDisk: UInt64 = 64 << 10
 
     /// Reads a whole regular file (at most `limit` bytes). Opened O_NONBLOCK so a FIFO never
     /// blocks, checked by fstat to be a regular file; `followSymlinks: false` adds O_NOFOLLOW

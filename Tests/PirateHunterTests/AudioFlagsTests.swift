@@ -1,5 +1,6 @@
 import Audio
 import Foundation
+import Glibc
 import Testing
 import TestSupport
 
@@ -51,6 +52,31 @@ import TestSupport
         #expect(FileManager.default.subpathsOrEmpty(directory) == ["hunt.wav"])  // no temporary left
         let both = try await PirateHunterBinary.run(["hunt", "--hci", "simulator", "--out", out, "--device", "null"], timeout: 30)
         #expect(both.status == 64, "\(both.stderr)")
+    }
+
+    /// `hunt --out` on a disk that fills up (a 200 KiB tmpfs of a mount namespace of its own:
+    /// the hunt's minute takes 2.6 MB): exit 74, one line naming the file, and no WAV left.
+    /// ALSA's file plugin ignores its write errors and heads what it wrote: the cut WAV was put
+    /// in place as whole, exit 0. The same hunt on room enough is whole.
+    @Test func aWAVCutShortByAFullDiskIsNotPutInPlace() async throws {
+        let directory = try Self.scratch()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let mount = directory + "/small"
+        try FileManager.default.createDirectory(atPath: mount, withIntermediateDirectories: false)
+        func hunt(size: String, seconds: Int) async throws -> CommandResult {
+            // Root (CI, and its trixie chroot, where no user namespace may be made) needs none.
+            try await Program.run("/usr/bin/unshare", [geteuid() == 0 ? "-m" : "-rm", "sh", "-c",
+                "mount -t tmpfs -o size=\(size) none \"$0\" || exit 99; \"$1\" hunt --hci simulator --virtual-time --duration \(seconds) --out \"$0/hunt.wav\" --cache-dir \"$2\" >/dev/null; status=$?; ls -A \"$0\" >&2; exit $status",
+                mount, PirateHunterBinary.url.path, PirateHunterBinary.lineCache], timeout: 120)
+        }
+        let full = try await hunt(size: "200k", seconds: 60)
+        try #require(full.status != 99, "no tmpfs in a mount namespace here: \(full.stderr)")
+        #expect(full.status == 74, "\(full.stderr)")
+        #expect(full.stderr.contains("\(mount)/hunt.wav: cannot write: the disk is full"), "\(full.stderr)")
+        #expect(!full.stderr.contains("hunt.wav\n"), "a WAV was left: \(full.stderr)")
+        let roomy = try await hunt(size: "4m", seconds: 10)
+        #expect(roomy.status == 0, "\(roomy.stderr)")
+        #expect(roomy.stderr.hasSuffix("hunt.wav\n"), "\(roomy.stderr)")
     }
 
     @Test func aFileDeviceNamedLikeAWAVIsAWAV() async throws {

@@ -257,7 +257,9 @@ final class ApplianceRuntime {
         CLIError(outputFileExitCode(errno: error.errno), error.description)
     }
 
-    /// Runs `body`; `staged` is put in place when it returns and removed when it throws.
+    /// Runs `body`; `staged` (a WAV that ALSA's `file:` plugin wrote) is put in place when it
+    /// returns, and removed when it throws or the disk filled up under it (exit 74, the file
+    /// named: `SafeFile.Staged.commitWAV`).
     static func writing(_ staged: SafeFile.Staged?, _ body: () throws(CLIError) -> ExitCode) throws(CLIError) -> ExitCode {
         let code: ExitCode
         do {
@@ -267,7 +269,7 @@ final class ApplianceRuntime {
             throw error
         }
         do {
-            try staged?.commit()
+            try staged?.commitWAV()
         } catch {
             throw fileError(error)
         }
