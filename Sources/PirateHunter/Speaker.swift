@@ -41,6 +41,9 @@ final class Speaker {
     private var speakerMissingSinceStart: Bool?
     private var speakerFound: () -> Void = {}
     private var speechTimer: Int?
+    /// The last line given to the speaker, when (loop seconds), and how long it waited for
+    /// the line before it to reach a pause.
+    private var lastLine: (sound: PCMBuffer, postedAt: Double, wait: Double)?
     private var lineFinished: () -> Void = {}
     /// The treasure detector: its clicks a second, the next click's timer, and until when a
     /// sound effect plays (a click never cuts the arrr, nor plays over a line).
@@ -295,13 +298,32 @@ final class Speaker {
         Log.info("say [\(event.rawValue)] \(text)")
     }
 
-    /// Plays a line and says when it is over (from its length).
+    /// Plays a line and says when it is over: from its length, and from when it starts. A
+    /// line that interrupts one still playing starts only at that one's next pause (the
+    /// mixer's `atPause`); counted from the post, its end came up to a second early, and the
+    /// line after it (the reward after the found line) cut its last words.
     private func play(_ sound: PCMBuffer) {
         audio?.play(sound, slot: .speech)
+        let now = runtime.now
+        let wait = lastLine.map { Self.waitForPause(after: $0.sound, startedAt: $0.postedAt + $0.wait, now: now) } ?? 0
+        lastLine = (sound, now, wait)
         if let speechTimer { loop.cancel(speechTimer) }
-        speechTimer = loop.schedule(after: sound.durationSeconds + 0.05) { [unowned self] in
+        speechTimer = loop.schedule(after: wait + sound.durationSeconds + 0.05) { [unowned self] in
             speechTimer = nil
             lineFinished()
         }
+    }
+
+    /// How long a line posted at `now` waits for `playing` (started at `startedAt`, mono) to
+    /// reach its next pause, as `Mixer.play(_:slot:tag:atPause:)` finds it: 0 when it is
+    /// over; until its start when it has not started (the new line takes its place).
+    static func waitForPause(after playing: PCMBuffer, startedAt: Double, now: Double) -> Double {
+        let elapsed = now - startedAt
+        guard elapsed >= 0 else { return -elapsed }
+        guard playing.channels == 1, playing.sampleRate > 0 else { return 0 }
+        let rate = playing.sampleRate
+        let position = Int(elapsed * Double(rate))
+        guard position < playing.samples.count else { return 0 }
+        return Double(Mixer.nextPause(in: playing.samples, from: position, rate: rate) - position) / Double(rate)
     }
 }
