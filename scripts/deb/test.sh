@@ -162,6 +162,13 @@ PY
     echo "   kept: $(grep -o "\"volume_db\": -6" "$root/etc/pirate-hunter/hunter.json")"
 
     echo "== dpkg --purge"
+    # What a parent leaves: the hunter enabled (systemctl enable), and a save from the page
+    # cut off by a power cut (its hidden temporary).
+    wants="$root/etc/systemd/system/multi-user.target.wants"
+    wants_made=0
+    [ -d "$wants" ] || { mkdir -p "$wants"; wants_made=1; }
+    ln -s /lib/systemd/system/pirate-hunter.service "$root/etc/systemd/system/multi-user.target.wants/pirate-hunter.service"
+    echo "{" > "$root/etc/pirate-hunter/.hunter.json.5eed.tmp"
     in_root dpkg-query -L pirate-hunter > "$work/files"
     in_root dpkg --purge pirate-hunter > "$work/purge.log" 2>&1 || { cat "$work/purge.log"; fail "purge"; }
     while read -r path; do
@@ -171,6 +178,8 @@ PY
     for dir in /etc/pirate-hunter /var/cache/pirate-hunter /usr/share/pirate-hunter /usr/share/doc/pirate-hunter; do
         [ ! -e "$root$dir" ] || fail "$dir left after purge"
     done
+    [ ! -L "$wants/pirate-hunter.service" ] || fail "the enable link left after purge"
+    if [ "$wants_made" = 1 ]; then rmdir "$wants"; fi
 '
 log "leftovers: files no package owns, new since the bootstrap"
 unowned "$root" > "$work/unowned-after"
