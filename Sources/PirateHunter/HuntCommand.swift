@@ -33,6 +33,7 @@ enum HuntCommand {
         }
         setup.rewardSVG = flags.rewardSVG
         var options = RuntimeOptions(record: setup.record, duration: duration)
+        options.watchdog = true
         options.clock = try arguments.clock(simulated: setup.transport == .simulator)
         if options.clock != .monotonic, !arguments.has(Flags.device) { setup.playback?.device = "null" }
         // --out: what would be heard, written to a WAV (a temporary of ours that ALSA's file

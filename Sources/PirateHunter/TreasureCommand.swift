@@ -22,6 +22,7 @@ enum TreasureCommand {
         setup.duration = duration
         setup.kiosk = !plain && !setup.json && isatty(1) == 1
         var options = RuntimeOptions(record: setup.record, duration: duration)
+        options.watchdog = true
         options.signals = [SIGINT, SIGTERM, SIGHUP, SIGWINCH]
         let runtime = try ApplianceRuntime(options)
         let box = try TreasureBox(setup: setup, runtime: runtime)

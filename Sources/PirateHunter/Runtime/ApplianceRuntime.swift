@@ -23,6 +23,9 @@ struct RuntimeOptions {
     var record: String?
     /// `--duration S`: stop by itself.
     var duration: Double?
+    /// The services' loop (`hunt`, `treasure`): systemd's watchdog pinged while it runs
+    /// (`ServiceWatchdog`; only under systemd, only on the real clock).
+    var watchdog = false
 }
 
 /// The one runtime every controller command runs on: the event loop and its clock, signals,
@@ -74,6 +77,7 @@ final class ApplianceRuntime {
         }
         start = loop.now
         wallOrigin = wallClockMicroseconds()
+        watchdog = options.watchdog && options.clock == .monotonic
         if let path = options.record {
             do {
                 recorder = try CaptureFileWriter(path: path)
@@ -112,6 +116,9 @@ final class ApplianceRuntime {
             loop.schedule(after: duration) { [unowned self] in stop(.ok) }
         }
     }
+
+    /// Whether `run` pings systemd's watchdog (`RuntimeOptions.watchdog`).
+    private let watchdog: Bool
 
     /// Seconds since start, on the loop's clock.
     var now: Double { loop.now - start }
@@ -182,6 +189,7 @@ final class ApplianceRuntime {
         running = parts
         defer { running = [] }
         for managed in sessions { managed.session.start() }
+        if watchdog { ServiceWatchdog.start(on: loop) }
         do {
             try loop.run()
         } catch {
