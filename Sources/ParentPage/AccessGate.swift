@@ -5,8 +5,9 @@
 /// token in the form, and an Origin (or Referer) that is the page itself. Every request's
 /// Host must be one of the Pi's own names or an address literal, so that a page elsewhere
 /// cannot rebind a name of its own to the Pi (DNS rebinding). Wrong codes are limited per
-/// address and in all: a guess a second would take weeks, and the parent is never locked
-/// out for longer than a few minutes.
+/// address and in all: a guess a second would take weeks. A parent who typed a wrong code
+/// waits at most 15 min; someone on the network who keeps sending wrong codes holds the
+/// limit of all addresses for everyone while they do (docs/web.md, known limit).
 public struct AccessGate {
     public typealias RandomBytes = (Int) -> [UInt8]
 

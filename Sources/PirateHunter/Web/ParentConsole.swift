@@ -37,6 +37,11 @@ final class ParentConsole {
     private var tagMessage: String?
     private var rehearsal = RehearsalState.idle
     private var rehearsalPID: pid_t?
+    /// Sign-ins refused for too many wrong codes since the last log line about them, and
+    /// when that was: at most a line a minute (a flood of refused sign-ins wrote a warning
+    /// each, and journald's rate limit then dropped the hunt's own lines).
+    private var refusedSignIns = 0
+    private var refusedLoggedAt = -Double.infinity
     private var streams: [EventStream] = []
     /// `pirate-hunter check`'s own lines (run as a child, its audio section left out: the
     /// speaker is this hunter's), at most every 30 s.
@@ -302,7 +307,13 @@ final class ParentConsole {
         case let .wrong(left):
             return WebResponse(status: 403, text: Pages.login(problem: "That is not the code. \(left) more tr\(left == 1 ? "y" : "ies") before a wait.", isBox: isBox))
         case let .wait(seconds):
-            Log.warning("parent's page: too many wrong setup codes from \(request.client); refused for \(Int(seconds.rounded(.up))) s")
+            refusedSignIns += 1
+            if now - refusedLoggedAt >= 60 {
+                let others = refusedSignIns > 1 ? " (\(refusedSignIns) sign-ins refused since the last such line)" : ""
+                Log.warning("parent's page: too many wrong setup codes; \(request.client) refused for \(Int(seconds.rounded(.up))) s\(others)")
+                refusedSignIns = 0
+                refusedLoggedAt = now
+            }
             var response = WebResponse(status: 429, text: Pages.login(problem: "Too many wrong codes: wait \(Int(seconds.rounded(.up))) seconds.", isBox: isBox))
             response.headers.append(("Retry-After", String(Int(seconds.rounded(.up)))))
             return response
