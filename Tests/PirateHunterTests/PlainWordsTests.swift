@@ -40,6 +40,19 @@ import TestSupport
                 (try? String(contentsOfFile: out, encoding: .utf8)) ?? "", (try? String(contentsOfFile: err, encoding: .utf8)) ?? "")
     }
 
+    /// `hunt --wait-for-fix --json` started on settings with a mistake (a clue's WAV that is
+    /// not there), with `arguments` after: the process, the settings' path, its outputs.
+    static func waitingForAFix(in directory: String, _ arguments: [String]) throws -> (ChildProcess, String, OutputFile, OutputFile) {
+        let config = directory + "/hunter.json"
+        try Data(#"{"transport": "simulator", "hunt": {"trail": [{"region": "50495241-5445-2D48-554E-544552000000:1:1", "clue_wav": "one.wav"}]}}"#.utf8)
+            .write(to: URL(fileURLWithPath: config))
+        let out = OutputFile(directory + "/out"), err = OutputFile(directory + "/err")
+        let process = try ChildProcess(PirateHunterBinary.url.path,
+                                       ["hunt", "--config", config, "--wait-for-fix", "--json", "--cache-dir", PirateHunterBinary.lineCache] + arguments,
+                                       environment: ["RUNTIME_DIRECTORY": directory + "/run"], stdout: .file(out.path), stderr: .file(err.path))
+        return (process, config, out, err)
+    }
+
     /// A fix saved while the notice is still being said starts the hunt (the page's wait
     /// took the file as it found it then, the fix included, and waited for another change
     /// forever). The notice's voice and speaker threads start before the hunt's signalfd
@@ -49,14 +62,7 @@ import TestSupport
     @Test func afterTheNoticeTheFixedHuntStillReloadsOnSighupAndStopsCleanlyOnSigterm() throws {
         let directory = try Self.scratch()
         defer { try? FileManager.default.removeItem(atPath: directory) }
-        let config = directory + "/hunter.json"
-        try Data(#"{"transport": "simulator", "hunt": {"trail": [{"region": "50495241-5445-2D48-554E-544552000000:1:1", "clue_wav": "one.wav"}]}}"#.utf8)
-            .write(to: URL(fileURLWithPath: config))
-        let out = OutputFile(directory + "/out"), err = OutputFile(directory + "/err")
-        let process = try ChildProcess(PirateHunterBinary.url.path,
-                                       ["hunt", "--config", config, "--wait-for-fix", "--json", "--device", "file:FILE=\(directory)/notice.wav,FORMAT=wav",
-                                        "--cache-dir", PirateHunterBinary.lineCache],
-                                       environment: ["RUNTIME_DIRECTORY": directory + "/run"], stdout: .file(out.path), stderr: .file(err.path))
+        let (process, config, out, err) = try Self.waitingForAFix(in: directory, ["--device", "file:FILE=\(directory)/notice.wav,FORMAT=wav"])
         defer { process.kill() }
         #expect(out.waitFor("notice-settings-step", seconds: 30), "\(err.text)")
         Thread.sleep(forTimeInterval: 2)
@@ -78,14 +84,7 @@ import TestSupport
     func aReloadWhileTheSettingsWaitReadsThemAgainAndAStopEndsTheWait(page: [String]) throws {
         let directory = try Self.scratch()
         defer { try? FileManager.default.removeItem(atPath: directory) }
-        let config = directory + "/hunter.json"
-        try Data(#"{"transport": "simulator", "hunt": {"trail": [{"region": "50495241-5445-2D48-554E-544552000000:1:1", "clue_wav": "one.wav"}]}}"#.utf8)
-            .write(to: URL(fileURLWithPath: config))
-        let out = OutputFile(directory + "/out"), err = OutputFile(directory + "/err")
-        let process = try ChildProcess(PirateHunterBinary.url.path,
-                                       ["hunt", "--config", config, "--wait-for-fix", "--json", "--device", "null",
-                                        "--cache-dir", PirateHunterBinary.lineCache] + page,
-                                       environment: ["RUNTIME_DIRECTORY": directory + "/run"], stdout: .file(out.path), stderr: .file(err.path))
+        let (process, _, out, err) = try Self.waitingForAFix(in: directory, ["--device", "null"] + page)
         defer { process.kill() }
         #expect(out.waitFor("notice-settings-step", seconds: 30), "\(err.text)")
         let logged = err.text.components(separatedBy: "clue_wav").count
