@@ -303,8 +303,9 @@ func index(of needle: [Int16], in haystack: [Int16]) -> Int? {
         playback.play(after, slot: .speech)
         #expect(playback.waitUntilIdle())
         playback.shutdown()
-        #expect(index(of: before.samples, in: try WAVFile.read(path: jack).samples) != nil, "the first line on the jack")
-        #expect(index(of: after.samples, in: try WAVFile.read(path: usb).samples) != nil, "the next line on the USB speaker")
+        let onJack = try WAVFile.read(path: jack).samples, onUSB = try WAVFile.read(path: usb).samples
+        #expect(index(of: before.samples, in: onJack) != nil, "the first line on the jack")
+        #expect(index(of: after.samples, in: onUSB) != nil, "the next line on the USB speaker")
     }
 
     @Test func aMissingDeviceIsLoggedOnceAndNeverBlocks() throws {

@@ -198,8 +198,8 @@ import Testing
             t += 0.1
             i += 1
         }
-        let left = try #require(exit)
-        #expect(left <= lastPacket + ReceiverHearing.longestDeafness + (try #require(limit)) + 0.5, "left \(left - lastPacket) s after the last packet")
+        let left = try #require(exit), exitLimit = try #require(limit)
+        #expect(left <= lastPacket + ReceiverHearing.longestDeafness + exitLimit + 0.5, "left \(left - lastPacket) s after the last packet")
         let gone = try #require(unknown)
         #expect(gone <= lastPacket + ReceiverHearing.longestDeafness + 120, "unknown \(gone - lastPacket) s after the last packet")
     }
