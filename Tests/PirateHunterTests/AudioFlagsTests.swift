@@ -65,8 +65,10 @@ import TestSupport
         try FileManager.default.createDirectory(atPath: mount, withIntermediateDirectories: false)
         func hunt(size: String, seconds: Int) async throws -> CommandResult {
             // Root (CI, and its trixie chroot, where no user namespace may be made) needs none.
-            try await Program.run("/usr/bin/unshare", [geteuid() == 0 ? "-m" : "-rm", "sh", "-c",
-                "mount -t tmpfs -o size=\(size) none \"$0\" || exit 99; \"$1\" hunt --hci simulator --virtual-time --duration \(seconds) --out \"$0/hunt.wav\" --cache-dir \"$2\" >/dev/null; status=$?; ls -A \"$0\" >&2; exit $status",
+            // The namespace's mounts are made private from inside (in a chroot, whose root is
+            // no mount point, unshare cannot do it itself; its parent's are private there).
+            try await Program.run("/usr/bin/unshare", [geteuid() == 0 ? "-m" : "-rm", "--propagation", "unchanged", "sh", "-c",
+                "mount --make-rprivate / 2>/dev/null; mount -t tmpfs -o size=\(size) none \"$0\" || exit 99; \"$1\" hunt --hci simulator --virtual-time --duration \(seconds) --out \"$0/hunt.wav\" --cache-dir \"$2\" >/dev/null; status=$?; ls -A \"$0\" >&2; exit $status",
                 mount, PirateHunterBinary.url.path, PirateHunterBinary.lineCache], timeout: 120)
         }
         let full = try await hunt(size: "200k", seconds: 60)
