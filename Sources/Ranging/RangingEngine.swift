@@ -126,7 +126,7 @@ public struct RangingEngine: Sendable {
         /// since the region's last packet.
         mutating func moveSilences(by spell: Double, inferred: Bool) {
             guard lastPacket.isFinite else { return }
-            let seconds = inferred ? min(spell, max(0, ReceiverHearing.longestDeafness - excusedSilence)) : spell
+            let seconds = inferred ? ReceiverHearing.excusable(spell, after: excusedSilence) : spell
             if inferred { excusedSilence += seconds }
             guard seconds > 0 else { return }
             if !inferred { joint.excuse(seconds) }
@@ -405,7 +405,7 @@ public struct RangingEngine: Sendable {
         if time >= nextSweep, !gone { sweep(at: time, spell: spell, into: &events) }
         for index in slots.indices {
             // Only an inside region can be left (the rule walks its beacons once per silence).
-            let excused = spell.map { min($0, max(0, ReceiverHearing.longestDeafness - slots[index].excusedSilence)) } ?? 0
+            let excused = spell.map { ReceiverHearing.excusable($0, after: slots[index].excusedSilence) } ?? 0
             let present = slots[index].monitor.state != .inside || gone
                 || slots[index].isPresent(at: time - excused, configuration)
             guard let transition = slots[index].monitor.advance(to: time, anyPresent: present, configuration) else { continue }
@@ -459,7 +459,7 @@ public struct RangingEngine: Sendable {
     /// controller gone by its own word excuses its whole spell.
     private mutating func moveSilences(by spell: Double, inferred: Bool) {
         for index in tracks.indices where !tracks.values[index].isLost {
-            let seconds = inferred ? min(spell, max(0, ReceiverHearing.longestDeafness - tracks.values[index].excusedSilence)) : spell
+            let seconds = inferred ? ReceiverHearing.excusable(spell, after: tracks.values[index].excusedSilence) : spell
             tracks.values[index].lostDeadline += seconds
             // Nor is a controller's own outage a loss gap to learn from: a reset of 6 s made
             // the beacon's loss limit 31 s for the next 20 minutes. (An inferred spell is
@@ -484,7 +484,7 @@ public struct RangingEngine: Sendable {
         var lost: [BeaconKey] = []
         var forgotten: [BeaconKey] = []
         for (key, track) in tracks {
-            let excused = spell.map { min($0, max(0, ReceiverHearing.longestDeafness - track.excusedSilence)) } ?? 0
+            let excused = spell.map { ReceiverHearing.excusable($0, after: track.excusedSilence) } ?? 0
             if track.isLost {
                 let forget = (track.arrivals.lastTime ?? time) + Self.lostBeaconMemory
                 if time > forget { forgotten.append(key) } else { earliest = min(earliest, forget) }

@@ -41,6 +41,12 @@ public struct ReceiverHearing: Sendable, Equatable {
 
     public init() {}
 
+    /// How much of an inferred deaf spell of `spell` s a silence that has had `excused` s
+    /// excused already may still have: at most `longestDeafness` in all.
+    static func excusable(_ spell: Double, after excused: Double) -> Double {
+        min(spell, max(0, longestDeafness - excused))
+    }
+
     /// How long everyone must have been silent since `start` (the last report of anyone)
     /// for the receiver to be deaf; nil when the others do not tell.
     func deafSilence(since start: Double) -> Double? {
