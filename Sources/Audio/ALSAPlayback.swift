@@ -267,6 +267,9 @@ public final class ALSAPlayback: Sendable {
                 }
 
                 if mixer.isIdle {
+                    // A sound replaced while it waited for a pause, or stopped before it
+                    // began, never starts: its request is dropped here, not kept for days.
+                    requested.removeAll(keepingCapacity: true)
                     let tailFrames = max(
                         config.tailMilliseconds * config.sampleRate / 1000, pcm.bufferFrames + pcm.periodFrames)
                     if streaming && silentFrames < tailFrames {
