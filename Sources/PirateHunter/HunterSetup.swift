@@ -60,5 +60,27 @@ struct HunterSetup {
 struct ComposedSpeech: Sendable {
     /// Which line it is: only the latest asked for is played.
     var generation: Int
+    var event: LineEvent
+    var speech: Synthesized
+}
+
+/// What the engine's thread hands back: the sound, or silence and why there is no sound
+/// (logged on the loop: a line the child never hears is said in the journal).
+struct Synthesized: Sendable {
     var audio: PCMBuffer
+    var failure: VoiceError?
+
+    init(_ result: Result<PCMBuffer, VoiceError>, sampleRate: Int) {
+        switch result {
+        case .success(let audio): (self.audio, failure) = (audio, nil)
+        case .failure(let error): (audio, failure) = (PCMBuffer(sampleRate: sampleRate), error)
+        }
+    }
+
+    init(audio: PCMBuffer) { (self.audio, failure) = (audio, nil) }
+
+    /// The log line of a failure: what was to be said and why it is silent.
+    func failureLine(_ what: String) -> String? {
+        failure.map { "voice: \(what) is not said: \($0.message)" }
+    }
 }

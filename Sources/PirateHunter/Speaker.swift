@@ -33,7 +33,7 @@ final class Speaker {
     }
     private let composedMailbox: Mailbox<ComposedSpeech>
     /// The reward read out slowly, synthesized on the engine's thread and passed back here.
-    private let rewardSpeechMailbox: Mailbox<PCMBuffer>
+    private let rewardSpeechMailbox: Mailbox<Synthesized>
     private var rewardSpeech: PCMBuffer?
     /// The device's comings and goings, from the PCM's thread: true opened, false not there.
     private let deviceMailbox: Mailbox<Bool>
@@ -56,7 +56,7 @@ final class Speaker {
     var onSaid: (LineEvent, String) -> Void = { _, _ in }
     /// The parent's page's previews (a clue tried, a test line, a rehearsal): synthesized or
     /// read off the loop, played at once; the hunt's own lines are not told of them.
-    private let previewMailbox: Mailbox<PCMBuffer>
+    private let previewMailbox: Mailbox<Synthesized>
 
     /// A parent's clue (400 characters) after the pack's lead-in.
     static let composedLimit = 600
@@ -98,16 +98,18 @@ final class Speaker {
             for opened in deviceMailbox.drain() { device(opened: opened) }
         }
         loop.watch(rewardSpeechMailbox.fd) { [unowned self] in
-            for audio in rewardSpeechMailbox.drain() {
+            for speech in rewardSpeechMailbox.drain() {
                 loop.expectationMet()
-                rewardSpeech = audio
+                if let line = speech.failureLine("the reward") { Log.error(line) }
+                rewardSpeech = speech.audio
                 rewardReady()
             }
         }
         loop.watch(previewMailbox.fd) { [unowned self] in
-            for audio in previewMailbox.drain() {
+            for preview in previewMailbox.drain() {
                 loop.expectationMet()
-                self.audio?.play(audio, slot: .speech)
+                if let line = preview.failureLine("the page's preview") { Log.error(line) }
+                self.audio?.play(preview.audio, slot: .speech)
             }
         }
         loop.watch(composedMailbox.fd) { [unowned self] in
@@ -115,7 +117,8 @@ final class Speaker {
                 loop.expectationMet()
                 // A newer line was said meanwhile: this one is stale.
                 guard speech.generation == lineGeneration else { continue }
-                play(speech.audio)
+                if let line = speech.speech.failureLine("a line (\(speech.event.rawValue))") { Log.error(line) }
+                play(speech.speech.audio)
             }
         }
     }
@@ -240,7 +243,7 @@ final class Speaker {
         // On virtual time the clock waits for the answer.
         loop.expectAnswer()
         voice.speak(untrusted: RewardReading.text(for: SpeechText.sanitize(text)), rateFactor: 0.7) { result in
-            mailbox.post((try? result.get()) ?? PCMBuffer(sampleRate: rate))
+            mailbox.post(Synthesized(result, sampleRate: rate))
         }
     }
 
@@ -259,12 +262,12 @@ final class Speaker {
         loop.expectAnswer()
         let now = generationNow
         voice.speak(line, maxCharacters: Self.composedLimit, stale: { now.value.withLock { $0 } != generation }) { result in
-            var audio = (try? result.get()) ?? PCMBuffer(sampleRate: rate)
-            if let recording, recording.channels == audio.channels {
-                audio.samples += [Int16](repeating: 0, count: audio.sampleRate * audio.channels * 4 / 10)
-                audio.samples += recording.samples
+            var speech = Synthesized(result, sampleRate: rate)
+            if let recording, recording.channels == speech.audio.channels {
+                speech.audio.samples += [Int16](repeating: 0, count: speech.audio.sampleRate * speech.audio.channels * 4 / 10)
+                speech.audio.samples += recording.samples
             }
-            mailbox.post(ComposedSpeech(generation: generation, audio: audio))
+            mailbox.post(ComposedSpeech(generation: generation, event: event, speech: speech))
         }
     }
 
@@ -277,7 +280,7 @@ final class Speaker {
         let rate = voice.synthesizer.sampleRate
         loop.expectAnswer()
         voice.speak(untrusted: SpeechText.sanitize(text, maxCharacters: Self.composedLimit)) { result in
-            mailbox.post((try? result.get()) ?? PCMBuffer(sampleRate: rate))
+            mailbox.post(Synthesized(result, sampleRate: rate))
         }
         Log.info("page: saying \(logAs ?? "\"" + SpeechText.sanitize(text, maxCharacters: 80) + "\"") on the speaker")
         return true
@@ -288,7 +291,7 @@ final class Speaker {
         guard let rate = voice?.synthesizer.sampleRate else { return }
         let buffer = try WAVFile.readForMixer(path: path, rate: rate, maximumSeconds: 900)
         loop.expectAnswer()
-        previewMailbox.post(buffer)
+        previewMailbox.post(Synthesized(audio: buffer))
     }
 
     /// The `say` line and the log line of a line said.

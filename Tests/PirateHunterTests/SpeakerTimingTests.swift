@@ -1,4 +1,5 @@
 import Audio
+import Voice
 import Foundation
 import Testing
 @testable import PirateHunter
@@ -33,5 +34,28 @@ import Testing
         #expect(Speaker.waitForPause(after: line, startedAt: 10, now: 12) == 0)
         // Not started yet (it waits for a pause itself): the new line takes its place then.
         #expect(abs(Speaker.waitForPause(after: line, startedAt: 10.4, now: 10.1) - 0.3) < 1e-9)
+    }
+}
+
+/// A line eSpeak cannot render is silence for the child and a line in the journal naming
+/// what was not said and why (it used to be silence alone).
+@Suite struct SynthesisFailureTests {
+    @Test func aFailedSynthesisIsSilentAndSaysWhy() throws {
+        let engine = try EspeakSynthesizer.shared()
+        let result: Result<PCMBuffer, VoiceError>
+        do {
+            result = .success(try engine.synthesize("Ahoy", voice: .name("no-such-voice-zz")))
+        } catch {
+            result = .failure(error)
+        }
+        let speech = Synthesized(result, sampleRate: engine.sampleRate)
+        #expect(speech.audio.samples.isEmpty)
+        let line = try #require(speech.failureLine("a line (warmer)"))
+        #expect(line.hasPrefix("voice: a line (warmer) is not said: "), "\(line)")
+        #expect(line.count > "voice: a line (warmer) is not said: ".count + 3, "\(line)")
+
+        let spoken = Synthesized(.success(try engine.synthesize("Ahoy", voice: .name("en"))), sampleRate: engine.sampleRate)
+        #expect(!spoken.audio.samples.isEmpty)
+        #expect(spoken.failureLine("a line (warmer)") == nil)
     }
 }
