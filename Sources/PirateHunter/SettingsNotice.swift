@@ -70,15 +70,18 @@ enum SettingsNotice {
                 while nanosleep(&pause, &left) != 0 && errno == EINTR { pause = left }
             }
             let now = fileStamp(path)
-            guard now != stamp || reload else { continue }
+            let changed = now != stamp || reload
+            guard changed || mendedElsewhere(problem) else { continue }
             stamp = now
             do {
                 let setup = try load()
                 Log.info("the settings can be hunted now: starting")
                 return setup
             } catch {
+                // A poll of an unchanged file logs only a new mistake.
+                let again = !changed && error.message == problem.message
                 problem = error
-                tell(problem, flags: flags, json: json, told: &told)
+                if !again { tell(problem, flags: flags, json: json, told: &told) }
             }
         }
     }
@@ -95,6 +98,7 @@ enum SettingsNotice {
         told: inout Set<String>, load: @escaping () throws(CLIError) -> HunterSetup
     ) -> PageWait {
         var settings = HunterConfiguration()
+        if let web = webSection(of: path) { settings.web = web }
         settings.apply(flags)
         guard settings.web.enabled, let runtime = try? ApplianceRuntime(RuntimeOptions(signals: [])),
             let console = ParentConsole.start(port: settings.web.port, file: path, runtime: runtime, ranging: settings.ranging, tags: [])
@@ -114,7 +118,8 @@ enum SettingsNotice {
         var toldNow = told
         let tryLoad = { () -> Void in
             let now = fileStamp(path)
-            guard now != stamp else { return }
+            let changed = now != stamp
+            guard changed || mendedElsewhere(problem) else { return }
             stamp = now
             do throws(CLIError) {
                 loaded = try load()
@@ -122,8 +127,10 @@ enum SettingsNotice {
                 // Not from inside the page's answer to the save: after it.
                 runtime.loop.schedule(after: 0) { runtime.stop(.ok) }
             } catch {
+                // A poll of an unchanged file logs only a new mistake.
+                let again = !changed && error.message == problem.message
                 problem = error
-                tell(problem, flags: flags, json: json, told: &toldNow)
+                if !again { tell(problem, flags: flags, json: json, told: &toldNow) }
             }
         }
         runtime.onReload = tryLoad
@@ -152,6 +159,34 @@ enum SettingsNotice {
         guard var setup = loaded else { return stopped ? .stopped : .noPage }
         setup.pageGate = console.gate
         return .loaded(setup)
+    }
+
+    /// Whether `problem` can be mended without touching the settings file: a file it names
+    /// (a clue's WAV, a voice) missing or unreadable. The file is then read again at every
+    /// poll, changed or not; before, copying the WAV in never started the hunt.
+    static func mendedElsewhere(_ problem: CLIError) -> Bool {
+        problem.code == .noInput || problem.code == .noPermission
+    }
+
+    /// The `web` section of a file the hunt refused, when it can still be read (JSON whose
+    /// mistake is elsewhere): a page the parent switched off stays off while the settings
+    /// wait, on the port the parent chose. nil when the file is no JSON object (then the
+    /// flags and the defaults decide, as for a file that is not there).
+    static func webSection(of path: String) -> HunterConfiguration.Web? {
+        struct WebOnly: Decodable {
+            struct Section: Decodable {
+                var enabled: Bool?
+                var port: Int?
+            }
+            var web: Section?
+        }
+        guard let bytes = try? SafeFile.read(path, limit: 1 << 20),
+            let file = try? JSONDecoder().decode(WebOnly.self, from: Data(ConfigurationText.withoutByteOrderMark(bytes)))
+        else { return nil }
+        var web = HunterConfiguration.Web()
+        if let enabled = file.web?.enabled { web.enabled = enabled }
+        if let port = file.web?.port, let valid = UInt16(exactly: port) { web.port = valid }
+        return web
     }
 
     /// The lines of `problem` in the log, and said once (per boot, per first line).

@@ -99,6 +99,52 @@ import TestSupport
         #expect(ended.succeeded, "\(ended) \(err.text)")
     }
 
+    /// A mistake mended outside the settings file (the missing clue's WAV copied in) starts
+    /// the hunt: the wait read the file again only when the file itself changed, so the hunt
+    /// waited for a reload or a restart. The polls of the unchanged file log nothing new.
+    @Test(arguments: [["--web-port", "0"], ["--no-web"]])
+    func aClueCopiedInStartsTheWaitingHunt(page: [String]) throws {
+        let directory = try Self.scratch()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let (process, _, out, err) = try Self.waitingForAFix(in: directory, ["--device", "null"] + page)
+        defer { process.kill() }
+        #expect(out.waitFor("notice-settings-step", seconds: 30), "\(err.text)")
+        let logged = err.text.components(separatedBy: "clue_wav").count
+        // Three polls of the unchanged file: the same mistake is not logged again.
+        Thread.sleep(forTimeInterval: 6.5)
+        #expect(err.text.components(separatedBy: "clue_wav").count == logged, "\(err.text)")
+        let clue = PCMBuffer(sampleRate: 22050, channels: 1, samples: (0..<11025).map { Int16(truncatingIfNeeded: ($0 % 50) * 400 - 10000) })
+        try WAVFile.write(clue, to: directory + "/one.wav")
+        #expect(out.waitFor(#""event_name": "startup""#, seconds: 30), "the hunt did not start once the clue was there: \(err.text)")
+        process.send(SIGTERM)
+        let ended = process.wait(timeout: 60)
+        #expect(ended.succeeded, "\(ended) \(err.text)")
+    }
+
+    /// A page the parent switched off in the file (`web.enabled` false) stays off while the
+    /// settings wait to be fixed: the wait took only the flags and opened it anyway.
+    @Test func aPageSwitchedOffInTheFileStaysOffWhileTheSettingsWait() throws {
+        let directory = try Self.scratch()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let config = directory + "/hunter.json"
+        try Data(#"{"transport": "simulator", "web": {"enabled": false}, "hunt": {"trail": [{"region": "50495241-5445-2D48-554E-544552000000:1:1", "clue_wav": "one.wav"}]}}"#.utf8)
+            .write(to: URL(fileURLWithPath: config))
+        let out = OutputFile(directory + "/out"), err = OutputFile(directory + "/err")
+        // The port flag alone (an ephemeral port: a page would surely open) does not switch it on.
+        let process = try ChildProcess(PirateHunterBinary.url.path,
+                                       ["hunt", "--config", config, "--wait-for-fix", "--json", "--device", "null", "--web-port", "0",
+                                        "--cache-dir", PirateHunterBinary.lineCache],
+                                       environment: ["RUNTIME_DIRECTORY": directory + "/run"], stdout: .file(out.path), stderr: .file(err.path))
+        defer { process.kill() }
+        #expect(out.waitFor("notice-settings-step", seconds: 30), "\(err.text)")
+        #expect(err.waitFor("waiting for the settings to be fixed", seconds: 15), "\(err.text)")
+        Thread.sleep(forTimeInterval: 1)
+        #expect(!err.text.contains("parent's page"), "\(err.text)")
+        process.send(SIGTERM)
+        let ended = process.wait(timeout: 60)
+        #expect(ended.succeeded, "\(ended) \(err.text)")
+    }
+
     @Test func aMistakeInTheSettingsIsSaidOnceAndTheHuntStartsWhenItIsFixed() throws {
         let directory = try Self.scratch()
         defer { try? FileManager.default.removeItem(atPath: directory) }
