@@ -7,6 +7,7 @@ public struct HCIOpcode: RawRepresentable, Hashable, Sendable, CustomStringConve
     public var ogf: UInt8 { UInt8(rawValue >> 10) }
     public var ocf: UInt16 { rawValue & 0x03FF }
 
+    public static let reset = HCIOpcode(ogf: 0x03, ocf: 0x0003)
     public static let readLocalSupportedCommands = HCIOpcode(ogf: 0x04, ocf: 0x0002)
     public static let readBDAddress = HCIOpcode(ogf: 0x04, ocf: 0x0009)
     public static let leSetAdvertisingParameters = HCIOpcode(ogf: 0x08, ocf: 0x0006)
@@ -20,18 +21,19 @@ public struct HCIOpcode: RawRepresentable, Hashable, Sendable, CustomStringConve
     public static let leSetExtendedScanResponseData = HCIOpcode(ogf: 0x08, ocf: 0x0038)
     public static let leSetExtendedAdvertisingEnable = HCIOpcode(ogf: 0x08, ocf: 0x0039)
     public static let leRemoveAdvertisingSet = HCIOpcode(ogf: 0x08, ocf: 0x003C)
+    public static let leClearAdvertisingSets = HCIOpcode(ogf: 0x08, ocf: 0x003D)
     public static let leSetExtendedScanParameters = HCIOpcode(ogf: 0x08, ocf: 0x0041)
     public static let leSetExtendedScanEnable = HCIOpcode(ogf: 0x08, ocf: 0x0042)
 
     public var description: String {
         let names: [UInt16: String] = [
-            0x1002: "Read Local Supported Commands", 0x1009: "Read BD_ADDR",
+            0x0C03: "Reset", 0x1002: "Read Local Supported Commands", 0x1009: "Read BD_ADDR",
             0x2006: "LE Set Advertising Parameters", 0x2008: "LE Set Advertising Data",
             0x2009: "LE Set Scan Response Data", 0x200A: "LE Set Advertising Enable",
             0x200B: "LE Set Scan Parameters", 0x200C: "LE Set Scan Enable",
             0x2036: "LE Set Extended Advertising Parameters", 0x2037: "LE Set Extended Advertising Data",
             0x2038: "LE Set Extended Scan Response Data", 0x2039: "LE Set Extended Advertising Enable",
-            0x203C: "LE Remove Advertising Set",
+            0x203C: "LE Remove Advertising Set", 0x203D: "LE Clear Advertising Sets",
             0x2041: "LE Set Extended Scan Parameters", 0x2042: "LE Set Extended Scan Enable",
         ]
         let hex = "0x" + hexString([UInt8(rawValue >> 8), UInt8(rawValue & 0xFF)])
@@ -64,6 +66,8 @@ public enum LegacyAdvertisingType: UInt8, Sendable {
 /// The commands the hunter and the treasure send. Never Reset, never event masks:
 /// the adapter may be shared with bluetoothd.
 public enum HCICommand: Equatable, Sendable {
+    /// Never sent by us: what another program (or `hciconfig reset`) may send.
+    case reset
     case readLocalSupportedCommands
     case readBDAddress
     /// Legacy scanning. Interval and window in 0.625 ms units.
@@ -83,6 +87,8 @@ public enum HCICommand: Equatable, Sendable {
     case leSetExtendedScanResponseData(handle: UInt8, [UInt8])
     case leSetExtendedAdvertisingEnable(Bool, handle: UInt8)
     case leRemoveAdvertisingSet(handle: UInt8)
+    /// Never sent by us (we remove our own set): what another program may send.
+    case leClearAdvertisingSets
 
     /// Longest advertising or scan-response payload of a legacy PDU.
     public static let maximumLegacyAdvertisingDataLength = 31
@@ -104,6 +110,8 @@ public enum HCICommand: Equatable, Sendable {
         case .leSetExtendedScanResponseData: return .leSetExtendedScanResponseData
         case .leSetExtendedAdvertisingEnable: return .leSetExtendedAdvertisingEnable
         case .leRemoveAdvertisingSet: return .leRemoveAdvertisingSet
+        case .reset: return .reset
+        case .leClearAdvertisingSets: return .leClearAdvertisingSets
         }
     }
 
@@ -111,7 +119,7 @@ public enum HCICommand: Equatable, Sendable {
     public func parameters() throws(PacketError) -> [UInt8] {
         var p: [UInt8] = []
         switch self {
-        case .readLocalSupportedCommands, .readBDAddress:
+        case .readLocalSupportedCommands, .readBDAddress, .reset, .leClearAdvertisingSets:
             break
         case let .leSetScanParameters(active, interval, window, own):
             try Self.checkScanTiming(interval: interval, window: window)

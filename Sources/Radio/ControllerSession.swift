@@ -297,9 +297,30 @@ public final class ControllerSession {
         damageReportedAt = time
     }
 
-    /// Another program on the adapter (bluetoothd) switched scanning or advertising off: re-arm.
+    /// Another program on the adapter (bluetoothd, `hciconfig reset`) switched scanning or
+    /// advertising off, reset the controller, or replaced or removed our advertisement: re-arm.
+    /// (A reset that does not take the adapter down left a box silent for good: only the
+    /// scan came back, by the report watchdog.)
     private func foreign(_ command: HCICommandPacket) {
-        guard case .ready = state, command.parameters.first == 0 else { return }
+        guard case .ready = state else { return }
+        let advertises = settings.advertisement != nil
+        switch command.opcode {
+        case .reset:
+            guard transport != nil, procedure == nil else { return }
+            applied = nil
+            run(from: nil)
+            return
+        case .leClearAdvertisingSets, .leSetAdvertisingData, .leSetAdvertisingParameters:
+            if advertises { rearm(scanning: false, advertising: true) }
+            return
+        case .leRemoveAdvertisingSet, .leSetExtendedAdvertisingData, .leSetExtendedAdvertisingParameters:
+            // Ours only when it names our set's handle (its first parameter).
+            if advertises, command.parameters.first == ControllerProcedure.advertisingHandle { rearm(scanning: false, advertising: true) }
+            return
+        default:
+            break
+        }
+        guard command.parameters.first == 0 else { return }
         switch command.opcode {
         case .leSetScanEnable, .leSetExtendedScanEnable:
             if settings.scanning != nil { rearm(scanning: true, advertising: false) }

@@ -118,6 +118,8 @@ public final class SimulatedController: HCITransport {
         switch decoded.opcode {
         case .leSetScanEnable, .leSetExtendedScanEnable: if off { scanning = false }
         case .leSetAdvertisingEnable, .leSetExtendedAdvertisingEnable: if off { advertising = false }
+        case .reset: (scanning, advertising) = (false, false)
+        case .leClearAdvertisingSets: advertising = false
         default: break
         }
         enqueue(HCIPacket(type: .command, bytes: bytes))

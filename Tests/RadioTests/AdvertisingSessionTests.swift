@@ -94,6 +94,25 @@ private func spin(_ loop: EventLoop, _ air: SimulatedAir, for seconds: Double, u
         session.stop()
     }
 
+    /// A controller reset by another program (`hciconfig hci0 reset`: no adapter down) or our
+    /// advertising sets cleared: the box advertises (and scans) again at once. Only the scan
+    /// came back before, by the report watchdog, and the box stayed silent for good.
+    @Test(arguments: [HCICommand.reset, .leClearAdvertisingSets])
+    func aResetOrClearedSetsByAnotherProgramIsUndone(command: HCICommand) throws {
+        let loop = try virtualLoop()
+        let sim = try SimulatedController(startTime: 0)
+        let session = advertisingSession(loop, try box()) { sim }
+        session.start()
+        try spin(loop, sim, for: 2) { session.state == .ready(.legacy) }
+        let scanned = sim.scanning
+        try sim.runForeignCommand(command)
+        #expect(!sim.advertising)
+        try spin(loop, sim, for: 1) { sim.advertising && sim.scanning == scanned }
+        #expect(sim.advertising, "advertising again after \(command.opcode)")
+        #expect(sim.scanning == scanned)
+        session.stop()
+    }
+
     /// A refusal is the controller answering, not the adapter gone: scanning stays up, the
     /// refusal is reported once per attempt, and the advertisement is tried again later.
     @Test func aRefusedAdvertisementKeepsScanningAndIsRetried() throws {
