@@ -39,12 +39,15 @@ public final class H4StreamTransport: HCITransport {
         }
         let fd: FileDescriptor
         do {
-            fd = try FileDescriptor.socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0, name: "AF_UNIX")
+            // Non-blocking from the start: a peer that stopped accepting (its backlog full)
+            // makes a blocking connect wait for ever, and it runs on the event loop.
+            fd = try FileDescriptor.socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_NONBLOCK.rawValue), 0, name: "AF_UNIX")
         } catch {
             throw .system(error)
         }
         do {
-            // A unix stream connect completes at once: EINTR leaves nothing half done to retry into.
+            // A unix stream connect completes at once or fails (EAGAIN: the peer's backlog is
+            // full; tried again later as any lost transport): EINTR leaves nothing half done.
             _ = try retryingOnInterrupt("connect unix:\(path)") {
                 withUnsafePointer(to: &address) {
                     $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
@@ -52,7 +55,6 @@ public final class H4StreamTransport: HCITransport {
                     }
                 }
             }
-            try fd.setNonBlocking()
         } catch {
             fd.close()
             switch error.errno {

@@ -109,3 +109,46 @@ final class NoisyController: @unchecked Sendable {
         session.stop()
     }
 }
+
+/// A peer that stopped accepting: its listen backlog fills and a blocking connect waits for
+/// ever, on the event loop (no lines, no timers, no SIGTERM). Each connect must return or
+/// fail at once, the failure a transient one (tried again later).
+@Suite struct WedgedPeerTests {
+    final class Outcomes: @unchecked Sendable {
+        let lock = NSLock()
+        var results: [String] = []
+        func add(_ s: String) { lock.lock(); results.append(s); lock.unlock() }
+        var count: Int { lock.lock(); defer { lock.unlock() }; return results.count }
+    }
+
+    @Test func connectingToAPeerThatNeverAcceptsDoesNotBlock() throws {
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("wedged-\(getpid())-\(UInt32.random(in: 0...UInt32.max)).sock").path
+        let listener = socket(AF_UNIX, streamSocketType, 0)
+        defer { close(listener); unlink(path) }
+        var address = sockaddr_un()
+        address.sun_family = sa_family_t(AF_UNIX)
+        withUnsafeMutableBytes(of: &address.sun_path) { raw in for (i, b) in path.utf8.enumerated() { raw[i] = b } }
+        let bound = withUnsafePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(listener, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) } }
+        try #require(bound == 0 && listen(listener, 0) == 0)
+        let outcomes = Outcomes()
+        // On a thread of its own: a connect that blocks must fail the test, not hang it.
+        let thread = Thread {
+            var held: [H4StreamTransport] = []
+            for _ in 0..<6 {
+                do {
+                    held.append(try H4StreamTransport.unixSocket(path: path))
+                    outcomes.add("connected")
+                } catch {
+                    outcomes.add((error as? TransportError)?.isTransient == true ? "transient" : "fatal: \(error)")
+                }
+            }
+            _ = held
+        }
+        thread.start()
+        let end = Date().addingTimeInterval(10)
+        while outcomes.count < 6, Date() < end { usleep(10_000) }
+        #expect(outcomes.count == 6, "a connect blocked: \(outcomes.results)")
+        #expect(outcomes.results.allSatisfy { $0 == "connected" || $0 == "transient" }, "\(outcomes.results)")
+        #expect(outcomes.results.contains("transient"), "the backlog never filled: \(outcomes.results)")
+    }
+}
