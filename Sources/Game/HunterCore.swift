@@ -215,8 +215,9 @@ public struct HunterCore: Sendable {
         namedTags = TrailTags.named(configuration.hunt?.trail ?? [])
     }
 
-    /// The reward read for the last find (said after the pack's reward line).
-    public var reward: String? { handoff?.reward }
+    /// The reward read for the last find (said after the pack's reward line): a box's, a
+    /// step's own, or one proven before the find (every `.reward` effect sets it).
+    public private(set) var reward: String?
     /// The hunt is over (the trail done, or the chest found).
     public var huntOver: Bool { director?.huntOver ?? false }
     /// Listening for the found treasure's reward now.
@@ -547,12 +548,14 @@ public struct HunterCore: Sendable {
         let trail = configuration.hunt?.trail ?? []
         let region = step.flatMap { trail.indices.contains($0) ? trail[$0].region : nil } ?? configuration.regions.first
         let previous = foundTreasure?.address
+        reward = nil
         let last = lastHeard.flatMap { k in region?.contains(k) == true ? k : nil }
         if let key = region.flatMap({ engine.nearest(inRegion: $0.name) }) ?? last { foundTreasure = heard[key] }
         // A box step was found after its proof: its reward is the one the box sealed.
         if let step, let reward = proven[step] {
             unprovenFind = (step, t)
             countUnprovenFind(into: &effects)
+            self.reward = reward
             effects.append(.reward(reward, address: foundTreasure?.address))
             return
         }
@@ -562,6 +565,7 @@ public struct HunterCore: Sendable {
             unprovenFind = (step, t)
             countUnprovenFind(into: &effects)
             effects.append(.log(.info, "treasure \(step + 1) found: its reward is the trail's own"))
+            self.reward = reward
             effects.append(.reward(reward, address: nil))
             return
         }
@@ -627,6 +631,7 @@ public struct HunterCore: Sendable {
                     effects.append(.log(.info, "announcement over"))
                 }
             case let .reward(text):
+                reward = text
                 effects.append(.reward(text, address: foundTreasure?.address))
             case .noReward:
                 if let step = probing {

@@ -198,6 +198,9 @@ private let chests = "E2C56DB5-DFFB-48D2-B060-D0F5A71096E0"
         #expect(objects[reward]["reward"] as? String == "Look under the bed")
         #expect(reward > found)
         #expect(objects[reward...].contains { $0["event_name"] as? String == "reward" }, "the reward line was not said")
+        // The reward's own words follow the pack's lead-in (the line said only the lead-in).
+        let said = objects[reward...].first { $0["event_name"] as? String == "reward" }
+        #expect((said?["text"] as? String)?.hasSuffix(" Look under the bed") == true, "\(said ?? [:])")
         let drawn = try String(contentsOfFile: svg, encoding: .utf8)
         #expect(drawn.hasPrefix("<?xml") || drawn.contains("<svg"))
         #expect(!result.stderr.contains("scanning actively"), "a box's reward was listened for")
