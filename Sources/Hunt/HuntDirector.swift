@@ -486,7 +486,9 @@ public struct HuntDirector: Sendable {
             // after it); nothing when there is no trail or it is done.
             guard let step = progress?.current else { return [] }
             let again = clue(step)
-            if let current = speaking, current.precedence >= LineEvent.clue.precedence {
+            // A find, its reward (said or due: a code being spelled), an out-of-order line are
+            // never cut by a press: the clue follows them (docs/hunt.md).
+            if rewardWaiting || speaking.map({ $0.precedence >= LineEvent.treasureFound.precedence }) == true {
                 if !followUps.contains(where: { $0.event == .clue }) { followUps.append(again) }
                 return []
             }

@@ -481,6 +481,28 @@ extension HuntAction {
         #expect(d.handle(.clueAsked, at: 20).compactMap(\.event) == [.clue], "said at once when nothing is said")
     }
 
+    /// A press while the find or its reward is said (a code being spelled) waits for them:
+    /// it cut the reward at its next pause, and the reward was never said again.
+    @Test func theButtonNeverCutsTheFindOrItsReward() {
+        var d = trail(hintAfter: 600, hintInterval: 600)
+        _ = d.handle(.started, at: 0)
+        _ = d.handle(.speechFinished, at: 1)
+        _ = d.handle(.speechFinished, at: 2)
+        // Lines are not said to be over here: the found line is still being said at 14.
+        var found = d.arrive(at: 1, 10)
+        var t = 10.0
+        while t < 14 { found += d.tick(at: t); t += 0.25 }
+        #expect(found.contains { $0.event == .treasureFound }, "\(found)")
+        // During the found line: the reward comes in, then a press.
+        #expect(d.handle(.rewardHeard, at: 14.2).isEmpty, "the reward waits for the found line")
+        #expect(d.handle(.clueAsked, at: 14.3).isEmpty, "a press cut the found line")
+        let reward = d.handle(.speechFinished, at: 15)
+        #expect(reward.compactMap(\.event) == [.reward], "\(reward)")
+        #expect(d.handle(.clueAsked, at: 15.5).isEmpty, "a press cut the reward")
+        let after = d.handle(.speechFinished, at: 20).compactMap(\.event)
+        #expect(after.first == .clue, "the clue follows the reward: \(after)")
+    }
+
     @Test func aFindOutOfOrderIsFollowedByTheClueOfTheChestToFindFirst() {
         var d = trail(hintAfter: 600, hintInterval: 600)
         _ = d.handle(.started, at: 0)
