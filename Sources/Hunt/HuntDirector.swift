@@ -642,6 +642,9 @@ public struct HuntDirector: Sendable {
 
     private mutating func ranging(_ event: RangingEvent, at time: Double) -> [HuntAction] {
         progress?.observe(event, at: time)
+        // The trail is done (its finale said or due): the last chest is news no more. A child
+        // walking off heard "still far away" and "walk back the way you came" about it.
+        if progress?.isFinished == true { return [] }
         let region = self.region
         switch event {
         case let .regionState(_, name, state) where name == region:
@@ -747,6 +750,7 @@ public struct HuntDirector: Sendable {
 
     /// The exit, said once the region has stayed left `leftConfirmation` s.
     private mutating func confirmExit(at time: Double) -> [HuntAction] {
+        if progress?.isFinished == true { return [] }
         guard let since = exitSince, time - since >= configuration.leftConfirmation else { return [] }
         exitSince = nil
         farSince = nil
@@ -763,6 +767,7 @@ public struct HuntDirector: Sendable {
 
     /// A move out to "far", said once the class has stayed far `farConfirmation` s.
     private mutating func confirmFar(at time: Double) -> [HuntAction] {
+        if progress?.isFinished == true { return [] }
         guard let since = farSince, time - since >= configuration.farConfirmation else { return [] }
         // Still inside the edge, or back where it was before the move out: wait (the
         // confirmation stands) for the range to leave it, and to stay out.

@@ -190,6 +190,19 @@ extension HuntAction {
         let finale = d.handle(.rewardAbsent, at: 66)
         #expect(finale == [.tell(.finale, LineDetail(seconds: 63.5), interrupt: false)])
         #expect(d.findCount == 3)
+        // After the finale the child walks away from the last chest: nothing more is said
+        // about it (it heard "still far away" and "walk back the way you came").
+        _ = d.handle(.speechFinished, at: 70)
+        var after: [HuntAction] = []
+        after += d.handle(.ranging(.proximity(time: 75, key: beacon(3), from: .immediate, to: .near)), at: 75)
+        after += d.handle(.ranging(.trend(time: 80, region: chest(3).name, trend: .colder)), at: 80)
+        after += d.handle(.ranging(.proximity(time: 85, key: beacon(3), from: .near, to: .far)), at: 85)
+        after += d.handle(.ranging(.regionExit(time: 110, region: chest(3).name)), at: 110)
+        var t = 85.0
+        while t < 140 { after += d.tick(at: t); t += 0.5 }
+        after += d.handle(.ranging(.regionEnter(time: 140, region: chest(3).name)), at: 140)
+        #expect(after.compactMap(\.event).isEmpty, "\(after)")
+        #expect(!after.contains { if case .sound = $0 { true } else { false } }, "\(after)")
     }
 
     /// Another chest of an any-order trail is found when its hold is over, even where the
