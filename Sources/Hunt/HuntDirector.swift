@@ -349,6 +349,9 @@ public struct HuntDirector: Sendable {
     private var immediateUnsaid: Proximity?
     private var foundAnnounced = false
     private var adapterMissing = false
+    /// The adapter's news that waits behind a more important line (a clue, a find): said when
+    /// that is over, however long it was; "back" for a "missing" never heard is no news.
+    private var adapterNewsOwed: LineEvent?
     private var rewardWaiting = false
     /// Grown-ups' notices that came while the child's find or reward was said: after it.
     private var noticesWaiting: [LineEvent] = []
@@ -423,11 +426,15 @@ public struct HuntDirector: Sendable {
         case .adapterMissing:
             guard !adapterMissing else { return [] }
             adapterMissing = true
-            return say(.adapterMissing, at: time)
+            return sayAdapterNews(.adapterMissing, at: time)
         case .adapterBack:
             guard adapterMissing else { return [] }
             adapterMissing = false
-            return say(.adapterBack, at: time)
+            if adapterNewsOwed == .adapterMissing {
+                adapterNewsOwed = nil
+                return []
+            }
+            return sayAdapterNews(.adapterBack, at: time)
         case .rewardHeard:
             // The reward never cuts the found line (or another reward, or a clue) short.
             if let current = speaking, [.treasureFound, .reward, .clue, .finale, .outOfOrder].contains(current) {
@@ -450,6 +457,10 @@ public struct HuntDirector: Sendable {
             }
             if !noticesWaiting.isEmpty {
                 return spinning + say(noticesWaiting.removeFirst(), at: time)
+            }
+            if let owed = adapterNewsOwed {
+                adapterNewsOwed = nil
+                return spinning + say(owed, at: time)
             }
             let next = nextFollowUp(at: time)
             if !next.isEmpty { return spinning + next }
@@ -919,6 +930,18 @@ public struct HuntDirector: Sendable {
             return [.found(step: nil)]
         }
         return say(.treasureFound, at: time) + [.found(step: nil)]
+    }
+
+    /// The adapter gone or back: now, or owed until the more important line being said is
+    /// over (as a waiting line it went stale after `pendingLifetime`, or a newer waiter took
+    /// its place, and the child never heard the radio was gone, then heard it was back).
+    private mutating func sayAdapterNews(_ event: LineEvent, at time: Double) -> [HuntAction] {
+        if let current = speaking, event.precedence < current.precedence {
+            adapterNewsOwed = event
+            return []
+        }
+        adapterNewsOwed = nil
+        return say(event, at: time)
     }
 
     private mutating func say(_ event: LineEvent, _ detail: LineDetail? = nil, at time: Double) -> [HuntAction] {

@@ -624,6 +624,25 @@ extension HuntDirector {
         #expect(d.handle(.adapterBack, at: 10) == [])
     }
 
+    /// The adapter lost while a longer, more important line is said (a clue, a find): said
+    /// when that is over, however long it took. It waited as any line and went stale after
+    /// 4 s, so the child never heard the radio was gone, then heard it was back.
+    @Test func theAdapterLostDuringALongLineIsSaidAfterItAndBackOnlyWhenMissingWasHeard() {
+        var d = director()
+        #expect(d.handle(.notice(.noticeNoAdapter), at: 1).map(\.event) == [.noticeNoAdapter])
+        #expect(d.handle(.adapterMissing, at: 2) == [])
+        #expect(d.handle(.speechFinished, at: 9) == [.say(.adapterMissing, interrupt: false)], "said once the line was over")
+        _ = d.handle(.speechFinished, at: 11)
+        #expect(d.handle(.adapterBack, at: 20) == [.say(.adapterBack, interrupt: false)])
+
+        // Gone and back while the line is still said: neither is news.
+        var e = director()
+        _ = e.handle(.notice(.noticeNoAdapter), at: 1)
+        #expect(e.handle(.adapterMissing, at: 2) == [])
+        #expect(e.handle(.adapterBack, at: 4) == [])
+        #expect(e.handle(.speechFinished, at: 9).allSatisfy { $0.event != .adapterMissing && $0.event != .adapterBack })
+    }
+
     @Test func everyEventHasAPrecedenceAndAPackKey() {
         #expect(LineEvent.allCases.count == 31)
         #expect(Set(LineEvent.allCases.map(\.rawValue)).count == 31)
