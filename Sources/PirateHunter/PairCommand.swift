@@ -23,7 +23,9 @@ enum PairCommand {
             }
         }
         let path = arguments.flags.configPath ?? HunterConfiguration.defaultPath
-        let original = try ConfigurationFile.read(path, explicit: false)
+        // Only the default file may be made here: a `--config` that is not there is a typo
+        // (the package installs both files), and the box it meant stayed unpaired.
+        let original = try ConfigurationFile.read(path, explicit: arguments.flags.configPath != nil)
         let text = original.map { String(decoding: ConfigurationText.withoutByteOrderMark($0), as: UTF8.self) }
         if let bytes = original {
             // Only a file the hunt would read is changed (its own errors, exit 78).

@@ -62,6 +62,11 @@ import TestSupport
         #expect(link.status == 73)
         #expect(link.stderr.contains("symbolic link"))
         #expect(try String(contentsOfFile: path, encoding: .utf8) == "{\"json\": true}\n")
+        // A --config that is not there is a typo (treasure.jsn), not a new file: 66, nothing made.
+        let typo = try await PirateHunterBinary.run(["pair", Self.key.text, "--config", scratch.path + "/treasure.jsn"], timeout: 30)
+        #expect(typo.status == 66, "\(typo.stderr)")
+        #expect(typo.stderr.contains("treasure.jsn: no such configuration file"), "\(typo.stderr)")
+        #expect(!FileManager.default.fileExists(atPath: scratch.path + "/treasure.jsn"))
     }
 
     @Test func checkMakesANewGameAndSaysWhetherThisPiIsPaired() async throws {

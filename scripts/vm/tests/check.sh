@@ -40,6 +40,8 @@ vm_step "1. paired (check --new-game, pair), then check --json --device plughw:C
 code=$("$PH" check --new-game | grep -oE '([A-Z2-7]{4}-){12}[A-Z2-7]{4}' | head -1)
 [ -n "$code" ] || fail "check --new-game printed no code"
 config="$VM_OUT/hunter.json"
+# pair changes a file that is there (a --config that is not is a typo: 66).
+printf '{}\n' > "$config"
 "$PH" pair "$code" --config "$config" > /dev/null || fail "pair $code --config $config failed"
 "$PH" check --json --config "$config" --device plughw:CARD=Loopback,DEV=0 > "$VM_OUT/check1.json" 2> "$VM_OUT/check1.err"
 rc=$?
