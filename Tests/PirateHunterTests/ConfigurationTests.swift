@@ -526,6 +526,8 @@ private func load(_ arguments: [String], for command: CommandSpec = Commands.hun
         (["--region", "E2C56DB5-DFFB-48D2-B060-D0F5A71096E0:70000"], "--region: 'E2C56DB5-DFFB-48D2-B060-D0F5A71096E0:70000' is not UUID[:MAJOR[:MINOR]] (major and minor 0-65535)"),
         (["--region", "E2C56DB5-DFFB-48D2-B060-D0F5A71096E0", "--region", "E2C56DB5-DFFB-48D2-B060-D0F5A71096E0"],
          "--region: 'E2C56DB5-DFFB-48D2-B060-D0F5A71096E0' is given twice"),
+        (["--region", "E2C56DB5-DFFB-48D2-B060-D0F5A71096E0:1", "--region", "e2c56db5-dffb-48d2-b060-d0f5a71096e0:001"],
+         "--region: 'e2c56db5-dffb-48d2-b060-d0f5a71096e0:001' is given twice"),
         (["--volume", "loud"], "--volume: 'loud' is not a volume; allowed: -60 to 12 dB"),
         (["--device", ""], "--device: needs a non-empty value"),
         (["--config"], "--config needs a value (--config FILE)"),

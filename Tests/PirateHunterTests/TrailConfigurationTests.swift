@@ -76,6 +76,9 @@ private let chests = "E2C56DB5-DFFB-48D2-B060-D0F5A71096E0"
          "hunter.json: hunt.trail[0].region: is missing; allowed: UUID[:MAJOR[:MINOR]], major and minor 0-65535 (what `scan` prints for a beacon)"),
         (#"{"hunt": {"trail": [{"region": "\#(chests):1"}, {"region": "\#(chests):1"}]}}"#,
          "hunter.json: hunt.trail[1].region: '\(chests):1' is already step 1; allowed: each treasure once on a trail"),
+        // The same beacons written another way (a UUID's case, a minor's leading zero): one chest.
+        (#"{"hunt": {"trail": [{"region": "\#(chests):1:1"}, {"region": "\#(chests.lowercased()):01:1"}]}}"#,
+         "hunter.json: hunt.trail[1].region: '\(chests.lowercased()):01:1' is already step 1; allowed: each treasure once on a trail"),
         (#"{"hunt": {"trail": [{"region": "\#(chests)", "clue": "a", "clue_wav": "/a.wav"}]}}"#,
          "hunter.json: hunt.trail[0].clue_wav: is given with clue; allowed: either clue (text) or clue_wav (a recording)"),
         (#"{"hunt": {"trail": [{"region": "\#(chests)", "hint": ""}]}}"#,

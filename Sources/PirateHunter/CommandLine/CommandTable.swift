@@ -68,7 +68,7 @@ enum Flags {
         guard let region = RangingOutput.region(text) else {
             throw CLIError(.usage, "\(flag): '\(text)' is not UUID[:MAJOR[:MINOR]] (major and minor 0-65535)")
         }
-        guard !flags.regions.contains(where: { $0.name == region.name }) else {
+        guard !flags.regions.contains(where: { $0.hasTheBeacons(of: region) }) else {
             throw CLIError(.usage, "\(flag): '\(text)' is given twice")
         }
         flags.regions.append(region)

@@ -214,6 +214,13 @@ extension TreasureDetector.Configuration: ConfigurationSection {
     }
 }
 
+extension Region {
+    /// The same beacons, however the text named them (a UUID's case, a minor "01" or "1").
+    func hasTheBeacons(of other: Region) -> Bool {
+        uuid == other.uuid && major == other.major && minor == other.minor
+    }
+}
+
 /// `hunt.trail`: the steps of a trail, in order, each region named once.
 struct TrailList: Decodable {
     static let allowed = "an array of { \"region\": \"UUID[:MAJOR[:MINOR]]\", \"clue\" or \"clue_wav\", \"hint\", \"found\", \"reward\" }"
@@ -224,7 +231,7 @@ struct TrailList: Decodable {
         while !container.isAtEnd {
             let index = container.currentIndex
             let step = try container.decode(TrailStepEntry.self).step
-            if let earlier = steps.firstIndex(where: { $0.region.name == step.region.name }) {
+            if let earlier = steps.firstIndex(where: { $0.region.hasTheBeacons(of: step.region) }) {
                 throw ConfigFieldError(
                     path: ObjectReader.path(decoder.codingPath + [ConfigKey(intValue: index) ?? ConfigKey("\(index)"), ConfigKey("region")]),
                     problem: "'\(step.region.name)' is already step \(earlier + 1)", allowed: "each treasure once on a trail")
