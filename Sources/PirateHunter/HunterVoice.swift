@@ -55,7 +55,12 @@ struct HunterVoice {
     static func loadRecordings(_ hunt: HuntDirector.Configuration?, sampleRate: Int) throws(VoiceError) -> [String: PCMBuffer] {
         let (recordings, problems) = ConfigurationValidator.clueRecordings(hunt?.trail ?? [], sampleRate: sampleRate)
         if let problem = problems.first {
-            throw VoiceError(problem.message, kind: problem.code == .noInput ? .missingFile : .badData)
+            let kind: VoiceError.Kind = switch problem.code {
+            case .noInput: .missingFile
+            case .noPermission: .noPermission
+            default: .badData
+            }
+            throw VoiceError(problem.message, kind: kind)
         }
         return recordings
     }

@@ -39,6 +39,7 @@ enum ReplayCommand {
         switch error.errno {
         case ENOENT, ENOTDIR: return CLIError(.noInput, "\(path): no such file")
         case EACCES, EPERM: return CLIError(.noPermission, "\(path): permission denied")
+        case EISDIR: return CLIError(.noInput, "\(path): is a directory, not a capture")
         default: return CLIError(.noInput, "\(path): \(error)")
         }
     }

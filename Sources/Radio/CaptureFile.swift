@@ -11,9 +11,16 @@ public struct CaptureFileReader {
     private var atEnd = false
     public let path: String
 
+    /// A directory is refused here (EISDIR), as no capture: its read failed later, as an I/O error.
     public init(path: String) throws(SystemError) {
         self.path = path
-        fd = try FileDescriptor.open(path, O_RDONLY)
+        let fd = try FileDescriptor.open(path, O_RDONLY)
+        var info = stat()
+        if fstat(fd.rawValue, &info) == 0, (info.st_mode & mode_t(S_IFMT)) == mode_t(S_IFDIR) {
+            fd.close()
+            throw SystemError("open \(path)", errno: EISDIR)
+        }
+        self.fd = fd
     }
 
     public var datalink: BTSnoopDatalink? { parser.datalink }

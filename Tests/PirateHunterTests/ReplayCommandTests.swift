@@ -132,6 +132,16 @@ import TestSupport
         #expect(result.stderr.contains("/nonexistent/capture.log"))
     }
 
+    /// A directory is no capture: 66 and one line, with and without --hunt (it was 74, an
+    /// I/O error, from its read).
+    @Test(arguments: [[], ["--hunt"]])
+    func aDirectoryExits66(extra: [String]) async throws {
+        let directory = FileManager.default.temporaryDirectory.path
+        let result = try await PirateHunterBinary.run(["replay", directory] + extra)
+        #expect(result.status == 66, "\(result.stderr)")
+        #expect(result.stderr == "pirate-hunter: replay: \(directory): is a directory, not a capture\n", "\(result.stderr)")
+    }
+
     @Test func notBTSnoopExits65WithOneLine() async throws {
         let result = try await PirateHunterBinary.run(["replay", Repository.url.appendingPathComponent("Package.swift").path])
         #expect(result.status == 65)

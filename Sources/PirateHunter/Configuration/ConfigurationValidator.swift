@@ -58,7 +58,7 @@ enum ConfigurationValidator {
             } catch {
                 failed.insert(path)
                 let missing = error.errno == ENOENT || error.errno == ENOTDIR
-                problems.append(CLIError(missing ? .noInput : (error.errno == EACCES ? .noPermission : .config), "\(key): \(error.message)"))
+                problems.append(CLIError(missing ? .noInput : (error.errno == EACCES || error.errno == EPERM ? .noPermission : .config), "\(key): \(error.message)"))
             }
         }
         return (loaded, problems)
