@@ -24,7 +24,7 @@ public struct BeaconSighting: Equatable, Sendable {
         guard case let .advertisingReports(reports) = event else { return [] }
         var out: [BeaconSighting] = []
         for report in reports {
-            for beacon in Beacon.all(in: report.data) {
+            for beacon in report.beacons {
                 out.append(
                     BeaconSighting(
                         time: time, address: report.address, addressType: report.addressType, rssi: report.rssi,

@@ -115,6 +115,20 @@ public struct AdvertisingReport: Equatable, Sendable {
         }
     }
 
+    /// Whether the data is whole: an extended report's Data_Status (event type bits 5-6) is
+    /// 0 "complete"; 1 "more to come" and 2 "truncated" are fragments of a chained
+    /// advertisement, whose data may begin inside an AD structure. Legacy data is whole.
+    public var isComplete: Bool {
+        switch format {
+        case .legacy: return true
+        case .extended: return (eventType >> 5) & 0x3 == 0
+        }
+    }
+
+    /// The beacons in the data, none in a fragment (whose bytes can look like a beacon that
+    /// no one sent, or cut one short).
+    public var beacons: [Beacon] { isComplete ? Beacon.all(in: data) : [] }
+
     @inline(__always) static func rssi(_ raw: Int8) -> Int8? { raw == 127 ? nil : raw }
 }
 

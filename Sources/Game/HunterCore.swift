@@ -319,7 +319,7 @@ public struct HunterCore: Sendable {
 
     /// Whether the report holds an iBeacon of one of the regions.
     private func carriesRegionBeacon(_ report: AdvertisingReport) -> Bool {
-        Beacon.all(in: report.data).contains { beacon in
+        report.beacons.contains { beacon in
             guard case let .iBeacon(b) = beacon else { return false }
             return inRegion(BeaconKey(uuid: b.uuid, major: b.major, minor: b.minor))
         }

@@ -342,7 +342,7 @@ public final class ControllerSession {
             lastReport = time
             for report in reports {
                 onEvent(.report(report, at: time))
-                for beacon in Beacon.all(in: report.data) {
+                for beacon in report.beacons {
                     onEvent(.sighting(
                         BeaconSighting(
                             time: time, address: report.address, addressType: report.addressType, rssi: report.rssi,

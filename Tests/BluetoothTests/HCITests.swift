@@ -97,6 +97,23 @@ import Testing
         #expect(Beacon.all(in: reports[0].data) == [.iBeacon(beacon)])
     }
 
+    /// A fragment of a chained extended advertisement ("more to come", "truncated") is no
+    /// sighting, even when its bytes hold a whole beacon: its data may begin inside an AD
+    /// structure of the advertisement it belongs to. The complete report is one.
+    @Test func fragmentsOfAChainedAdvertisementAreNoSightings() throws {
+        let beacon = IBeacon(uuid: try #require(parseUUID("FDA50693-A4E2-4FB1-AFCF-C6EB07647825")), major: 100, minor: 1, measuredPower: -59)
+        func event(status: UInt16) throws -> HCIEvent {
+            let type = 0x0013 | status << 5
+            let data = beacon.advertisingData
+            let params: [UInt8] = [0x0D, 1, UInt8(type & 0xFF), UInt8(type >> 8), 0x00, 1, 2, 3, 4, 5, 6, 0x01, 0x00, 0xFF, 0x7F, 0xC0,
+                                   0, 0, 0, 0, 0, 0, 0, 0, 0, UInt8(data.count)] + data
+            return try HCIEvent(decoding: [0x3E, UInt8(params.count)] + params)
+        }
+        #expect(BeaconSighting.all(in: try event(status: 0), at: 0).map(\.beacon) == [.iBeacon(beacon)])
+        #expect(BeaconSighting.all(in: try event(status: 1), at: 0).isEmpty, "more to come")
+        #expect(BeaconSighting.all(in: try event(status: 2), at: 0).isEmpty, "truncated")
+    }
+
     @Test func reportLengthsAreCheckedAgainstTheEvent() throws {
         // Data length pointing past the event, a count larger than the reports present,
         // a zero count, bytes after the last report: each a typed error.
