@@ -268,6 +268,8 @@ final class Hunter {
         if next.playback?.device != setup.playback?.device { waiting.append("audio.device (the sound card is opened at start)") }
         if next.transport != setup.transport { waiting.append("transport (the controller is opened at start)") }
         if next.button != setup.button { waiting.append("button (the GPIO line is requested at start)") }
+        if next.web != setup.web { waiting.append("web (the parent's page is opened at start)") }
+        if next.record != setup.record { waiting.append("record (the capture is opened at start)") }
         if next.key != setup.key {
             core.authenticator = next.key?.authenticator
             applied.append(next.key == nil ? "game.key (removed: unpaired)" : "game.key")
