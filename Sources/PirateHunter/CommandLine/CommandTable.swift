@@ -117,7 +117,7 @@ enum Flags {
         let minor = UInt16(clamping: try ConfigurationFlags.field(flag, "treasure.minor", text, Limits.identifier))
         flags.set { $0.treasure.minor = minor }
     }
-    static let power = Flag("--power", value: "DBM", help: "measured power: RSSI at 1 m (-100 to 20)") { flag, text, flags throws(CLIError) in
+    static let power = Flag("--power", value: "DBM", help: "measured power: RSSI at 1 m (-127 to 20)") { flag, text, flags throws(CLIError) in
         let power = Int8(clamping: try ConfigurationFlags.field(flag, "treasure.power", text, Limits.power))
         flags.set { $0.treasure.power = power }
     }
@@ -125,7 +125,7 @@ enum Flags {
         let interval = try ConfigurationFlags.field(flag, "treasure.interval_ms", text, HunterConfiguration.Treasure.intervalRange)
         flags.set { $0.treasure.intervalMilliseconds = interval }
     }
-    static let reward = Flag("--reward", value: "TEXT", help: "the reward in the scan response (printable, at most 27 bytes)") { flag, text, flags throws(CLIError) in
+    static let reward = Flag("--reward", value: "TEXT", help: "the reward in the scan response (printable, at most 20 UTF-8 bytes: it is sealed)") { flag, text, flags throws(CLIError) in
         if let problem = Limits.rewardProblem(text) {
             throw CLIError(.config, "\(flag) (treasure.reward): \(problem); allowed: \(Limits.rewardAllowed)")
         }

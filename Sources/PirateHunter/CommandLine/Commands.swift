@@ -34,7 +34,7 @@ enum Commands {
 
     static let pair = CommandSpec(
         name: "pair", operands: "CODE",
-        summary: "pairs this Pi with the game: writes the game key CODE (from check --new-game, the same on every Pi of one game) into the settings file's game.key, the rest of the file kept; without a key nothing from the air is believed (docs/security.md)",
+        summary: "pairs this Pi with the game: writes the game key CODE (from check --new-game, the same on every Pi of one game) into the settings file's game.key, the rest of the file kept (the default file is made when missing; a --config FILE that is not there is exit 66); without a key nothing from the air is believed (docs/security.md)",
         flags: [Flags.config],
         run: PairCommand.run)
 
