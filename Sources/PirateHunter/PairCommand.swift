@@ -141,7 +141,7 @@ struct JSONMembers {
 
 extension PairCommand {
     /// `check --new-game`: a new key from the kernel, as text and as a QR code.
-    static func newGame() -> ExitCode {
+    static func newGame() throws(CLIError) -> ExitCode {
         let key = GameKey.random()
         let out = StandardOutput()
         out.line("a new game key (game \(key.fingerprint)); keep it secret, like a Wi-Fi password:")
@@ -156,6 +156,10 @@ extension PairCommand {
         out.line("on every hunter:      sudo pirate-hunter pair \(key.text)")
         out.line("then restart them (sudo systemctl restart pirate-hunter, or pirate-treasure on the box) or send SIGHUP")
         out.flush()
+        // The key exists only in what was printed: not printed whole, the new game is lost.
+        if let code = out.failure {
+            throw CLIError(.ioError, "standard output: \(String(cString: strerror(code))): the new game's key was not shown whole; run check --new-game again")
+        }
         return .ok
     }
 }

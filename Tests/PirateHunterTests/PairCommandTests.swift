@@ -69,6 +69,19 @@ import TestSupport
         #expect(!FileManager.default.fileExists(atPath: scratch.path + "/treasure.jsn"))
     }
 
+    /// The new game's key lives only in what is printed: a stdout that cannot take it (a full
+    /// disk) is exit 74 and a line, not 0 with the key lost; the checklist alike.
+    @Test(arguments: [["check", "--new-game"], ["check", "--json", "--silent"]])
+    func aStdoutThatCannotTakeItIs74(arguments: [String]) throws {
+        let scratch = try Scratch("full")
+        let err = scratch.path + "/err"
+        let process = try ChildProcess(PirateHunterBinary.url.path, arguments, stdout: .file("/dev/full"), stderr: .file(err))
+        let ended = process.wait(timeout: 60)
+        let stderr = (try? String(contentsOfFile: err, encoding: .utf8)) ?? ""
+        #expect(ended.status == 74, "\(ended) \(stderr)")
+        #expect(stderr.contains("standard output: No space left on device"), "\(stderr)")
+    }
+
     @Test func checkMakesANewGameAndSaysWhetherThisPiIsPaired() async throws {
         let made = try await PirateHunterBinary.run(["check", "--new-game"], timeout: 30)
         #expect(made.status == 0)

@@ -13,7 +13,7 @@ import Voice
 /// `Checklist` (pure).
 enum CheckCommand {
     static func run(_ arguments: ParsedArguments) throws(CLIError) -> ExitCode {
-        if arguments.has(Flags.newGame) { return PairCommand.newGame() }
+        if arguments.has(Flags.newGame) { return try PairCommand.newGame() }
         let flags = arguments.flags
         var facts = CheckFacts()
         var configuration = HunterConfiguration()
@@ -45,6 +45,8 @@ enum CheckCommand {
             out.text(checklist.text)
         }
         out.flush()
+        // A checklist nobody could read is no answer (a reader gone, `| head`, is not a fault).
+        if let code = out.failure, code != EPIPE { throw CLIError(.ioError, "standard output: \(String(cString: strerror(code)))") }
         return checklist.exitCode
     }
 }
