@@ -31,7 +31,7 @@ enum HuntCommand {
             }
             setup = fixed
         }
-        setup.rewardSVG = flags.rewardSVG
+        setup.rewardSVG = try ApplianceRuntime.checkRewardSVG(flags.rewardSVG)
         var options = RuntimeOptions(record: setup.record, duration: duration)
         options.watchdog = true
         options.clock = try arguments.clock(simulated: setup.transport == .simulator)
@@ -92,7 +92,7 @@ enum HuntCommand {
         let virtualTime = arguments.has(Flags.virtualTime)
         let configuration = try HunterConfiguration.load(flags: flags)
         var setup = configuration.hunterSetup(quiet: quiet)
-        setup.rewardSVG = flags.rewardSVG
+        setup.rewardSVG = try ApplianceRuntime.checkRewardSVG(flags.rewardSVG)
         DemoWorld.huntItsTrail(&setup)
         // The demo is heard, not set up: no page (a hunt beside it keeps port 8080).
         setup.web.enabled = false

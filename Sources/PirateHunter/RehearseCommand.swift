@@ -20,7 +20,7 @@ enum RehearseCommand {
         let flags = arguments.flags
         let configuration = try HunterConfiguration.load(flags: flags, validate: true)
         var setup = configuration.hunterSetup()
-        setup.rewardSVG = flags.rewardSVG
+        setup.rewardSVG = try ApplianceRuntime.checkRewardSVG(flags.rewardSVG)
         // A rehearsal is a simulated child, not the appliance: no page (the page runs it).
         setup.web.enabled = false
         let hunt = configuration.huntConfiguration()

@@ -174,6 +174,20 @@ import TestSupport
     /// Whatever the line cache holds: eSpeak NG's output depends on what it rendered before in
     /// the process, and a warm cache once moved the lines by up to 0.25 s (the demo's audio
     /// check then saw 2, 3 or 4 lines taken over from run to run).
+    /// `--reward-svg` is checked at the start, as `--out` is: a directory that is not there,
+    /// or a directory in the file's place, is 73 before anything is heard (it was tried at
+    /// the find, logged, and the QR code lost with exit 0); an empty one is 64.
+    @Test func aRewardSVGThatCannotBeWrittenIsRefusedAtTheStart() async throws {
+        let missing = try await PirateHunterBinary.run(["demo", "--virtual-time", "--device", "null", "--reward-svg", "/nonexistent-dir/r.svg"], timeout: 60)
+        #expect(missing.status == 73, "\(missing.stderr)")
+        #expect(missing.stderr == "pirate-hunter: demo: /nonexistent-dir/r.svg: cannot write: No such file or directory\n", "\(missing.stderr)")
+        #expect(!missing.stdout.contains("say"), "the demo ran: \(missing.stdout)")
+        let directory = try await PirateHunterBinary.run(["demo", "--virtual-time", "--device", "null", "--reward-svg", FileManager.default.temporaryDirectory.path], timeout: 60)
+        #expect(directory.status == 73, "\(directory.stderr)")
+        let empty = try await PirateHunterBinary.run(["demo", "--reward-svg", ""], timeout: 60)
+        #expect(empty.status == 64, "\(empty.stderr)")
+    }
+
     @Test func theSameRunTwiceIsTheSameRun() async throws {
         let (a, b) = (try await Self.runDemo(emptyCache: true), try await Self.runDemo())
         #expect(a.result.status == 0 && b.result.status == 0)

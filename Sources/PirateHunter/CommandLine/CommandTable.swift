@@ -136,7 +136,8 @@ enum Flags {
         let id = UInt16(clamping: try ConfigurationFlags.field(flag, "announce.hunter_id", text, Limits.identifier))
         flags.set { $0.announce.hunterID = id }
     }
-    static let rewardSVG = Flag("--reward-svg", value: "FILE", help: "write the reward's QR code as an SVG") { _, text, flags throws(CLIError) in
+    static let rewardSVG = Flag("--reward-svg", value: "FILE", help: "write the reward's QR code as an SVG") { flag, text, flags throws(CLIError) in
+        guard !text.isEmpty else { throw CLIError(.usage, "\(flag): needs a non-empty value") }
         flags.rewardSVG = text
     }
     static let quiet = Flag("--quiet", help: "range and print, say nothing")

@@ -252,6 +252,15 @@ final class ApplianceRuntime {
         return (staged, "file:FILE=\(staged.temporary),FORMAT=wav")
     }
 
+    /// `--reward-svg FILE`, checked at the start as `--out` is: a file of ours can be made
+    /// beside it and put in its place (it was first tried at the find, and a directory that
+    /// was not there lost the QR code with exit 0). nil passes.
+    static func checkRewardSVG(_ path: String?) throws(CLIError) -> String? {
+        guard let path else { return nil }
+        try stagedOutput(path).discard()
+        return path
+    }
+
     static func stagedOutput(_ path: String) throws(CLIError) -> SafeFile.Staged {
         do {
             return try SafeFile.Staged(for: path)
