@@ -97,6 +97,8 @@ public final class EventLoop {
     /// Runs `action` once at `deadline` (seconds on this loop's clock).
     @discardableResult
     public func schedule(at deadline: Double, _ action: @escaping Handler) -> Int {
+        // A NaN deadline (never): last, or it broke the order and held back every timer after it.
+        let deadline = deadline.isNaN ? .infinity : deadline
         let id = nextID
         nextID += 1
         let index = timers.firstIndex { $0.deadline > deadline } ?? timers.endIndex
@@ -126,13 +128,18 @@ public final class EventLoop {
 
     public var timerCount: Int { timers.count }
 
+    /// The latest a timer is armed for (s on the loop's clock, about 30 years).
+    static let farthestDeadline = 1e9
+
     private func armTimer() {
         let deadline = timers.first?.deadline
         guard deadline != armedDeadline else { return }
         armedDeadline = deadline
         var spec = itimerspec()
         if let deadline {
-            let clamped = max(deadline, 0.000_001)
+            // Never past what an Int holds (a `--duration 1e19`, an infinite or NaN deadline
+            // trapped in the conversion): a timer 30 years out is one that never fires.
+            let clamped = min(max(deadline, 0.000_001), Self.farthestDeadline)
             spec.it_value.tv_sec = Int(clamped)
             spec.it_value.tv_nsec = Int((clamped - Double(Int(clamped))) * 1e9)
             if spec.it_value.tv_sec == 0 && spec.it_value.tv_nsec == 0 { spec.it_value.tv_nsec = 1 }

@@ -34,6 +34,22 @@ func spin(_ loop: EventLoop, _ sim: SimulatedController?, for seconds: Double, u
 func virtualLoop() throws -> EventLoop { try EventLoop(clock: .virtual(start: 0)) }
 
 @Suite struct EventLoopTests {
+    /// A timer as far out as a flag allows (`--duration 1e19`), infinite or NaN, as the
+    /// earliest: armed as one that never fires, and the loop runs on (the conversion of its
+    /// deadline to the kernel's seconds trapped: a crash of the appliance).
+    @Test(arguments: [1e19, Double.infinity, Double.nan])
+    func aTimerBeyondWhatTheKernelCountsNeverFiresAndNeverTraps(after: Double) throws {
+        let loop = try EventLoop()
+        var fired = false
+        loop.schedule(after: after) { fired = true }
+        try loop.runOnce(timeout: 10)
+        let now = monotonicSeconds()
+        var soon = false
+        loop.schedule(at: now + 0.01) { soon = true }
+        while !soon { try loop.runOnce(timeout: 100) }
+        #expect(!fired)
+    }
+
     @Test func timersRunInDeadlineOrder() throws {
         let loop = try EventLoop()
         var order: [Int] = []
