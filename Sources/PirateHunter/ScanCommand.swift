@@ -41,6 +41,20 @@ enum ScanCommand {
         }
     }
 
+    /// A row of the table: a beacon by what it advertises, but an Eddystone TLM frame (its
+    /// counters change with every frame) by the transmitter that sends it. Keyed by value,
+    /// every TLM frame was a row of its own: the table filled with "telemetry" and the
+    /// iBeacons a parent looks for were pushed off the screen.
+    enum RowKey: Hashable {
+        case beacon(Beacon)
+        case telemetry(BDAddress)
+    }
+
+    static func rowKey(_ sighting: BeaconSighting) -> RowKey {
+        if case .eddystone(.tlm) = sighting.beacon { return .telemetry(sighting.address) }
+        return .beacon(sighting.beacon)
+    }
+
     static func run(_ arguments: ParsedArguments) throws(CLIError) -> ExitCode {
         let flags = arguments.flags
         let active = arguments.has(Flags.active)
@@ -83,9 +97,9 @@ enum ScanCommand {
         /// random addresses), least recently heard out first, and gone after 5 minutes unheard.
         static let capacity = 256
         static let forgetAfter = 300.0
-        private var rows = RecentlyHeardTable<Beacon, Row>(capacity: capacity)
+        private var rows = RecentlyHeardTable<RowKey, Row>(capacity: capacity)
         /// The row of each ranged iBeacon/AltBeacon (range events come by key).
-        private var rowOfKey = RecentlyHeardTable<BeaconKey, Beacon>(capacity: capacity)
+        private var rowOfKey = RecentlyHeardTable<BeaconKey, RowKey>(capacity: capacity)
         private var transmitters = RecentlyHeardTable<BeaconKey, Transmitters>(capacity: capacity)
         private var names = RecentlyHeardTable<BDAddress, String>(capacity: capacity)
         private var rewards = RecentlyHeardTable<BDAddress, String>(capacity: capacity)
@@ -141,8 +155,9 @@ enum ScanCommand {
         private func sighting(_ sighting: BeaconSighting) {
             var s = sighting
             s.time -= runtime.start
-            // A row per beacon value: its text (kind and identity) is only made to be shown.
-            let key = s.beacon
+            // A row per beacon value (its text, kind and identity, is only made to be shown),
+            // telemetry a row per transmitter.
+            let key = ScanCommand.rowKey(s)
             rows.update(key, at: s.time, default: { Row(sighting: s) }) { $0.sighting = s }
             if json, let line = printer.line(for: s) { runtime.out.line(line) }
             if let beacon = BeaconKey(s) {
@@ -178,7 +193,7 @@ enum ScanCommand {
             let now = runtime.now
             var text = terminal ? "\u{1B}[H\u{1B}[2J" : "\n"
             text += "pirate-hunter scan  \(session?.transport?.name ?? "no adapter")  \(rows.count) beacon(s)   (Ctrl-C to stop)\n"
-            let shown = rows.entries.map { (key: $0.key.kind + " " + ScanCommand.identity($0.key), value: $0.value) }
+            let shown = rows.entries.map { (key: $0.value.sighting.beacon.kind + " " + ScanCommand.identity($0.value.sighting.beacon), value: $0.value) }
                 .sorted { $0.key < $1.key }.prefix(terminal ? 60 : Self.capacity)
             // The identity column fits the longest shown (five-digit major and minor, a long
             // Eddystone URL), so every row's numbers sit under their header.

@@ -3,6 +3,7 @@ import Foundation
 import Ranging
 import Testing
 import TestSupport
+@testable import PirateHunter
 
 /// The command-line table as a user meets it: every command's --help, --version, and the
 /// shared flags behaving the same in every command that talks to a controller.
@@ -309,5 +310,28 @@ import TestSupport
         let parsed = BTSnoopParser.parseAll([UInt8](try Data(contentsOf: URL(fileURLWithPath: capture))))
         #expect(parsed.error == nil, "the capture ends at a whole record")
         #expect(parsed.records.count > 100)
+    }
+}
+
+/// `scan`'s rows: telemetry a row per transmitter (its counters change every frame: keyed by
+/// value, each frame was a new row, and a minute of one TLM tag filled the screen), every
+/// other beacon a row per value (a changed major or power is a row of its own).
+@Suite struct ScanRowTests {
+    @Test func telemetryIsOneRowPerTransmitter() throws {
+        let a = BDAddress(bytes: (1, 2, 3, 4, 5, 6)), b = BDAddress(bytes: (1, 2, 3, 4, 5, 7))
+        func tlm(_ count: UInt32, _ address: BDAddress) -> BeaconSighting {
+            BeaconSighting(time: Double(count), address: address, addressType: 0, rssi: -60,
+                           beacon: .eddystone(.tlm(batteryMillivolts: 3000, temperature: 21.5, advertisingCount: count, uptimeDeciseconds: count * 10)),
+                           report: .legacy)
+        }
+        #expect(Set((1...50).map { ScanCommand.rowKey(tlm($0, a)) }).count == 1)
+        #expect(ScanCommand.rowKey(tlm(1, a)) != ScanCommand.rowKey(tlm(1, b)))
+        let uuid = try #require(parseUUID("FDA50693-A4E2-4FB1-AFCF-C6EB07647825"))
+        func ibeacon(_ minor: UInt16, _ address: BDAddress) -> BeaconSighting {
+            BeaconSighting(time: 0, address: address, addressType: 0, rssi: -60,
+                           beacon: .iBeacon(IBeacon(uuid: uuid, major: 1, minor: minor, measuredPower: -59)), report: .legacy)
+        }
+        #expect(ScanCommand.rowKey(ibeacon(1, a)) == ScanCommand.rowKey(ibeacon(1, b)), "one identity, one row (twins are flagged in it)")
+        #expect(ScanCommand.rowKey(ibeacon(1, a)) != ScanCommand.rowKey(ibeacon(2, a)))
     }
 }
