@@ -39,6 +39,8 @@ enum HuntCommand {
         // --out: what would be heard, written to a WAV (a temporary of ours that ALSA's file
         // plugin fills, put in place when the hunt ends; never through a planted link).
         var staged: SafeFile.Staged?
+        // --quiet says nothing, so there is nothing to write: refused, not ignored.
+        if flags.out != nil, arguments.has(Flags.quiet) { throw CLIError(.usage, "give --quiet or --out, not both") }
         if let out = flags.out, setup.playback != nil {
             if arguments.has(Flags.device) { throw CLIError(.usage, "give --device or --out, not both") }
             let wav = try ApplianceRuntime.stagedWAV(out)

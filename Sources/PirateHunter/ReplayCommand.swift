@@ -30,7 +30,7 @@ enum ReplayCommand {
         options.regions = options.flags.regions
         options.hunt = arguments.has(Flags.hunt)
         options.out = options.flags.out
-        let huntOnly = [Flags.config, Flags.out, Flags.language, Flags.voiceDirectory, Flags.cacheDirectory]
+        let huntOnly = [Flags.config, Flags.out, Flags.language, Flags.voiceDirectory, Flags.cacheDirectory, Flags.noDetector]
         if !options.hunt, let flag = huntOnly.first(where: arguments.has) { throw CLIError(.usage, "\(flag.name) goes with \(Flags.hunt.name)") }
         return options
     }

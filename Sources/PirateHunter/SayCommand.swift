@@ -25,6 +25,7 @@ enum SayCommand {
         let language = settings.voice.language
         if text == nil && event == nil { throw CLIError(.usage, "give TEXT or \(Flags.line.synopsis) (see 'pirate-hunter say --help')") }
         if text != nil && event != nil { throw CLIError(.usage, "give TEXT or \(Flags.line.synopsis), not both") }
+        if output != nil && arguments.has(Flags.device) { throw CLIError(.usage, "give --device or --out, not both") }
 
         let voices = VoiceLocations.resolve(explicit: voiceDirectory)
         let pack: LinePack

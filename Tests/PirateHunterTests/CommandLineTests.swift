@@ -335,3 +335,20 @@ import TestSupport
         #expect(ScanCommand.rowKey(ibeacon(1, a)) != ScanCommand.rowKey(ibeacon(2, a)))
     }
 }
+
+/// Flags that cannot do what they say together are refused (64), not silently ignored:
+/// `hunt --quiet --out` wrote no file, `say --device --out` played nowhere, and
+/// `replay --no-detector` without `--hunt` had no detector to switch off.
+@Suite struct ContradictoryFlagTests {
+    @Test(arguments: [
+        (["hunt", "--hci", "simulator", "--virtual-time", "--no-web", "--duration", "1", "--quiet", "--out", "/nonexistent-dir/q.wav"],
+         "pirate-hunter: hunt: give --quiet or --out, not both\n"),
+        (["say", "ahoy", "--device", "null", "--out", "/nonexistent-dir/s.wav"], "pirate-hunter: say: give --device or --out, not both\n"),
+        (["replay", "/dev/null", "--no-detector"], "pirate-hunter: replay: --no-detector goes with --hunt\n"),
+    ])
+    func areRefused(arguments: [String], expected: String) async throws {
+        let result = try await PirateHunterBinary.run(arguments, timeout: 60)
+        #expect(result.status == 64, "\(result.stderr)")
+        #expect(result.stderr == expected)
+    }
+}
