@@ -53,6 +53,28 @@ public struct BTSnoopRecord: Equatable, Sendable {
     public var monitorIndex: UInt16 { UInt16(truncatingIfNeeded: flags >> 16) }
 }
 
+/// One receiver's records of a capture: `btmon -w` on a machine with two controllers (a
+/// hunter and a box on one Pi, or btvirt's two) writes both, and replayed as one receiver
+/// their reports were mixed. The first adapter that sends an event is the one replayed;
+/// the others' records are counted and skipped. Other datalinks hold one adapter.
+public struct MonitorAdapterFilter: Sendable {
+    public private(set) var adapter: UInt16?
+    /// Records of other adapters skipped.
+    public private(set) var skipped = 0
+
+    public init() {}
+
+    /// Whether `record` is the replayed adapter's (only events are judged: what is replayed).
+    public mutating func accepts(_ record: BTSnoopRecord, datalink: BTSnoopDatalink) -> Bool {
+        guard datalink == .linuxMonitor, record.flags & 0xFFFF == 3 else { return true }
+        let index = record.monitorIndex
+        if adapter == nil { adapter = index }
+        guard index != adapter else { return true }
+        skipped += 1
+        return false
+    }
+}
+
 /// A fault in a capture file, naming where it is.
 public enum BTSnoopError: Error, Equatable, Sendable, CustomStringConvertible {
     case notBTSnoop

@@ -35,6 +35,11 @@ enum ReplayCommand {
         return options
     }
 
+    /// The log line of a btmon capture of several adapters: which one was replayed.
+    static func otherAdapters(_ filter: MonitorAdapterFilter) -> String {
+        "the capture holds several adapters: hci\(filter.adapter ?? 0)'s was replayed, \(filter.skipped) event(s) of the others skipped"
+    }
+
     static func openError(_ path: String, _ error: SystemError) -> CLIError {
         switch error.errno {
         case ENOENT, ENOTDIR: return CLIError(.noInput, "\(path): no such file")
@@ -60,6 +65,7 @@ enum ReplayCommand {
         var firstTimestamp: Int64?
         var malformed = 0
         var firstMalformed: String?
+        var adapters = MonitorAdapterFilter()
         var failure: CLIError?
         var engine = RangingEngine(configuration: .default, regions: options.regions)
         var lastTime = 0.0
@@ -96,7 +102,7 @@ enum ReplayCommand {
                 emit(engine.advance(to: t))
                 lastTime = t
             }
-            guard let datalink = reader.datalink else { continue }
+            guard let datalink = reader.datalink, adapters.accepts(record, datalink: datalink) else { continue }
             do {
                 guard let packet = try record.packet(datalink: datalink), packet.type == .event else { continue }
                 let event = try HCIEvent(decoding: packet.bytes[...])
@@ -110,6 +116,7 @@ enum ReplayCommand {
             }
         }
         out.flush()
+        if adapters.skipped > 0 { Log.info(Self.otherAdapters(adapters)) }
         if malformed > 0, let firstMalformed {
             Log.warning("skipped \(malformed) malformed HCI packet(s); first: \(firstMalformed)")
         }
@@ -173,6 +180,7 @@ extension ReplayCommand {
         let code = try ApplianceRuntime.writing(staged) { () throws(CLIError) -> ExitCode in
             try runtime.run(keeping: [hunter, capture])
         }
+        if capture.adapters.skipped > 0 { Log.info(otherAdapters(capture.adapters)) }
         if capture.clockJumps > 0 {
             Log.warning("the capture's clock jumped \(capture.clockJumps) time(s) (back, or more than \(Int(CaptureReplayTransport.longestGap)) s): replayed as at most \(Int(CaptureReplayTransport.longestGap)) s")
         }

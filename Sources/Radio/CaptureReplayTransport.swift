@@ -33,6 +33,8 @@ public final class CaptureReplayTransport: HCITransport {
     public static let longestGap = 700.0
     /// Gaps shortened so (or clocks that went back).
     public private(set) var clockJumps = 0
+    /// One adapter's records of a btmon capture of several (`MonitorAdapterFilter`).
+    public private(set) var adapters = MonitorAdapterFilter()
     private var previousTimestamp: Int64?
     private var elapsed = 0.0
 
@@ -70,7 +72,7 @@ public final class CaptureReplayTransport: HCITransport {
                 elapsed += min(max(gap, 0), Self.longestGap)
             }
             previousTimestamp = record.timestamp
-            guard record.flags & 1 == 1, let datalink = reader.datalink else { continue }
+            guard record.flags & 1 == 1, let datalink = reader.datalink, adapters.accepts(record, datalink: datalink) else { continue }
             let packet: HCIPacket
             do {
                 guard let p = try record.packet(datalink: datalink) else { continue }

@@ -50,6 +50,37 @@ import TestSupport
         #expect(heard.contains(0.696926) && heard.contains(8.711156))
     }
 
+    /// A btmon capture of two adapters (btvirt's pair, a hunter and a box on one Pi): the
+    /// first adapter's reports are replayed, the other's skipped and counted (both were
+    /// replayed as one receiver, its beacons mixed in).
+    @Test func aMonitorCaptureOfTwoAdaptersReplaysTheFirst() async throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("two-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let encoder = BTSnoopEncoder(datalink: .linuxMonitor)
+        var file = encoder.header
+        let uuid: [UInt8] = [0x50, 0x49, 0x52, 0x41, 0x54, 0x45, 0x2D, 0x48, 0x55, 0x4E, 0x54, 0x45, 0x52, 0x00, 0x00, 0x00]
+        for i in 0..<20 {
+            let adapter = UInt8(i % 2)
+            // hci0 hears minor 1, hci1 minor 2.
+            let data: [UInt8] = [0x02, 0x01, 0x06, 0x1A, 0xFF, 0x4C, 0x00, 0x02, 0x15] + uuid + [0x00, 0x01, 0x00, adapter + 1, UInt8(bitPattern: -59)]
+            let report: [UInt8] = [0x02, 0x01, 0x03, 0x00, 0x11, 0x22, 0x33, 0x44, 0x55, 0x60 + adapter, UInt8(data.count)] + data + [UInt8(bitPattern: -60)]
+            var record = encoder.record(HCIPacket(type: .event, bytes: [0x3E, UInt8(report.count)] + report), received: true,
+                                        unixMicroseconds: 1_780_000_000_000_000 + Int64(i) * 100_000)
+            // The flags (big-endian, at 8): the adapter index in the upper 16 bits.
+            record[9] = adapter
+            file += record
+        }
+        let path = directory.appendingPathComponent("two.btsnoop").path
+        try Data(file).write(to: URL(fileURLWithPath: path))
+        let result = try await PirateHunterBinary.run(["replay", path, "--json"], timeout: 60)
+        #expect(result.status == 0, "\(result.stderr)")
+        let minors = try jsonObjects(result).filter { $0["event"] as? String == "sighting" }.compactMap { $0["minor"] as? Int }
+        #expect(minors.count == 10, "\(minors)")
+        #expect(Set(minors) == [1], "\(minors)")
+        #expect(result.stderr.contains("the capture holds several adapters: hci0's was replayed, 10 event(s) of the others skipped"), "\(result.stderr)")
+    }
+
     /// The find is said when "immediate" has held `found_hold`, not at the hunt's next
     /// periodic tick (up to 0.25 s later): a tag heard far off for a minute, then at hand.
     @Test func theFindIsSaidWhenItIsDueNotAtTheNextTick() async throws {
