@@ -336,6 +336,9 @@ public struct HuntDirector: Sendable {
     public static let pageNoticeTries = 3
     /// Whether the start-up line was said.
     private var startedHunt = false
+    /// The last notice for the grown-up (what to fix before the hunt can start): said again
+    /// when a speaker turns up before the hunt has started, as it went to no speaker.
+    private var lastNotice: LineEvent?
     /// Without a start-up line (the radio never came up) the page's address waits this long.
     public static let pageNoticeWait = 30.0
     private var inside = false
@@ -475,6 +478,7 @@ public struct HuntDirector: Sendable {
         case .spinPeaked:
             return say(.spinStop, at: time)
         case let .notice(event):
+            lastNotice = event
             // For the grown-up: it never cuts the child's find or reward short (it comes
             // after them, as a reward comes after the found line).
             if let current = speaking, current == .treasureFound || current == .reward || findOwed || rewardWaiting {
@@ -484,6 +488,13 @@ public struct HuntDirector: Sendable {
             return say(event, at: time)
         case .speakerFound:
             let said = say(.noticeSpeakerFound, at: time)
+            guard startedHunt else {
+                // The radio is not up yet (Bluetooth off, no adapter): the hunt has not begun,
+                // so no start-up line or clue, but what the grown-up must fix, which went to
+                // no speaker. Once the hunt starts, it says its own start as ever.
+                if let notice = lastNotice, !noticesWaiting.contains(notice) { noticesWaiting.append(notice) }
+                return said
+            }
             if let step = progress?.current {
                 followUps.removeAll { $0.event == .clue }
                 followUps.insert(clue(step), at: 0)

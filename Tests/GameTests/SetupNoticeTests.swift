@@ -54,6 +54,25 @@ import Testing
         #expect(again.feed(.radioUnusable(.noPermission, toldThisBoot: true), at: 0.5).lines == [])
     }
 
+    /// A speaker that turns up while the radio is still not up (Bluetooth switched off at
+    /// boot, the USB speaker slow): "speaker found", then what the grown-up must fix, which
+    /// went to no speaker; no start-up line or clue for a hunt that has not begun (it said
+    /// "the hunt begins" and clue 1, said again at the real start).
+    @Test func aSpeakerFoundBeforeTheRadioSaysTheNoticeItMissedNotTheStart() throws {
+        var d = CoreDriver(Self.trail())
+        d.feed(.radioLost(.bluetoothOff), at: 0.1)
+        #expect(ticks(&d, from: 0, seconds: 60) == [RadioProblem.bluetoothOff.notice])
+        d.feed(.speechFinished, at: 61)
+        #expect(d.feed(.speakerFound, at: 70).lines == [.noticeSpeakerFound])
+        var after = d.feed(.speechFinished, at: 72).lines
+        after += ticks(&d, from: 72, seconds: 10)
+        #expect(after == [RadioProblem.bluetoothOff.notice], "\(after)")
+        d.feed(.speechFinished, at: 85)
+        // Fixed: the hunt begins as usual, its start said once.
+        let started = d.feed(.radioReady(afterOutage: true), at: 90).lines
+        #expect(started.contains(.startup), "\(started)")
+    }
+
     @Test func aSpeakerFoundLateIsSaidThenTheClueItMissed() throws {
         var d = CoreDriver(Self.trail())
         d.feed(.radioReady(afterOutage: false), at: 0)
