@@ -149,6 +149,10 @@ public final class H4StreamTransport: HCITransport {
     public func close() {
         guard !closed else { return }
         closed = true
+        // A UART whose controller holds its flow-control line keeps unsent bytes, and the
+        // kernel's close waits for them (up to 30 s, on the event loop): dropped instead.
+        // (Not a terminal, as a unix socket: ENOTTY, nothing to drop.)
+        if name.hasPrefix("serial:") { _ = tcflush(fd.rawValue, TCOFLUSH) }
         fd.close()
     }
 
