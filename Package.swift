@@ -80,7 +80,7 @@ let package = Package(
             name: "BluetoothTests", dependencies: ["Bluetooth"],
             resources: [.copy("Fixtures")], swiftSettings: strict),
         .testTarget(name: "ParentPageTests", dependencies: ["TestSupport", "ParentPage", "Web", "Bluetooth", "Ranging"], swiftSettings: strict),
-        .testTarget(name: "POSIXTests", dependencies: ["TestSupport", "POSIX"], swiftSettings: strict),
+        .testTarget(name: "POSIXTests", dependencies: ["TestSupport", "POSIX", "CLinux"], swiftSettings: strict),
         .testTarget(name: "RadioTests", dependencies: ["TestSupport", "Radio", "POSIX", "Bluetooth"], swiftSettings: strict),
         .testTarget(name: "RangingTests", dependencies: ["Ranging", "Simulation"], swiftSettings: strict),
         .testTarget(

@@ -15,3 +15,10 @@ static inline int ph_ioctl_pointer(int fd, unsigned long request, void *argument
 static inline int ph_ioctl_value(int fd, unsigned long request, long argument) {
     return ioctl(fd, request, argument);
 }
+
+// The calling thread's kernel id (gettid(2); glibc's wrapper is not imported by Swift).
+#include <unistd.h>
+#include <sys/syscall.h>
+static inline pid_t ph_gettid(void) {
+    return (pid_t)syscall(SYS_gettid);
+}

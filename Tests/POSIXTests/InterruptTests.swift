@@ -1,4 +1,5 @@
 import Foundation
+import CLinux
 import Glibc
 import POSIX
 import Synchronization
@@ -23,7 +24,7 @@ private func interrupting<T: Sendable>(
     times: Int = 5, _ body: @escaping @Sendable () -> T, unblock: () throws -> Void
 ) throws -> T {
     try #require(handlerInstalled)
-    let thread = Mutex<pthread_t?>(nil)
+    let thread = Mutex<(pthread_t, pid_t)?>(nil)
     let result = Mutex<T?>(nil)
     let started = DispatchSemaphore(value: 0)
     let done = DispatchSemaphore(value: 0)
@@ -33,16 +34,29 @@ private func interrupting<T: Sendable>(
         sigemptyset(&mask)
         sigaddset(&mask, SIGUSR2)
         pthread_sigmask(SIG_UNBLOCK, &mask, nil)
-        thread.withLock { $0 = pthread_self() }
+        let tid = ph_gettid()
+        thread.withLock { $0 = (pthread_self(), tid) }
         started.signal()
         let value = body()
         result.withLock { $0 = value }
         done.signal()
     }
     started.wait()
-    let target = try #require(thread.withLock { $0 })
+    let (target, tid) = try #require(thread.withLock { $0 })
+    // Each signal only once the thread sleeps in the kernel (its state S): a thread held up
+    // on a loaded machine took the signal before its call, which then blocked for good.
+    func waitUntilAsleep() {
+        let end = Date().addingTimeInterval(10)
+        while Date() < end {
+            let stat = (try? String(contentsOfFile: "/proc/self/task/\(tid)/stat", encoding: .utf8)) ?? ""
+            // "tid (comm) S ...": the state follows the last ')'.
+            if let close = stat.lastIndex(of: ")"), stat[close...].dropFirst(2).first == "S" { return }
+            usleep(1_000)
+        }
+    }
     for _ in 0..<times {
         usleep(20_000)
+        waitUntilAsleep()
         #expect(pthread_kill(target, SIGUSR2) == 0)
     }
     usleep(20_000)

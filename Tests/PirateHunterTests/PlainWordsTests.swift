@@ -28,13 +28,13 @@ import TestSupport
         return Double(loud) / 100
     }
 
-    func hunt(_ arguments: [String], directory: String, environment: [String: String] = [:], whileRunning: (_ stdout: String) throws -> Void) throws -> (status: Int32, stdout: String, stderr: String) {
+    func hunt(_ arguments: [String], directory: String, environment: [String: String] = [:], whileRunning: (_ stdout: String, _ stderr: OutputFile) throws -> Void) throws -> (status: Int32, stdout: String, stderr: String) {
         var env = environment
         env["RUNTIME_DIRECTORY"] = env["RUNTIME_DIRECTORY"] ?? directory + "/run"
         let out = directory + "/out-\(UUID().uuidString)", err = directory + "/err-\(UUID().uuidString)"
         let process = try ChildProcess(PirateHunterBinary.url.path, arguments, environment: env, stdout: .file(out), stderr: .file(err))
         defer { process.kill() }
-        try whileRunning(out)
+        try whileRunning(out, OutputFile(err))
         let ended = process.wait(timeout: 60)
         return (ended.signalled ? 128 + ended.status : ended.status,
                 (try? String(contentsOfFile: out, encoding: .utf8)) ?? "", (try? String(contentsOfFile: err, encoding: .utf8)) ?? "")
@@ -154,9 +154,12 @@ import TestSupport
         let heard = directory + "/notice.wav"
         let arguments = ["hunt", "--config", config, "--wait-for-fix", "--json", "--duration", "3", "--device", "file:FILE=\(heard),FORMAT=wav",
                          "--cache-dir", PirateHunterBinary.lineCache]
-        let first = try hunt(arguments, directory: directory) { _ in
-            // The notice is said (about 6 s at the child's pace), then the fix is made.
-            Thread.sleep(forTimeInterval: 9)
+        let first = try hunt(arguments, directory: directory) { _, _ in
+            // The notice is said (about 6 s at the child's pace), then the fix is made: waited
+            // for (a loaded machine is slow to start and to speak), at most a minute.
+            let end = Date().addingTimeInterval(60)
+            while Date() < end, ((try? Self.loudSeconds(heard)) ?? 0) <= 2.5 { Thread.sleep(forTimeInterval: 0.25) }
+            Thread.sleep(forTimeInterval: 1)
             #expect(try Self.loudSeconds(heard) > 2.5, "the notice was not heard")
             try Data(#"{"transport": "simulator"}"#.utf8).write(to: URL(fileURLWithPath: config))
         }
@@ -170,8 +173,9 @@ import TestSupport
 
         // The unit restarted with the same mistake since boot: logged, not said again.
         try Data(broken.utf8).write(to: URL(fileURLWithPath: config))
-        let again = try hunt(arguments, directory: directory) { _ in
-            Thread.sleep(forTimeInterval: 3)
+        let again = try hunt(arguments, directory: directory) { _, stderr in
+            // The broken file read and judged before it is fixed (waited for, not guessed).
+            #expect(stderr.waitFor("already said since boot", seconds: 60), "\(stderr.text)")
             try Data(#"{"transport": "simulator"}"#.utf8).write(to: URL(fileURLWithPath: config))
         }
         #expect(again.status == 0, "\(again.stderr)")
@@ -198,7 +202,7 @@ import TestSupport
         let result = try hunt(
             ["hunt", "--config", config, "--json", "--duration", "18", "--cache-dir", PirateHunterBinary.lineCache],
             directory: directory, environment: ["ALSA_CONFIG_PATH": alsa]
-        ) { stdout in
+        ) { stdout, _ in
             // The speaker appears once the clue has gone to none (not after a fixed time: on a
             // loaded machine the debug build took longer than 4 s to get there).
             let deadline = Date().addingTimeInterval(30)
