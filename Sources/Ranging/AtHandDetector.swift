@@ -83,6 +83,9 @@ public struct AtHandDetector: Sendable, Equatable {
     private var historyTimes: [Double] = []
     private var historyLosses: [Double] = []
     private var firstTime: Double?
+    /// The latest reading dropped because the buffer was full (not because it was old): the
+    /// readings of a span may then begin before the oldest kept.
+    private var droppedForRoomAt = -Double.infinity
     /// When the current arrival began (the level came `arrivalMargin` below the history).
     public private(set) var arrivalSince: Double?
     /// The typical loss the arrival was judged against.
@@ -245,7 +248,10 @@ public struct AtHandDetector: Sendable, Equatable {
         times.append(time)
         losses.append(readingLoss)
         var drop = 0
-        while drop < times.count && (time - times[drop] > Self.longestWindow || times.count - drop > Self.maximumReadings) { drop += 1 }
+        while drop < times.count && (time - times[drop] > Self.longestWindow || times.count - drop > Self.maximumReadings) {
+            if time - times[drop] <= Self.longestWindow { droppedForRoomAt = times[drop] }
+            drop += 1
+        }
         if drop > 0 {
             times.removeFirst(drop)
             losses.removeFirst(drop)
@@ -341,7 +347,10 @@ public struct AtHandDetector: Sendable, Equatable {
             n += 1
             sum += loss
         }
-        guard n >= confirmPackets, let first, time - first >= confirmSpan else { return nil }
+        // Readings since `since` dropped for room (a fast tag, or pooled tags, past 100
+        // readings a second) began the span there: held to the kept ones, 2.5 s never passed.
+        let spanStart = droppedForRoomAt >= since ? since : first
+        guard n >= confirmPackets, let first, let spanStart, time - spanStart >= confirmSpan else { return nil }
         let se = (max(noiseVariance, 0) / independentCount(n, span: (times.last ?? time) - first)).squareRoot()
         return (first, sum / Double(n), se)
     }

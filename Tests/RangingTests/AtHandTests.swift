@@ -48,6 +48,20 @@ import Glibc
         }
     }
 
+    /// Readings faster than the buffer holds 2.5 s of (a tag at 150 Hz, or three pooled
+    /// tags at 50 Hz each): the arrival is still confirmed, its span counted from its start.
+    /// Held to the kept readings, which never reached back 2.5 s, a child at the chest was
+    /// never at hand above about 100 readings a second.
+    @Test(arguments: [150.0, 400.0])
+    func readingsFasterThanTheBufferHoldsAreStillAtHand(rate: Double) {
+        var noise = GaussianSource(seed: 12)
+        var detector = AtHandDetector(configuration: .default)
+        _ = feed(&detector, loss: 18, from: 0, seconds: 60, rate: rate, noise: &noise)
+        let changes = feed(&detector, loss: 0, from: 60, seconds: 20, rate: rate, noise: &noise)
+        #expect(detector.isAtHand, "rate \(rate)")
+        #expect((changes.first ?? .infinity) - 60 <= 4.5, "rate \(rate): at hand after \((changes.first ?? .infinity) - 60) s")
+    }
+
     @Test func aSlowLoudTagIsAtHandOnceTheChildHasStoodThere() {
         // 1 Hz, the tag 4 dB too loud, the hunter 1.1 m over it: about 5 dB of loss, under the
         // 2 m edge (6 dB) but seldom by 1.5 standard errors of a 1 Hz mean.
