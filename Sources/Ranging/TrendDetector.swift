@@ -68,6 +68,9 @@ public struct TrendDetector: Sendable, Equatable {
     public let independentRate: Double
     private var times: [Double] = []
     private var values: [Double] = []
+    /// The latest reading dropped for room (more than `maximumPoints` in the window), not for
+    /// age: the rise test's old block may then be empty for want of room, not of a past.
+    private var droppedForRoomAt = -Double.infinity
     public private(set) var last: Trend?
     private var lastTime: Double = -Double.infinity
 
@@ -174,7 +177,10 @@ public struct TrendDetector: Sendable, Equatable {
         values.append(value)
         let keep = max(window, rise == nil ? 0 : RiseTest.history)
         var drop = 0
-        while drop < times.count && (time - times[drop] > keep || times.count - drop > Self.maximumPoints) { drop += 1 }
+        while drop < times.count && (time - times[drop] > keep || times.count - drop > Self.maximumPoints) {
+            if time - times[drop] <= keep { droppedForRoomAt = times[drop] }
+            drop += 1
+        }
         if drop > 0 {
             times.removeFirst(drop)
             values.removeFirst(drop)
@@ -188,8 +194,13 @@ public struct TrendDetector: Sendable, Equatable {
         let guarded = direction == .warmer && slopeOldZThreshold != nil
         let risen = guarded || (direction == nil && !afterDip)
             ? rise?.statistics(times: times, values: values, at: time, noiseVariance: noiseVariance) : nil
-        if guarded, let guardZ = slopeOldZThreshold, (risen?.oldZ ?? .infinity) < guardZ { direction = nil }
-        if direction == nil, !afterDip, let rise, let risen {
+        // No old block because readings faster than `maximumPoints` in 30 s pushed it out
+        // (about 70 a second): the level 20-30 s ago is not known, so it cannot vouch for a
+        // rise. (Counted as shown, a body gone after its dip was a warmer at 105 Hz.) A track
+        // younger than that has no past to weigh, as before.
+        let pastUnknown = risen != nil && risen?.oldZ == nil && droppedForRoomAt >= time - RiseTest.history
+        if guarded, let guardZ = slopeOldZThreshold, pastUnknown || (risen?.oldZ ?? .infinity) < guardZ { direction = nil }
+        if direction == nil, !afterDip, let rise, let risen, !(pastUnknown && rise.oldZThreshold > -.infinity) {
             // A reversal needs `reversalFactor` times the rise test's z too.
             direction = rise.passes(risen, factor: last == .colder ? reversalFactor : 1) ? .warmer : nil
         }
