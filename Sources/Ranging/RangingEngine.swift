@@ -573,10 +573,28 @@ public struct RangingEngine: Sendable {
     /// lies within `regionPoolingGate` of its own (`loss`, dB re 1 m).
     private func partners(of key: BeaconKey, loss: Double, in regionIndices: [Int]) -> [BeaconKey] {
         guard configuration.regionPoolingGate > 0, let index = regionIndices.first else { return [] }
-        return slots[index].losses.keys.filter {
+        let all = slots[index].losses.keys.filter {
             $0 != key && liesWith($0, loss: loss, regionIndices: regionIndices, index: index)
         }
+        guard all.count > Self.maximumPartners else { return all }
+        // Made-up minors of a region's UUID (one phone can cycle a thousand) all lie
+        // together: every packet went to every one's at hand, 4 ms a packet on a desktop
+        // core. A chest holds a few tags: the nearest in loss are its partners.
+        // The nearest few in one pass (no sort of a thousand keys a packet).
+        let losses = slots[index].losses
+        var nearest: [(key: BeaconKey, gap: Double)] = []
+        for other in all {
+            let gap = abs((losses[other] ?? loss) - loss)
+            guard nearest.count < Self.maximumPartners || gap < (nearest.last?.gap ?? .infinity) else { continue }
+            let at = nearest.firstIndex { $0.gap > gap } ?? nearest.endIndex
+            nearest.insert((other, gap), at: at)
+            if nearest.count > Self.maximumPartners { nearest.removeLast() }
+        }
+        return nearest.map(\.key)
     }
+
+    /// The most beacons that hear one beacon's packet (`partners`): the tags of one chest.
+    static let maximumPartners = 3
 
     /// Whether a beacon of exactly `regionIndices` at path loss `loss` (dB re 1 m) lies with
     /// `other`: `other` is of the same regions and its last path loss in region `index` is

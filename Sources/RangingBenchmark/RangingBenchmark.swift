@@ -582,6 +582,12 @@ enum RangingBenchmark {
                 sharedLoss = true
             case "--stress":
                 stress = true
+            case "--made-up-minors":
+                guard let value = arguments.popFirst(), let n = Int(value), n > 0, n <= 65_000 else {
+                    fail("--made-up-minors needs a count of 1 to 65000", code: 64)
+                }
+                runMadeUpMinors(n)
+                return
             case "--heard":
                 heard = true
             case "--calibrated":
