@@ -121,10 +121,15 @@ public struct KalmanRSSIFilter: Sendable, Equatable {
         lastTime = max(lastTime, time)
         count += 1
 
-        // The reading noise, learned from clipped innovations (bounded: 1-30 dB sd).
-        let weight = 1 / Double(min(count, 200) + 20)
-        let squared = z * z * innovationVariance - predicted
-        noiseVariance = min(max(noiseVariance + weight * (squared - noiseVariance), 1), 900)
+        // The reading noise, learned from clipped innovations (bounded: 1-30 dB sd). Not
+        // after a silence long enough that the level's own drift outweighs the noise (a
+        // receiver deaf for a day): the innovation then says nothing of the readings, and
+        // a day's drift subtracted taught it 1 dB² for hundreds of readings.
+        if processNoise * dt <= noiseVariance {
+            let weight = 1 / Double(min(count, 200) + 20)
+            let squared = z * z * innovationVariance - predicted
+            noiseVariance = min(max(noiseVariance + weight * (squared - noiseVariance), 1), 900)
+        }
 
         // CUSUM of the normalised innovation; the sums since each side left zero give the
         // level after a change.

@@ -100,7 +100,9 @@ public struct RangingEngine: Sendable {
             members[key] = member
             if let deadline = member?.deadline, deadline >= presentUntil {
                 presentUntil = deadline
-            } else if old == presentUntil {
+            } else if let old, old >= presentUntil {
+                // (>=, not ==: the deadlines moved by a deaf spell are summed in another order
+                // than `presentUntil` and can differ from it in the last bit.)
                 presentUntil = members.values.lazy.map(\.deadline).max() ?? -Double.infinity
             }
             sharedUntil = nil

@@ -37,6 +37,21 @@ import Simulation
         #expect(filter.variance < initialVariance / 5)
     }
 
+    /// A reading after days of silence (a receiver deaf that long) teaches the reading noise
+    /// nothing: the level's drift over days outweighed it, and the learned noise fell from
+    /// 51 to 1 dB² after 3 days, for hundreds of readings (too narrow standard errors).
+    @Test func aReadingAfterDaysOfSilenceLeavesTheLearnedNoiseAlone() {
+        var filter = makeFilter()
+        var noise = GaussianSource(seed: 3)
+        var t = 0.0
+        for _ in 0..<600 { filter.update(rssi: Int((-70 + 7 * noise.nextGaussian()).rounded()), time: t); t += 0.1 }
+        let learned = filter.noiseVariance
+        #expect(learned > 25, "\(learned)")
+        t += 3 * 86_400
+        for _ in 0..<5 { filter.update(rssi: Int((-70 + 7 * noise.nextGaussian()).rounded()), time: t); t += 0.1 }
+        #expect(filter.noiseVariance > learned / 2, "\(learned) dB² before, \(filter.noiseVariance) after")
+    }
+
     @Test func processNoiseGrowsWithRealTimeNotPacketCount() {
         var settled = makeFilter()
         for i in 0..<100 { settled.update(rssi: -70, time: Double(i) * 0.1) }
