@@ -42,9 +42,11 @@ import TestSupport
 
     /// `hunt --wait-for-fix --json` started on settings with a mistake (a clue's WAV that is
     /// not there), with `arguments` after: the process, the settings' path, its outputs.
-    static func waitingForAFix(in directory: String, _ arguments: [String]) throws -> (ChildProcess, String, OutputFile, OutputFile) {
+    /// `more`: further members of the settings (after a comma).
+    static func waitingForAFix(in directory: String, _ arguments: [String], more: String = "") throws -> (ChildProcess, String, OutputFile, OutputFile) {
         let config = directory + "/hunter.json"
-        try Data(#"{"transport": "simulator", "hunt": {"trail": [{"region": "50495241-5445-2D48-554E-544552000000:1:1", "clue_wav": "one.wav"}]}}"#.utf8)
+        try Data((#"{"transport": "simulator", "hunt": {"trail": [{"region": "50495241-5445-2D48-554E-544552000000:1:1", "clue_wav": "one.wav"}]}"#
+                  + more + "}").utf8)
             .write(to: URL(fileURLWithPath: config))
         let out = OutputFile(directory + "/out"), err = OutputFile(directory + "/err")
         let process = try ChildProcess(PirateHunterBinary.url.path,
@@ -126,15 +128,8 @@ import TestSupport
     @Test func aPageSwitchedOffInTheFileStaysOffWhileTheSettingsWait() throws {
         let directory = try Self.scratch()
         defer { try? FileManager.default.removeItem(atPath: directory) }
-        let config = directory + "/hunter.json"
-        try Data(#"{"transport": "simulator", "web": {"enabled": false}, "hunt": {"trail": [{"region": "50495241-5445-2D48-554E-544552000000:1:1", "clue_wav": "one.wav"}]}}"#.utf8)
-            .write(to: URL(fileURLWithPath: config))
-        let out = OutputFile(directory + "/out"), err = OutputFile(directory + "/err")
         // The port flag alone (an ephemeral port: a page would surely open) does not switch it on.
-        let process = try ChildProcess(PirateHunterBinary.url.path,
-                                       ["hunt", "--config", config, "--wait-for-fix", "--json", "--device", "null", "--web-port", "0",
-                                        "--cache-dir", PirateHunterBinary.lineCache],
-                                       environment: ["RUNTIME_DIRECTORY": directory + "/run"], stdout: .file(out.path), stderr: .file(err.path))
+        let (process, _, out, err) = try Self.waitingForAFix(in: directory, ["--device", "null", "--web-port", "0"], more: #", "web": {"enabled": false}"#)
         defer { process.kill() }
         #expect(out.waitFor("notice-settings-step", seconds: 30), "\(err.text)")
         #expect(err.waitFor("waiting for the settings to be fixed", seconds: 15), "\(err.text)")
