@@ -91,7 +91,8 @@ import TestSupport
 
     @Test(arguments: ["hunt", "treasure", "scan"])
     func theSimulatorIsATransportLikeAnyOther(_ command: String) async throws {
-        let result = try await PirateHunterBinary.run([command, "--hci", "simulator", "--duration", "1.5", "--json", "--quiet"].filter { command == "hunt" || $0 != "--quiet" }, timeout: 30)
+        // 5 s: the run is timed from the start, and a loaded machine takes seconds to get there.
+        let result = try await PirateHunterBinary.run([command, "--hci", "simulator", "--duration", "5", "--json", "--quiet"].filter { command == "hunt" || $0 != "--quiet" }, timeout: 60)
         #expect(result.status == 0, "\(result.stderr)")
         #expect(result.stderr.contains("on simulator"), "\(result.stderr)")
     }

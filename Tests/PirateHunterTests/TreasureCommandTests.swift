@@ -82,7 +82,8 @@ import TestSupport
         var arguments = execStart.dropFirst("ExecStart=".count).split(separator: " ").map(String.init).dropFirst()
         #expect(Array(arguments) == ["treasure", "--config", "/etc/pirate-hunter/treasure.json"])
         arguments[arguments.startIndex + 2] = Repository.url.appendingPathComponent("config/treasure.example.json").path
-        let result = try await PirateHunterBinary.run(Array(arguments) + ["--hci", "simulator", "--duration", "1"], timeout: 30)
+        // 5 s: the run is timed from the start, and a loaded machine takes seconds to advertise.
+        let result = try await PirateHunterBinary.run(Array(arguments) + ["--hci", "simulator", "--duration", "5"], timeout: 60)
         #expect(result.status == 0, "\(result.stderr)")
         #expect(result.stderr.contains("advertising on simulator"))
     }
