@@ -216,7 +216,7 @@ public struct HunterCore: Sendable {
     }
 
     /// The reward read for the last find (said after the pack's reward line): a box's, a
-    /// step's own, or one proven before the find (every `.reward` effect sets it).
+    /// step's own, or one proven before the find (`give`).
     public private(set) var reward: String?
     /// The hunt is over (the trail done, or the chest found).
     public var huntOver: Bool { director?.huntOver ?? false }
@@ -340,6 +340,13 @@ public struct HunterCore: Sendable {
         guard authenticator == nil, !unpairedSaid else { return }
         unpairedSaid = true
         say(.notice(.noticeUnpaired), at: t, into: &effects)
+    }
+
+    /// The find's reward: shown and read out (`.reward`), and said after the pack's reward
+    /// line (`reward`).
+    private mutating func give(_ text: String, address: BDAddress?, into effects: inout [Effect]) {
+        reward = text
+        effects.append(.reward(text, address: address))
     }
 
     private mutating func countUnprovenFind(into effects: inout [Effect]) {
@@ -555,8 +562,7 @@ public struct HunterCore: Sendable {
         if let step, let reward = proven[step] {
             unprovenFind = (step, t)
             countUnprovenFind(into: &effects)
-            self.reward = reward
-            effects.append(.reward(reward, address: foundTreasure?.address))
+            give(reward, address: foundTreasure?.address, into: &effects)
             return
         }
         // A step with its own reward needs no box: it is read and shown now, and nothing is
@@ -565,8 +571,7 @@ public struct HunterCore: Sendable {
             unprovenFind = (step, t)
             countUnprovenFind(into: &effects)
             effects.append(.log(.info, "treasure \(step + 1) found: its reward is the trail's own"))
-            self.reward = reward
-            effects.append(.reward(reward, address: nil))
+            give(reward, address: nil, into: &effects)
             return
         }
         // The standings count it after the box's proof (its sealed reward), or by presence
@@ -631,8 +636,7 @@ public struct HunterCore: Sendable {
                     effects.append(.log(.info, "announcement over"))
                 }
             case let .reward(text):
-                reward = text
-                effects.append(.reward(text, address: foundTreasure?.address))
+                give(text, address: foundTreasure?.address, into: &effects)
             case .noReward:
                 if let step = probing {
                     // The box did not prove it is there: not found; asked again a while later

@@ -352,11 +352,10 @@ public struct HuntDirector: Sendable {
     private var immediateUnsaid: Proximity?
     private var foundAnnounced = false
     private var adapterMissing = false
-    /// The adapter's news that waits behind a more important line (a clue, a find): said when
-    /// that is over, however long it was; "back" for a "missing" never heard is no news.
-    private var adapterNewsOwed: LineEvent?
     private var rewardWaiting = false
-    /// Grown-ups' notices that came while the child's find or reward was said: after it.
+    /// Lines owed when the line being said is over, however long it was: grown-ups' notices
+    /// that came while the child's find or reward was said, and the adapter's news behind a
+    /// more important line.
     private var noticesWaiting: [LineEvent] = []
     /// The committed class of every beacon of the hunted region (at most `classMemory`, the
     /// farthest forgotten). The class said is the closest of them: the hunter is as close to
@@ -433,8 +432,9 @@ public struct HuntDirector: Sendable {
         case .adapterBack:
             guard adapterMissing else { return [] }
             adapterMissing = false
-            if adapterNewsOwed == .adapterMissing {
-                adapterNewsOwed = nil
+            // "Back" for a "missing" never heard is no news.
+            if let owed = noticesWaiting.firstIndex(of: .adapterMissing) {
+                noticesWaiting.remove(at: owed)
                 return []
             }
             return sayAdapterNews(.adapterBack, at: time)
@@ -460,10 +460,6 @@ public struct HuntDirector: Sendable {
             }
             if !noticesWaiting.isEmpty {
                 return spinning + say(noticesWaiting.removeFirst(), at: time)
-            }
-            if let owed = adapterNewsOwed {
-                adapterNewsOwed = nil
-                return spinning + say(owed, at: time)
             }
             let next = nextFollowUp(at: time)
             if !next.isEmpty { return spinning + next }
@@ -662,11 +658,14 @@ public struct HuntDirector: Sendable {
         }
     }
 
+    /// The trail is done (its finale said or due): its last chest is news no more (no region,
+    /// class or trend line; a child walking off heard "still far away" and "walk back the way
+    /// you came" about it).
+    private var trailDone: Bool { progress?.isFinished == true }
+
     private mutating func ranging(_ event: RangingEvent, at time: Double) -> [HuntAction] {
         progress?.observe(event, at: time)
-        // The trail is done (its finale said or due): the last chest is news no more. A child
-        // walking off heard "still far away" and "walk back the way you came" about it.
-        if progress?.isFinished == true { return [] }
+        if trailDone { return [] }
         let region = self.region
         switch event {
         case let .regionState(_, name, state) where name == region:
@@ -772,7 +771,7 @@ public struct HuntDirector: Sendable {
 
     /// The exit, said once the region has stayed left `leftConfirmation` s.
     private mutating func confirmExit(at time: Double) -> [HuntAction] {
-        if progress?.isFinished == true { return [] }
+        if trailDone { return [] }
         guard let since = exitSince, time - since >= configuration.leftConfirmation else { return [] }
         exitSince = nil
         farSince = nil
@@ -789,7 +788,7 @@ public struct HuntDirector: Sendable {
 
     /// A move out to "far", said once the class has stayed far `farConfirmation` s.
     private mutating func confirmFar(at time: Double) -> [HuntAction] {
-        if progress?.isFinished == true { return [] }
+        if trailDone { return [] }
         guard let since = farSince, time - since >= configuration.farConfirmation else { return [] }
         // Still inside the edge, or back where it was before the move out: wait (the
         // confirmation stands) for the range to leave it, and to stay out.
@@ -947,11 +946,11 @@ public struct HuntDirector: Sendable {
     /// over (as a waiting line it went stale after `pendingLifetime`, or a newer waiter took
     /// its place, and the child never heard the radio was gone, then heard it was back).
     private mutating func sayAdapterNews(_ event: LineEvent, at time: Double) -> [HuntAction] {
+        noticesWaiting.removeAll { $0 == .adapterMissing || $0 == .adapterBack }
         if let current = speaking, event.precedence < current.precedence {
-            adapterNewsOwed = event
+            noticesWaiting.append(event)
             return []
         }
-        adapterNewsOwed = nil
         return say(event, at: time)
     }
 

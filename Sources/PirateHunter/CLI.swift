@@ -100,4 +100,13 @@ final class StandardOutput {
             onFailure(error.errno)
         }
     }
+
+    /// Flushes, then throws (exit 74) when stdout could not take it all. A reader that went
+    /// away (`| head`, EPIPE) is no fault, unless what was printed is all there is of it
+    /// (`lost` says what is lost then).
+    func finish(lost: String? = nil) throws(CLIError) {
+        flush()
+        guard let code = failure, code != EPIPE || lost != nil else { return }
+        throw CLIError(.ioError, "standard output: \(String(cString: strerror(code)))" + (lost.map { ": " + $0 } ?? ""))
+    }
 }

@@ -266,10 +266,8 @@ final class Hunter {
             applied.append("audio.volume_db")
         }
         if next.playback?.device != setup.playback?.device { waiting.append("audio.device (the sound card is opened at start)") }
-        if next.transport != setup.transport { waiting.append("transport (the controller is opened at start)") }
+        waiting += setup.waitingForRestart(in: next)
         if next.button != setup.button { waiting.append("button (the GPIO line is requested at start)") }
-        if next.web != setup.web { waiting.append("web (the parent's page is opened at start)") }
-        if next.record != setup.record { waiting.append("record (the capture is opened at start)") }
         if next.key != setup.key {
             core.authenticator = next.key?.authenticator
             applied.append(next.key == nil ? "game.key (removed: unpaired)" : "game.key")
@@ -281,8 +279,7 @@ final class Hunter {
         speaker.json = next.json
         carryOut(effects)
         let what = applied + game
-        let rest = waiting.isEmpty ? "" : "; not until a restart: " + waiting.joined(separator: ", ")
-        Log.info("configuration reloaded: \(what.isEmpty ? "nothing changed" : what.joined(separator: ", "))\(rest)")
+        Log.info("configuration reloaded: \(what.isEmpty ? "nothing changed" : what.joined(separator: ", "))" + HunterSetup.notUntilRestart(waiting))
     }
 }
 

@@ -155,11 +155,8 @@ extension PairCommand {
         out.line("on the treasure box:  sudo pirate-hunter pair \(key.text) --config /etc/pirate-hunter/treasure.json")
         out.line("on every hunter:      sudo pirate-hunter pair \(key.text)")
         out.line("then restart them (sudo systemctl restart pirate-hunter, or pirate-treasure on the box) or send SIGHUP")
-        out.flush()
         // The key exists only in what was printed: not printed whole, the new game is lost.
-        if let code = out.failure {
-            throw CLIError(.ioError, "standard output: \(String(cString: strerror(code))): the new game's key was not shown whole; run check --new-game again")
-        }
+        try out.finish(lost: "the new game's key was not shown whole; run check --new-game again")
         return .ok
     }
 }

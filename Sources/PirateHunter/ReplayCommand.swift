@@ -121,7 +121,7 @@ enum ReplayCommand {
             Log.warning("skipped \(malformed) malformed HCI packet(s); first: \(firstMalformed)")
         }
         if let failure { throw failure }
-        if let code = out.failure, code != EPIPE { throw CLIError(.ioError, "standard output: \(String(cString: strerror(code)))") }
+        try out.finish()
         return .ok
     }
 }

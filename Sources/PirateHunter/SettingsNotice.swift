@@ -69,20 +69,35 @@ enum SettingsNotice {
                 var left = timespec()
                 while nanosleep(&pause, &left) != 0 && errno == EINTR { pause = left }
             }
-            let now = fileStamp(path)
-            let changed = now != stamp || reload
-            guard changed || mendedElsewhere(problem) else { continue }
-            stamp = now
-            do {
-                let setup = try load()
-                Log.info("the settings can be hunted now: starting")
+            if let setup = look(at: path, stamp: &stamp, forced: reload, problem: &problem, load: load, tell: {
+                tell($0, flags: flags, json: json, told: &told)
+            }) {
                 return setup
-            } catch {
-                // A poll of an unchanged file logs only a new mistake.
-                let again = !changed && error.message == problem.message
-                problem = error
-                if !again { tell(problem, flags: flags, json: json, told: &told) }
             }
+        }
+    }
+
+    /// One look at the settings in a wait: read again when the file changed (or `forced`: a
+    /// SIGHUP), or at every look while the mistake can be mended elsewhere. The setup once it
+    /// can be hunted; else nil, `problem` the mistake now, told unless it is the same mistake
+    /// in an unchanged file (the looks for a mend made elsewhere log nothing new).
+    private static func look(
+        at path: String, stamp: inout [Int]?, forced: Bool, problem: inout CLIError,
+        load: () throws(CLIError) -> HunterSetup, tell: (CLIError) -> Void
+    ) -> HunterSetup? {
+        let now = fileStamp(path)
+        let changed = now != stamp || forced
+        guard changed || mendedElsewhere(problem) else { return nil }
+        stamp = now
+        do {
+            let setup = try load()
+            Log.info("the settings can be hunted now: starting")
+            return setup
+        } catch {
+            let again = !changed && error.message == problem.message
+            problem = error
+            if !again { tell(problem) }
+            return nil
         }
     }
 
@@ -117,21 +132,12 @@ enum SettingsNotice {
         console.hooks.hunt = { idle }
         var toldNow = told
         let tryLoad = { () -> Void in
-            let now = fileStamp(path)
-            let changed = now != stamp
-            guard changed || mendedElsewhere(problem) else { return }
-            stamp = now
-            do throws(CLIError) {
-                loaded = try load()
-                Log.info("the settings can be hunted now: starting")
-                // Not from inside the page's answer to the save: after it.
-                runtime.loop.schedule(after: 0) { runtime.stop(.ok) }
-            } catch {
-                // A poll of an unchanged file logs only a new mistake.
-                let again = !changed && error.message == problem.message
-                problem = error
-                if !again { tell(problem, flags: flags, json: json, told: &toldNow) }
-            }
+            guard let setup = look(at: path, stamp: &stamp, forced: false, problem: &problem, load: load, tell: {
+                tell($0, flags: flags, json: json, told: &toldNow)
+            }) else { return }
+            loaded = setup
+            // Not from inside the page's answer to the save: after it.
+            runtime.loop.schedule(after: 0) { runtime.stop(.ok) }
         }
         runtime.onReload = tryLoad
         if let signals {

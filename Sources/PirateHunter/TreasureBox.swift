@@ -268,10 +268,7 @@ final class TreasureBox {
             let ad = try next.advertisement()
             // What the game runs with is taken (the trail's hunters ranged and its ranging
             // too, and the output); what is opened at start waits, and the log says so.
-            var waiting: [String] = []
-            if next.transport != setup.transport { waiting.append("transport (the controller is opened at start)") }
-            if next.web != setup.web { waiting.append("web (the parent's page is opened at start)") }
-            if next.record != setup.record { waiting.append("record (the capture is opened at start)") }
+            let waiting = setup.waitingForRestart(in: next)
             setup.treasure = next.treasure
             setup.roster = next.roster
             setup.trail = next.trail
@@ -288,8 +285,8 @@ final class TreasureBox {
                 settings.advertisement = ad
                 session?.apply(settings)
             }
-            let rest = waiting.isEmpty ? "" : "; not until a restart: " + waiting.joined(separator: ", ")
-            log(info: "configuration reloaded: advertising \(next.treasure.uuid.uuidString) \(next.treasure.major)/\(next.treasure.minor)\(rest)")
+            log(info: "configuration reloaded: advertising \(next.treasure.uuid.uuidString) \(next.treasure.major)/\(next.treasure.minor)"
+                + TreasureSetup.notUntilRestart(waiting))
             refresh()
         } catch {
             log(error: "reload refused, keeping the running configuration: \(error.message)")

@@ -55,3 +55,28 @@ struct TreasureSetup {
         return Advertisement(data: beacon.advertisingData, scanResponse: response, intervalUnits: treasure.intervalUnits)
     }
 }
+
+/// What both appliances open at start (the controller, the parent's page, the capture): a
+/// reload (SIGHUP) applies the rest of a changed file and names these in its log line.
+protocol OpenedAtStart {
+    var transport: TransportSpec { get }
+    var web: HunterConfiguration.Web { get }
+    var record: String? { get }
+}
+
+extension OpenedAtStart {
+    /// What of `next` waits for a restart, as the reload's log line names it.
+    func waitingForRestart(in next: Self) -> [String] {
+        [(next.transport != transport, "transport (the controller is opened at start)"),
+         (next.web != web, "web (the parent's page is opened at start)"),
+         (next.record != record, "record (the capture is opened at start)")].filter(\.0).map(\.1)
+    }
+
+    /// The reload's log line's end: "; not until a restart: ..." (nothing when all applied).
+    static func notUntilRestart(_ waiting: [String]) -> String {
+        waiting.isEmpty ? "" : "; not until a restart: " + waiting.joined(separator: ", ")
+    }
+}
+
+extension TreasureSetup: OpenedAtStart {}
+extension HunterSetup: OpenedAtStart {}

@@ -247,14 +247,8 @@ public struct AtHandDetector: Sendable, Equatable {
         if firstTime == nil { firstTime = time }
         times.append(time)
         losses.append(readingLoss)
-        var drop = 0
-        while drop < times.count && (time - times[drop] > Self.longestWindow || times.count - drop > Self.maximumReadings) {
-            if time - times[drop] <= Self.longestWindow { droppedForRoomAt = times[drop] }
-            drop += 1
-        }
-        if drop > 0 {
-            times.removeFirst(drop)
-            losses.removeFirst(drop)
+        if let dropped = trimReadings(&times, &losses, at: time, span: Self.longestWindow, capacity: Self.maximumReadings) {
+            droppedForRoomAt = dropped
         }
         // The history: where the child was before it came near (not recorded while an
         // arrival is being judged, so evidence that gathers slowly at the treasure is still

@@ -176,15 +176,7 @@ public struct TrendDetector: Sendable, Equatable {
         times.append(time)
         values.append(value)
         let keep = max(window, rise == nil ? 0 : RiseTest.history)
-        var drop = 0
-        while drop < times.count && (time - times[drop] > keep || times.count - drop > Self.maximumPoints) {
-            if time - times[drop] <= keep { droppedForRoomAt = times[drop] }
-            drop += 1
-        }
-        if drop > 0 {
-            times.removeFirst(drop)
-            values.removeFirst(drop)
-        }
+        if let dropped = trimReadings(&times, &values, at: time, span: keep, capacity: Self.maximumPoints) { droppedForRoomAt = dropped }
         guard time - lastTime >= minimumInterval else { return nil }
         var direction = slopeTest(at: time, noiseVariance: noiseVariance)
         let afterDip = dipUndone.map { time - $0 <= dipMemory } ?? false

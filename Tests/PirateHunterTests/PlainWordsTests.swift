@@ -40,6 +40,13 @@ import TestSupport
                 (try? String(contentsOfFile: out, encoding: .utf8)) ?? "", (try? String(contentsOfFile: err, encoding: .utf8)) ?? "")
     }
 
+    /// SIGTERM (`systemctl stop`) ends the process with exit 0.
+    static func stopsCleanly(_ process: ChildProcess, _ err: OutputFile, sourceLocation: SourceLocation = #_sourceLocation) {
+        process.send(SIGTERM)
+        let ended = process.wait(timeout: 60)
+        #expect(ended.succeeded, "\(ended) \(err.text)", sourceLocation: sourceLocation)
+    }
+
     /// `hunt --wait-for-fix --json` started on settings with a mistake (a clue's WAV that is
     /// not there), with `arguments` after: the process, the settings' path, its outputs.
     /// `more`: further members of the settings (after a comma).
@@ -73,9 +80,7 @@ import TestSupport
         process.send(SIGHUP)
         #expect(err.waitFor("configuration reloaded", seconds: 15), "\(err.text)")
         #expect(process.isRunning, "SIGHUP ended the hunt")
-        process.send(SIGTERM)
-        let ended = process.wait(timeout: 60)
-        #expect(ended.succeeded, "\(ended) \(err.text)")
+        Self.stopsCleanly(process, err)
     }
 
     /// `systemctl reload` (SIGHUP) while the settings wait to be fixed reads the file again
@@ -96,9 +101,7 @@ import TestSupport
         while Date() < deadline, err.text.components(separatedBy: "clue_wav").count == logged { Thread.sleep(forTimeInterval: 0.1) }
         #expect(err.text.components(separatedBy: "clue_wav").count > logged, "no reread on SIGHUP: \(err.text)")
         #expect(process.isRunning, "SIGHUP ended the wait")
-        process.send(SIGTERM)
-        let ended = process.wait(timeout: 60)
-        #expect(ended.succeeded, "\(ended) \(err.text)")
+        Self.stopsCleanly(process, err)
     }
 
     /// A mistake mended outside the settings file (the missing clue's WAV copied in) starts
@@ -118,9 +121,7 @@ import TestSupport
         let clue = PCMBuffer(sampleRate: 22050, channels: 1, samples: (0..<11025).map { Int16(truncatingIfNeeded: ($0 % 50) * 400 - 10000) })
         try WAVFile.write(clue, to: directory + "/one.wav")
         #expect(out.waitFor(#""event_name": "startup""#, seconds: 30), "the hunt did not start once the clue was there: \(err.text)")
-        process.send(SIGTERM)
-        let ended = process.wait(timeout: 60)
-        #expect(ended.succeeded, "\(ended) \(err.text)")
+        Self.stopsCleanly(process, err)
     }
 
     /// A page the parent switched off in the file (`web.enabled` false) stays off while the
@@ -135,9 +136,7 @@ import TestSupport
         #expect(err.waitFor("waiting for the settings to be fixed", seconds: 15), "\(err.text)")
         Thread.sleep(forTimeInterval: 1)
         #expect(!err.text.contains("parent's page"), "\(err.text)")
-        process.send(SIGTERM)
-        let ended = process.wait(timeout: 60)
-        #expect(ended.succeeded, "\(ended) \(err.text)")
+        Self.stopsCleanly(process, err)
     }
 
     @Test func aMistakeInTheSettingsIsSaidOnceAndTheHuntStartsWhenItIsFixed() throws {

@@ -44,9 +44,8 @@ enum CheckCommand {
         } else {
             out.text(checklist.text)
         }
-        out.flush()
-        // A checklist nobody could read is no answer (a reader gone, `| head`, is not a fault).
-        if let code = out.failure, code != EPIPE { throw CLIError(.ioError, "standard output: \(String(cString: strerror(code)))") }
+        // A checklist nobody could read is no answer.
+        try out.finish()
         return checklist.exitCode
     }
 }
