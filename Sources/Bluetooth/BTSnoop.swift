@@ -75,6 +75,35 @@ public struct MonitorAdapterFilter: Sendable {
     }
 }
 
+/// A capture's records on a clock that only moves forward, and never by days: a Pi without a
+/// clock chip is set by NTP mid-capture (the wall clock, and so the records' timestamps,
+/// jumps back, or forward by days), and replayed as it was every beacon was lost and every
+/// region left at a jump forward, and every record after a jump back was "now" until the
+/// capture's clock caught up. A gap between records longer than `longestGap` is replayed as
+/// that long, a negative one as none.
+public struct CaptureClock: Sendable {
+    /// The longest gap replayed as it was (s): longer than any silence the ranging judges.
+    public static let longestGap = 700.0
+    /// Gaps shortened so, or clocks that went back.
+    public private(set) var jumps = 0
+    private var previous: Int64?
+    private var elapsed = 0.0
+
+    public init() {}
+
+    /// Seconds since the first record for a record stamped `timestamp` (µs), the records given
+    /// in the capture's order.
+    public mutating func seconds(at timestamp: Int64) -> Double {
+        if let previous {
+            let gap = Double(timestamp &- previous) / 1_000_000
+            if gap < 0 || gap > Self.longestGap { jumps += 1 }
+            elapsed += min(max(gap, 0), Self.longestGap)
+        }
+        previous = timestamp
+        return elapsed
+    }
+}
+
 /// A fault in a capture file, naming where it is.
 public enum BTSnoopError: Error, Equatable, Sendable, CustomStringConvertible {
     case notBTSnoop

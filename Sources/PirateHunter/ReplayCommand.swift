@@ -40,6 +40,11 @@ enum ReplayCommand {
         "the capture holds several adapters: hci\(filter.adapter ?? 0)'s was replayed, \(filter.skipped) event(s) of the others skipped"
     }
 
+    /// The log's words for a capture whose clock jumped `count` times.
+    static func clockJumped(_ count: Int) -> String {
+        "the capture's clock jumped \(count) time(s) (back, or more than \(Int(CaptureClock.longestGap)) s): replayed as at most \(Int(CaptureClock.longestGap)) s"
+    }
+
     static func openError(_ path: String, _ error: SystemError) -> CLIError {
         switch error.errno {
         case ENOENT, ENOTDIR: return CLIError(.noInput, "\(path): no such file")
@@ -62,7 +67,7 @@ enum ReplayCommand {
 
         let out = StandardOutput()
         var printer = SightingPrinter(json: options.json)
-        var firstTimestamp: Int64?
+        var clock = CaptureClock()
         var malformed = 0
         var firstMalformed: String?
         var adapters = MonitorAdapterFilter()
@@ -95,9 +100,7 @@ enum ReplayCommand {
                 failure = CLIError(.ioError, "\(options.path): \(error)")
                 break
             }
-            let start = firstTimestamp ?? record.timestamp
-            firstTimestamp = start
-            let t = Double(record.timestamp &- start) / 1_000_000
+            let t = clock.seconds(at: record.timestamp)
             if t > lastTime {
                 emit(engine.advance(to: t))
                 lastTime = t
@@ -117,6 +120,7 @@ enum ReplayCommand {
         }
         out.flush()
         if adapters.skipped > 0 { Log.info(Self.otherAdapters(adapters)) }
+        if clock.jumps > 0 { Log.warning(Self.clockJumped(clock.jumps)) }
         if malformed > 0, let firstMalformed {
             Log.warning("skipped \(malformed) malformed HCI packet(s); first: \(firstMalformed)")
         }
@@ -182,7 +186,7 @@ extension ReplayCommand {
         }
         if capture.adapters.skipped > 0 { Log.info(otherAdapters(capture.adapters)) }
         if capture.clockJumps > 0 {
-            Log.warning("the capture's clock jumped \(capture.clockJumps) time(s) (back, or more than \(Int(CaptureReplayTransport.longestGap)) s): replayed as at most \(Int(CaptureReplayTransport.longestGap)) s")
+            Log.warning(Self.clockJumped(capture.clockJumps))
         }
         if capture.malformed > 0 { Log.warning("skipped \(capture.malformed) malformed HCI packet(s)") }
         if let failure = capture.failure {

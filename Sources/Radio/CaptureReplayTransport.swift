@@ -14,7 +14,6 @@ public final class CaptureReplayTransport: HCITransport {
     public let name: String
     private var reader: CaptureFileReader
     private let startTime: Double
-    private var firstTimestamp: Int64?
     /// The next record to deliver, read ahead: (its time on the loop's clock, the packet).
     private var next: (time: Double, packet: HCIPacket)?
     private var queue: [HCIPacket] = []
@@ -28,15 +27,13 @@ public final class CaptureReplayTransport: HCITransport {
     public private(set) var lastTime: Double
     /// Loop time of the next record to deliver (nil: none is left).
     public var nextTime: Double? { next?.time }
-    /// A capture's clock can jump (a Pi without a clock chip set by NTP mid-hunt): a gap
-    /// between records longer than this is replayed as this long, a negative one as none.
-    public static let longestGap = 700.0
+    /// A capture's clock can jump (a Pi without a clock chip set by NTP mid-hunt): replayed
+    /// by `CaptureClock`, never back and never by more than `CaptureClock.longestGap`.
+    private var clock = CaptureClock()
     /// Gaps shortened so (or clocks that went back).
-    public private(set) var clockJumps = 0
+    public var clockJumps: Int { clock.jumps }
     /// One adapter's records of a btmon capture of several (`MonitorAdapterFilter`).
     public private(set) var adapters = MonitorAdapterFilter()
-    private var previousTimestamp: Int64?
-    private var elapsed = 0.0
 
     public init(path: String, startTime: Double) throws(SystemError) {
         events = try EventCounter()
@@ -65,13 +62,7 @@ public final class CaptureReplayTransport: HCITransport {
                 finished = true
                 return
             }
-            firstTimestamp = firstTimestamp ?? record.timestamp
-            if let previous = previousTimestamp {
-                let gap = Double(record.timestamp &- previous) / 1_000_000
-                if gap < 0 || gap > Self.longestGap { clockJumps += 1 }
-                elapsed += min(max(gap, 0), Self.longestGap)
-            }
-            previousTimestamp = record.timestamp
+            let elapsed = clock.seconds(at: record.timestamp)
             guard record.flags & 1 == 1, let datalink = reader.datalink, adapters.accepts(record, datalink: datalink) else { continue }
             let packet: HCIPacket
             do {

@@ -81,6 +81,43 @@ import TestSupport
         #expect(result.stderr.contains("the capture holds several adapters: hci0's was replayed, 10 event(s) of the others skipped"), "\(result.stderr)")
     }
 
+    /// A Pi without a clock chip set by NTP mid-capture: the records' clock jumps forward by
+    /// days or back by an hour while the tag keeps advertising once a second. `replay`
+    /// replays the jump as `replay --hunt` does (forward by at most `CaptureClock.longestGap`,
+    /// back as no time): its times only go forward. Before, a jump forward printed times days
+    /// on, and after a jump back every record was printed at times before the first and the
+    /// ranging took them all as one instant (the engine's clock does not go back).
+    @Test(arguments: [259_200_000_000, -3_600_000_000] as [Int64])
+    func aCaptureWhoseClockJumpsIsReplayedWithoutTheJump(jump: Int64) async throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("jump-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let encoder = BTSnoopEncoder(datalink: .h4)
+        var file = encoder.header
+        let uuid: [UInt8] = [0x50, 0x49, 0x52, 0x41, 0x54, 0x45, 0x2D, 0x48, 0x55, 0x4E, 0x54, 0x45, 0x52, 0x00, 0x00, 0x00]
+        for i in 0..<60 {
+            let data: [UInt8] = [0x02, 0x01, 0x06, 0x1A, 0xFF, 0x4C, 0x00, 0x02, 0x15] + uuid + [0x00, 0x01, 0x00, 0x01, UInt8(bitPattern: -59)]
+            let report: [UInt8] = [0x02, 0x01, 0x03, 0x00, 0x11, 0x22, 0x33, 0x44, 0x55, 0x66, UInt8(data.count)] + data + [UInt8(bitPattern: Int8(-70 + i % 3))]
+            let event = HCIPacket(type: .event, bytes: [0x3E, UInt8(report.count)] + report)
+            let stamp = 1_780_000_000_000_000 + Int64(i) * 1_000_000 + (i >= 30 ? jump : 0)
+            file += encoder.record(event, received: true, unixMicroseconds: stamp)
+        }
+        let path = directory.appendingPathComponent("jump.btsnoop").path
+        try Data(file).write(to: URL(fileURLWithPath: path))
+        let result = try await PirateHunterBinary.run(["replay", path, "--json", "--region", "50495241-5445-2D48-554E-544552000000"], timeout: 60)
+        #expect(result.status == 0, "\(result.stderr)")
+        let objects = try jsonObjects(result)
+        let times = objects.compactMap { $0["t"] as? Double }
+        #expect(times == times.sorted(), "\(times)")
+        let last = try #require(times.last)
+        #expect(last < 59 + CaptureClock.longestGap + 1)
+        #expect(objects.filter { $0["event"] as? String == "sighting" }.count == 60)
+        // After the jump the records are a second apart again, as they were.
+        let sightingTimes = objects.filter { $0["event"] as? String == "sighting" }.compactMap { $0["t"] as? Double }
+        #expect(abs(sightingTimes[31] - sightingTimes[30] - 1) < 1e-6 && abs(sightingTimes[59] - sightingTimes[30] - 29) < 1e-6)
+        #expect(result.stderr.contains("the capture's clock jumped 1 time(s)"), "\(result.stderr)")
+    }
+
     /// The find is said when "immediate" has held `found_hold`, not at the hunt's next
     /// periodic tick (up to 0.25 s later): a tag heard far off for a minute, then at hand.
     @Test func theFindIsSaidWhenItIsDueNotAtTheNextTick() async throws {
