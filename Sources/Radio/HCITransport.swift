@@ -88,8 +88,9 @@ public final class RecordingTransport: HCITransport {
     private let clock: () -> Int64
     public private(set) var writeError: SystemError?
 
-    /// `clock`: each record's timestamp, microseconds since the Unix epoch (the wall clock;
-    /// on virtual time, the virtual clock from a wall-clock origin).
+    /// `clock`: each record's timestamp, microseconds since the Unix epoch (the appliance
+    /// gives the wall clock at its start, then its loop's monotonic clock, so NTP setting the
+    /// clock mid-capture is no jump in it).
     public init(_ inner: HCITransport, writer: CaptureFileWriter, clock: @escaping () -> Int64 = wallClockMicroseconds) {
         self.inner = inner
         self.writer = writer

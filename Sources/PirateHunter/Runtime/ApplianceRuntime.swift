@@ -52,7 +52,7 @@ final class ApplianceRuntime {
     private var stopHandlers: [() -> Void] = []
     /// t = 0 of every command's output and of the ranging clock.
     let start: Double
-    /// Capture timestamps on virtual time start from the wall clock at start.
+    /// Capture timestamps start from the wall clock at start and go on by the loop's clock.
     private let wallOrigin: Int64
     let out = StandardOutput()
     private(set) var exitCode: ExitCode = .ok
@@ -162,14 +162,12 @@ final class ApplianceRuntime {
 
     private func recorded(_ transport: HCITransport) -> HCITransport {
         guard let recorder else { return transport }
-        let clock: () -> Int64
-        if loop.isVirtual {
-            let origin = wallOrigin
-            clock = { [unowned self] in origin + Int64((now * 1_000_000).rounded()) }
-        } else {
-            clock = wallClockMicroseconds
-        }
-        return RecordingTransport(transport, writer: recorder, clock: clock)
+        // The wall clock at the start, then the loop's own (monotonic) clock: a Pi without
+        // a clock chip is set by NTP minutes into a hunt, and a capture stamped by the wall
+        // clock jumped with it (replayed, days of silence or records before the first),
+        // where the live ranging, on the loop's clock, heard no jump.
+        let origin = wallOrigin
+        return RecordingTransport(transport, writer: recorder, clock: { [unowned self] in origin + Int64((now * 1_000_000).rounded()) })
     }
 
     /// Moves a simulated world with the loop's clock, every 20 ms.
