@@ -123,18 +123,21 @@ public struct RangingEngine: Sendable {
         /// `Track.excusedSilence`).
         var excusedSilence = 0.0
 
-        /// The receiver was deaf for `spell` s: the region's silences resume where they were.
-        /// An inferred spell is excused only up to `ReceiverHearing.longestDeafness` in all
-        /// since the region's last packet.
-        mutating func moveSilences(by spell: Double, inferred: Bool) {
+        /// The receiver was deaf for `spell` s until `end`: the region's silences resume where
+        /// they were. An inferred spell is excused only up to `ReceiverHearing.longestDeafness`
+        /// in all since the region's last packet; a silence that began inside the spell (a
+        /// packet while the controller was gone) only from its start.
+        mutating func moveSilences(by spell: Double, inferred: Bool, endingAt end: Double) {
             guard lastPacket.isFinite else { return }
-            let seconds = inferred ? ReceiverHearing.excusable(spell, after: excusedSilence) : spell
+            let seconds = min(inferred ? ReceiverHearing.excusable(spell, after: excusedSilence) : spell, max(0, end - lastPacket))
             if inferred { excusedSilence += seconds }
             guard seconds > 0 else { return }
             if !inferred { joint.excuse(seconds) }
             lastPacket += seconds
-            for index in members.indices { members.values[index].last += seconds }
-            presentUntil += seconds
+            for index in members.indices {
+                members.values[index].last += min(seconds, max(0, end - members.values[index].last))
+            }
+            presentUntil = members.values.lazy.map(\.deadline).max() ?? presentUntil + seconds
             sharedUntil = nil
         }
 
@@ -443,14 +446,14 @@ public struct RangingEngine: Sendable {
     /// The receiver is back at `time`: every silence resumes where it was when it went.
     public mutating func receiverBack(at time: Double) {
         let time = max(time, now ?? time)
-        if let spell = receiver.back(at: time) { moveSilences(by: spell, inferred: false) }
+        if let spell = receiver.back(at: time) { moveSilences(by: spell, inferred: false, endingAt: time) }
     }
 
     /// Anything heard at `time`: a deaf spell that ends here moves every silence on by its
     /// length (the beacons' last packets and deadlines, as if heard that much later).
     private mutating func heard(at time: Double) {
         let time = max(time, now ?? time)
-        if let spell = receiver.heard(at: time) { moveSilences(by: spell, inferred: true) }
+        if let spell = receiver.heard(at: time) { moveSilences(by: spell, inferred: true, endingAt: time) }
     }
 
     /// Moves every silence on by `spell`. A spell inferred from the others' silence
@@ -458,10 +461,13 @@ public struct RangingEngine: Sendable {
     /// of a beacon or region: others that come in bursts (a phone heard for a moment every
     /// 40 s) make every pause between bursts look like deafness, and a beacon gone for good
     /// was then judged gone only during the bursts (a 10 s limit after 20 minutes). A
-    /// controller gone by its own word excuses its whole spell.
-    private mutating func moveSilences(by spell: Double, inferred: Bool) {
+    /// controller gone by its own word excuses its whole spell, but of a silence that began
+    /// inside it (a packet while the controller was gone) only the part after that packet:
+    /// the spell ends at `end`.
+    private mutating func moveSilences(by spell: Double, inferred: Bool, endingAt end: Double) {
         for index in tracks.indices where !tracks.values[index].isLost {
-            let seconds = inferred ? ReceiverHearing.excusable(spell, after: tracks.values[index].excusedSilence) : spell
+            let excusable = inferred ? ReceiverHearing.excusable(spell, after: tracks.values[index].excusedSilence) : spell
+            let seconds = min(excusable, max(0, end - (tracks.values[index].arrivals.lastTime ?? end - spell)))
             tracks.values[index].lostDeadline += seconds
             // Nor is a controller's own outage a loss gap to learn from: a reset of 6 s made
             // the beacon's loss limit 31 s for the next 20 minutes. (An inferred spell is
@@ -475,7 +481,7 @@ public struct RangingEngine: Sendable {
             }
         }
         nextSweep = -Double.infinity
-        for index in slots.indices { slots[index].moveSilences(by: spell, inferred: inferred) }
+        for index in slots.indices { slots[index].moveSilences(by: spell, inferred: inferred, endingAt: end) }
     }
 
     /// Beacons past their lost deadline are judged gone; lost ones past their memory forgotten.

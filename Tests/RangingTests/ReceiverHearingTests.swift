@@ -170,6 +170,45 @@ import Testing
         #expect(unknown != nil)
     }
 
+    /// A packet that comes while the controller is gone by its own word (a report queued
+    /// before the reset, a transport that delivers late): the beacon's silence then starts at
+    /// that packet, and only what is left of the outage after it is excused. The whole
+    /// outage was excused again from it, and the beacon's last packet put past now: a tag
+    /// switched off was held 20 s longer (the outage's part before the packet), and the next
+    /// packet's gap was negative.
+    @Test func aPacketWhileTheControllerIsGoneIsNotExcusedTwice() throws {
+        func exitTime(packetDuringOutage: Bool) throws -> (exit: Double, limit: Double) {
+            var engine = RangingEngine(configuration: .default, regions: [region])
+            var t = 0.0
+            var i = 0
+            while t < 300 {
+                _ = engine.ingest(sample(1, -70 + (i % 3) * 3 - 3, at: t))
+                _ = engine.advance(to: t + 0.05)
+                t += 0.1
+                i += 1
+            }
+            let limit = try #require(engine.exitSilenceLimit(for: key(1)))
+            engine.receiverLost(at: 300)
+            if packetDuringOutage { _ = engine.ingest(sample(1, -70, at: 320)) }
+            #expect(engine.advance(to: 340).isEmpty)
+            engine.receiverBack(at: 340)
+            t = 340
+            while t < 500 {
+                if engine.advance(to: t).contains(where: \.isExit) { return (t, limit) }
+                t += 0.05
+            }
+            Issue.record("never left")
+            return (0, limit)
+        }
+        // Its last packet 0.1 s before the outage: that much of its silence counts.
+        let quiet = try exitTime(packetDuringOutage: false)
+        #expect(abs(quiet.exit - (340 + quiet.limit - 0.1)) < 0.3)
+        // Its last packet at 320, inside the outage: the silence from it was all deaf, and
+        // counts from the controller's return.
+        let heard = try exitTime(packetDuringOutage: true)
+        #expect(abs(heard.exit - (340 + heard.limit)) < 0.3, "left at \(heard.exit), limit \(heard.limit)")
+    }
+
     /// Others heard in bursts (a phone: ten reports 25 ms apart every 40 s) make every pause
     /// between bursts look like deafness (their usual gap is 25 ms). A beacon gone for good
     /// then had its silence excused 40 s at every burst: judged gone only after some 20
