@@ -26,6 +26,14 @@ public struct TrailDraft: Sendable, Equatable {
     public var mode = "solo"
     /// Other hunters' ids, comma separated ("2, 3"), or empty.
     public var hunters = ""
+    /// What the file said of each tag's step that the page does not show (`box`, `clue_wav`),
+    /// by the step's region: a step that takes that tag again, anywhere, has it again. Only
+    /// the file fills it (its trail is bounded), and every draft made from this one keeps it.
+    public struct Unshown: Sendable, Equatable {
+        public var clueWAV: String?
+        public var box: Bool
+    }
+    public private(set) var fromFile: [String: Unshown] = [:]
 
     public init() {}
 
@@ -40,9 +48,16 @@ public struct TrailDraft: Sendable, Equatable {
             step.hint = Self.clean(form["step-\(n)-hint"])
             step.found = Self.clean(form["step-\(n)-found"])
             step.reward = Self.clean(form["step-\(n)-reward"])
-            if n < previous.steps.count, previous.steps[n].region == step.region {
+            // What the page does not show goes with the tag, wherever its step moved (a box
+            // step whose tag was changed and chosen again, a step removed before it): carried
+            // by the step's number alone, a box step lost `box` unsaid and was found by
+            // presence again, which a copy of the box's beacon gives.
+            if previous.steps.indices.contains(n), previous.steps[n].region == step.region {
                 step.clueWAV = previous.steps[n].clueWAV
                 step.box = previous.steps[n].box
+            } else if let kept = previous.fromFile[step.region] {
+                step.clueWAV = kept.clueWAV
+                step.box = kept.box
             }
             if step.clueWAV != nil, !step.clue.isEmpty { step.clueWAV = nil }
             steps.append(step)
@@ -50,6 +65,7 @@ public struct TrailDraft: Sendable, Equatable {
         order = form["order"] == "any_order" ? "any_order" : "in_order"
         mode = form["mode"] == "race" ? "race" : "solo"
         hunters = Self.clean(form["hunters"])
+        fromFile = previous.fromFile
     }
 
     /// Line ends as a phone sends them (CR LF) made plain, outer spaces gone.
@@ -97,10 +113,17 @@ public struct TrailDraft: Sendable, Equatable {
             step.clueWAV = item["clue_wav"]?.stringValue
             step.box = item["box"]?.boolValue ?? false
             steps.append(step)
+            if step.box || step.clueWAV != nil, fromFile[step.region] == nil {
+                fromFile[step.region] = Unshown(clueWAV: step.clueWAV, box: step.box)
+            }
         }
         order = hunt?["order"]?.stringValue ?? "in_order"
         mode = hunt?["mode"]?.stringValue ?? "solo"
-        hunters = (document["game"]?["hunters"]?.arrayValue ?? []).compactMap(\.numberValue).map { String(Int($0)) }.joined(separator: ", ")
+        // A number that is no whole hunter id (1e19, 2.5) is shown as written, for the
+        // validator to name when saved: `Int(_:)` of it trapped, and `--wait-for-fix`, there
+        // to let the page mend a bad file, restarted on that file for good.
+        hunters = (document["game"]?["hunters"]?.arrayValue ?? []).compactMap(\.numberValue)
+            .map { Int(exactly: $0).map(String.init) ?? "\($0)" }.joined(separator: ", ")
     }
 
     /// The whole file with this draft in it: `hunt` (trail, order, mode) and `game.hunters`.

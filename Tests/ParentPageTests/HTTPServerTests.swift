@@ -68,6 +68,100 @@ struct HTTPServerTests {
         #expect(seen?.client == "127.0.0.1")
     }
 
+    /// Sends `parts` one after another, the server pumped 0.2 s between them (so each reaches
+    /// libmicrohttpd as its own piece), then reads the reply.
+    static func exchange(_ server: HTTPServer, parts: [[UInt8]]) -> [UInt8] {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        defer { close(fd) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = server.port.bigEndian
+        address.sin_addr.s_addr = UInt32(0x7F00_0001).bigEndian
+        _ = withUnsafePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) } }
+        _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK)
+        var reply: [UInt8] = []
+        var buffer = [UInt8](repeating: 0, count: 65536)
+        for part in parts {
+            var sent = 0
+            while sent < part.count {
+                let n = part[sent...].withUnsafeBytes { send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+                if n > 0 { sent += n } else { server.process() }
+            }
+            let until = Self.now() + 0.2
+            while Self.now() < until {
+                var fds = [pollfd(fd: server.fd, events: Int16(POLLIN), revents: 0)]
+                _ = poll(&fds, 1, 10)
+                server.process()
+            }
+        }
+        let deadline = Self.now() + 5
+        while Self.now() < deadline {
+            var fds = [pollfd(fd: server.fd, events: Int16(POLLIN), revents: 0), pollfd(fd: fd, events: Int16(POLLIN), revents: 0)]
+            _ = poll(&fds, 2, 10)
+            server.process()
+            let n = recv(fd, &buffer, buffer.count, 0)
+            if n > 0 { reply += buffer[0..<n] }
+            if n == 0 { break }
+        }
+        return reply
+    }
+
+    /// A text in Japanese whose upload is split inside a character (the network splits where
+    /// it likes, and libmicrohttpd's post processor hands a value longer than its buffer over
+    /// in pieces): the value is the text whole, not replacement characters where it was split.
+    @Test func aFieldSplitInsideACharacterIsReadWhole() throws {
+        var seen: WebRequest?
+        let server = try HTTPServer(port: 0, loopbackOnly: true) { request in
+            seen = request
+            return WebResponse(text: "ok")
+        }
+        defer { server.stop() }
+        // Longer than the post processor's 4096 bytes, which hands the value over in pieces.
+        let clue = String(repeating: "たからは いすの したに ある", count: 40)
+        let encoded = clue.utf8.map { byte in byte == 0x20 ? "+" : "%" + String(byte, radix: 16, uppercase: true) }.joined()
+        let body = "clue=" + encoded + "&csrf=abc"
+        let head = "POST /trail HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/x-www-form-urlencoded\r\nContent-Length: \(body.utf8.count)\r\nConnection: close\r\n\r\n"
+        // Split after the first byte of the 10th character ("%E3" of its three bytes).
+        let bytes = Array(body.utf8)
+        let cut = 5 + 9 * 9 + 3
+        let reply = Self.text(Self.exchange(server, parts: [Array(head.utf8) + bytes[..<cut], Array(bytes[cut...])]))
+        #expect(reply.hasPrefix("HTTP/1.1 200"), "\(reply.prefix(60))")
+        #expect(seen?.form["clue"] == clue)
+        #expect(seen?.form["csrf"] == "abc")
+    }
+
+    /// The trail's form at its most treasures (5 fields each, 5 more) is taken; 64 fields
+    /// refused a trail of 12 with 413, so it could be neither saved nor shortened.
+    @Test func theLongestTrailsFormIsTaken() throws {
+        var draft = TrailDraft()
+        draft.steps = (0..<TrailDraft.maximumSteps).map { TrailDraft.Step(region: "R\($0)", clue: "clue \($0)") }
+        let page = Pages.trail(draft, tags: [], result: nil, canSave: true, Pages.Chrome(csrf: "abc"))
+        // Every `name="..."` of the page: what a browser posts (a button's only when pressed).
+        let marker = Array("name=\"".utf8)
+        let bytes = Array(page.utf8)
+        var names = Set<String>()
+        var i = 0
+        while i + marker.count < bytes.count {
+            if Array(bytes[i..<(i + marker.count)]) == marker, let end = bytes[(i + marker.count)...].firstIndex(of: UInt8(ascii: "\"")) {
+                names.insert(String(decoding: bytes[(i + marker.count)..<end], as: UTF8.self))
+                i = end
+            }
+            i += 1
+        }
+        #expect(names.count >= 5 * TrailDraft.maximumSteps + 5, "\(names.count)")
+        #expect(names.count <= HTTPServer.Limits().fields)
+        var fields = 0
+        let server = try HTTPServer(port: 0, loopbackOnly: true) { request in
+            fields = request.form.count
+            return WebResponse(text: "ok")
+        }
+        defer { server.stop() }
+        let body = names.sorted().map { $0 + "=x" }.joined(separator: "&")
+        let reply = Self.text(Self.exchange(server, Array("POST /trail HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/x-www-form-urlencoded\r\nContent-Length: \(body.utf8.count)\r\nConnection: close\r\n\r\n\(body)".utf8)))
+        #expect(reply.hasPrefix("HTTP/1.1 200"), "\(reply.prefix(60))")
+        #expect(fields == names.count)
+    }
+
     @Test func aBigBodyIsRefusedUnreadAndTheServerGoesOn() throws {
         var calls = 0
         let server = try HTTPServer(port: 0, loopbackOnly: true) { _ in

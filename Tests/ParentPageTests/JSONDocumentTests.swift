@@ -64,6 +64,41 @@ struct JSONDocumentTests {
         #expect(draft.order == "any_order" && draft.mode == "solo" && draft.hunters == "2")
     }
 
+    /// A box step whose tag the parent changed and then chose again (or that moved up when a
+    /// step before it was removed) is still a box step: `box` and the recorded clue go with
+    /// the tag, not with the step's number.
+    @Test func aBoxStepKeepsItsFlagWhenItsTagComesBackOrMoves() throws {
+        let file = try JSONDocument(parsing: Array(#"{"hunt": {"trail": [{"region": "A"}, {"region": "BOX", "box": true, "clue_wav": "box.wav"}]}}"#.utf8))
+        let previous = TrailDraft(configuration: file)
+        #expect(previous.steps[1].box)
+        // Step 2 changed to another tag (a draft kept), then back to the box's.
+        let changed = TrailDraft(form: ["step-0-region": "A", "step-1-region": "D"], keepingFrom: previous)
+        #expect(!changed.steps[1].box && changed.steps[1].clueWAV == nil)
+        let back = TrailDraft(form: ["step-0-region": "A", "step-1-region": "BOX"], keepingFrom: changed)
+        #expect(back.steps[1].box && back.steps[1].clueWAV == "box.wav")
+        #expect(back.applied(to: file)["hunt"]?["trail"]?.arrayValue?[1]["box"]?.boolValue == true)
+        // Step 1 removed: the box's step is step 1 now.
+        let moved = TrailDraft(form: ["step-0-region": "BOX"], keepingFrom: previous)
+        #expect(moved.steps[0].box && moved.steps[0].clueWAV == "box.wav")
+        // A step of another tag takes nothing.
+        let other = TrailDraft(form: ["step-0-region": "A", "step-1-region": "BOX", "step-2-region": "E"], keepingFrom: previous)
+        #expect(!other.steps[0].box && !other.steps[2].box && other.steps[2].clueWAV == nil)
+    }
+
+    /// Hunter numbers the file holds that are no whole ids (1e19, 2.5, a huge negative) are
+    /// shown as written, for the validator to name when saved: `Int(_:)` of 1e19 trapped,
+    /// and the page that `--wait-for-fix` opens to mend a bad file crashed on that file.
+    @Test func hunterNumbersThatAreNoIdsDoNotTrap() throws {
+        let doc = try JSONDocument(parsing: Array(#"{"game": {"hunters": [2, 1e19, 2.5, -1e300]}}"#.utf8))
+        let draft = TrailDraft(configuration: doc)
+        #expect(draft.hunters.hasPrefix("2, "))
+        #expect(draft.hunters.split(separator: ",").count == 4)
+        guard case .string = draft.huntersValue else {
+            Issue.record("taken as ids: \(String(describing: draft.huntersValue))")
+            return
+        }
+    }
+
     /// Random and mutated texts: an error or a document that writes back to itself, never a
     /// trap (a file the page reads may be anything a parent's editor left).
     @Test func randomTextNeverTraps() {
