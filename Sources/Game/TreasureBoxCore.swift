@@ -52,6 +52,10 @@ public struct TreasureBoxCore: Sendable {
         var id: UInt16
         /// The tag of the treasure it says it found.
         var foundTag: UInt16
+        /// Its last announcement says it found that treasure; a probe only asks a box to
+        /// prove it is there (anyone near a copy of this box's beacon sends one), and a
+        /// recorded probe replayed at the box was greeted and put in the standings.
+        var announcedFind = true
         var lastSeen: Double
         /// The committed class.
         var proximity: Proximity = .unknown
@@ -125,7 +129,7 @@ public struct TreasureBoxCore: Sendable {
     public init(configuration: Configuration, authenticator: (any SignalAuthenticator)? = nil) {
         self.configuration = configuration
         self.authenticator = authenticator
-        engine = RangingEngine(configuration: configuration.ranging, regions: [Region(name: "hunters", uuid: TreasureSignals.hunterUUID)])
+        engine = Self.huntersEngine(configuration.ranging)
     }
 
     private var ownTag: UInt16 { TreasureSignals.tag(of: configuration.beacon) }
@@ -164,12 +168,22 @@ public struct TreasureBoxCore: Sendable {
             standings.record(hunter: id, treasure: step + 1, at: t) {
             effects.append(.output(.standings(time: t, standings.finishers)))
         }
-        hunters.update(id, at: t, default: { HunterSeen(id: id, foundTag: foundTag, lastSeen: t) }) { h in
+        hunters.update(id, at: t, default: { HunterSeen(id: id, foundTag: foundTag, announcedFind: a.kind == .found, lastSeen: t) }) { h in
             h.lastSeen = t
             h.foundTag = foundTag
+            h.announcedFind = a.kind == .found
         }
         ranging(engine.ingest(plain))
         sealIfThere(a, at: t, into: &effects)
+        // This box's own chest found: a hunter announces that only once this box's sealed
+        // reward opened for it (sealed within `sealWithin`), or its own ranging held the
+        // chest at hand. In the standings when this box ranges it as near as it seals for:
+        // the greeting's 2 s at "immediate" left out a child whose hunter's radio reads a
+        // few dB weak, while the other boxes counted the same find.
+        if foundTag == ownTag, a.kind == .found, let distance = hunters[id]?.distance, distance <= Self.sealWithin,
+            standings.record(hunter: id, treasure: trailNumber ?? 1, at: t) {
+            effects.append(.output(.standings(time: t, standings.finishers)))
+        }
         greetIfThere(id, at: t, into: &effects)
         return effects
     }
@@ -204,7 +218,7 @@ public struct TreasureBoxCore: Sendable {
     /// A hunter that found this treasure (its verified announcement carries our tag) is
     /// greeted once the box's own ranging has held it at "immediate" long enough.
     private mutating func greetIfThere(_ id: UInt16, at t: Double, into effects: inout [Effect]) {
-        guard let h = hunters[id], h.foundTag == ownTag, let since = h.immediateSince, t - since >= Self.greetAfterImmediate,
+        guard let h = hunters[id], h.foundTag == ownTag, h.announcedFind, let since = h.immediateSince, t - since >= Self.greetAfterImmediate,
             greeted[id].map({ t - $0 >= Self.greetAgainAfter }) ?? true
         else { return }
         greeted.set(id, t, at: t)
@@ -240,12 +254,26 @@ public struct TreasureBoxCore: Sendable {
     }
 
     /// A new treasure (a reload): advertised again by the caller; hunters and standings kept.
+    /// The trail (which chest this box is, what the others' announcements name, the kiosk's
+    /// count) and the ranging are the file's too: a chest added to the trail was never counted
+    /// and the kiosk said "x of 2" until a restart, while the log said all was taken. New
+    /// ranging settings range the hunters afresh (their classes come back within seconds).
     public mutating func reconfigure(_ next: Configuration) {
         configuration.beacon = next.beacon
         configuration.intervalMilliseconds = next.intervalMilliseconds
         configuration.reward = next.reward
         configuration.roster = next.roster
+        configuration.trail = next.trail
+        if next.ranging != configuration.ranging {
+            configuration.ranging = next.ranging
+            engine = Self.huntersEngine(next.ranging)
+            for id in hunters.entries.map(\.key) { hunters.modify(id) { h in h.classified(.unknown) } }
+        }
         sealedFor = nil
+    }
+
+    private static func huntersEngine(_ ranging: RangingConfiguration) -> RangingEngine {
+        RangingEngine(configuration: ranging, regions: [Region(name: "hunters", uuid: TreasureSignals.hunterUUID)])
     }
 
     private mutating func ranging(_ events: [RangingEvent]) {

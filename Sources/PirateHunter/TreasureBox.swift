@@ -268,12 +268,18 @@ final class TreasureBox {
             let ad = try next.advertisement()
             // What the game runs with is taken (the trail's hunters ranged and its ranging
             // too, and the output); what is opened at start waits, and the log says so.
-            let waiting = setup.waitingForRestart(in: next)
+            var waiting = setup.waitingForRestart(in: next)
             setup.treasure = next.treasure
             setup.roster = next.roster
             setup.trail = next.trail
             setup.ranging = next.ranging
-            setup.json = next.json
+            // The kiosk's screen was chosen at start over JSON lines: they would be printed
+            // into its frame.
+            if setup.kiosk, next.json != setup.json {
+                waiting.append("json (the kiosk screen is drawn)")
+            } else {
+                setup.json = next.json
+            }
             if next.key != setup.key {
                 setup.key = next.key
                 core.authenticator = next.key?.authenticator

@@ -9,8 +9,9 @@ import Testing
     static let box = TreasureBoxCore.Configuration(beacon: chest, reward: "GOLD")
     static let hunterAddress = BDAddress(bytes: (0x07, 0x00, 0x00, 0x00, 0x00, 0xC7))
 
-    static func announcement(_ id: UInt16, found treasure: IBeacon = chest, at t: Double, rssi: Int8 = -45) -> BeaconSighting {
-        let a = GameSignals.Announcement(hunterID: id, treasureTag: TreasureSignals.tag(of: treasure), challenge: 1)
+    static func announcement(_ id: UInt16, found treasure: IBeacon = chest, at t: Double, rssi: Int8 = -45,
+                             kind: GameSignals.Announcement.Kind = .found, challenge: UInt32 = 1) -> BeaconSighting {
+        let a = GameSignals.Announcement(hunterID: id, treasureTag: TreasureSignals.tag(of: treasure), challenge: challenge, kind: kind)
         return sighting(GameSignals.announcement(a, by: FakeAuthenticator.game), rssi: rssi, at: t, from: hunterAddress)
     }
 
@@ -60,6 +61,80 @@ import Testing
         let effects = core.sighting(Self.announcement(3, found: other, at: 1))
         #expect(effects == [.output(.standings(time: 1, [Standings.Finisher(hunter: 3, treasure: 2, time: 1)]))])
         #expect(core.trailNumber == 1)
+    }
+
+    /// A hunter's probe recorded near a copy of this box's beacon and replayed loudly at the
+    /// box: a question, not a find. Not greeted, not in the standings (it was both after
+    /// 2 s); the hunter's own "found" after the box's proof is greeted as before.
+    @Test func aProbeIsNeitherGreetedNorCounted() {
+        var core = Self.paired()
+        var effects: [TreasureBoxCore.Effect] = []
+        var t = 0.0
+        while t < 20 {
+            effects += core.sighting(Self.announcement(5, at: t, kind: .probe))
+            if Int((t * 10).rounded()) % 5 == 0 { effects += core.tick(at: t) }
+            t += 0.1
+        }
+        #expect(!effects.contains { if case .output(.greet) = $0 { true } else { false } })
+        #expect(core.standings.finishers.isEmpty)
+        #expect(effects.contains { if case .scanResponse(.some) = $0 { true } else { false } }, "the probe is answered with the proof")
+        var found: [TreasureBoxCore.Effect] = []
+        while t < 25 {
+            found += core.sighting(Self.announcement(5, at: t, challenge: 2))
+            t += 0.1
+        }
+        #expect(found.contains { if case .output(.greet(_, 5, _)) = $0 { true } else { false } })
+        #expect(core.standings.finishers.map(\.hunter) == [5])
+    }
+
+    /// A hunter whose radio reads 8 dB weak (a Pi in a backpack): at the box it ranges about
+    /// 2.5 m, never "immediate", and is not greeted; its "found" (sent once the box's reward
+    /// opened for it) still puts it in this box's standings, as the other boxes count it.
+    @Test func aFindAtTheBoxByAWeakHunterIsInTheStandings() {
+        var core = Self.paired()
+        var effects: [TreasureBoxCore.Effect] = []
+        var t = 0.0
+        while t < 30 {
+            effects += core.sighting(Self.announcement(6, at: t, rssi: -67))
+            if Int((t * 10).rounded()) % 5 == 0 { effects += core.tick(at: t) }
+            t += 0.1
+        }
+        #expect(!effects.contains { if case .output(.greet) = $0 { true } else { false } })
+        #expect(core.standings.finishers.map(\.hunter) == [6])
+        // From across the yard (about 30 m): a copy's find is not this box's.
+        var far = Self.paired()
+        t = 0
+        while t < 30 {
+            _ = far.sighting(Self.announcement(8, at: t, rssi: -89))
+            t += 0.1
+        }
+        #expect(far.standings.finishers.isEmpty)
+    }
+
+    /// A reload that adds a chest to the trail and moves the ranging's edges: the box counts
+    /// the new chest's finds and shows the new count and edges (the core kept the trail and
+    /// ranging of the start, while the log said everything was taken).
+    @Test func aReloadTakesTheTrailAndTheRanging() {
+        let second = IBeacon(uuid: chest.uuid, major: 1, minor: 2, measuredPower: -59)
+        let third = IBeacon(uuid: chest.uuid, major: 1, minor: 3, measuredPower: -59)
+        func steps(_ beacons: [IBeacon]) -> [TrailStep] {
+            beacons.map { TrailStep(region: Region(name: RegionID("\($0.minor)"), uuid: $0.uuid, major: $0.major, minor: $0.minor)) }
+        }
+        var box = Self.box
+        box.trail = steps([second, chest])
+        var core = Self.paired(box)
+        #expect(core.trailNumber == 2)
+        #expect(core.sighting(Self.announcement(3, found: third, at: 1)).isEmpty, "not a chest of this trail yet")
+        var next = box
+        next.trail = steps([second, third, chest])
+        next.ranging.nearEdge = 6
+        core.reconfigure(next)
+        #expect(core.trailNumber == 3)
+        let state = core.kioskState(advertising: .waiting("test"), qrLines: [], at: 2)
+        #expect(state.trail.count == 3 && state.trail.number == 3)
+        #expect(state.proximityEdges.near == 6)
+        let effects = core.sighting(Self.announcement(4, found: third, at: 3))
+        #expect(effects == [.output(.standings(time: 3, [Standings.Finisher(hunter: 4, treasure: 2, time: 3)]))])
     }
 
     @Test func aHunterComingCloserIsWarmerOnTheKioskForTenSeconds() throws {
