@@ -208,6 +208,7 @@ public final class ALSAPlayback: Sendable {
             }
             var unavailableLogged = false
             var nextAttempt = ContinuousClock.now
+            var nextCardLook = ContinuousClock.now + config.retryInterval
             var lastLost = ContinuousClock.now - config.retryInterval
             var streaming = false
             var silentFrames = 0
@@ -288,14 +289,21 @@ public final class ALSAPlayback: Sendable {
                             owner.wake.wait()
                             continue
                         }
-                        // Idle on ALSA's default for want of a USB card: is there one now?
-                        if !owner.wake.wait(timeout: config.retryInterval), config.chooseDevice(config.device).card != nil {
-                            config.log("a USB audio card is here now: leaving ALSA's default for it")
-                            pcm.close()
-                            device = nil
-                            onFallback = false
-                            owner.open.store(false, ordering: .releasing)
-                            nextAttempt = ContinuousClock.now
+                        // Idle on ALSA's default for want of a USB card: is there one now? Looked
+                        // for every `retryInterval` however the wait ends: while the detector
+                        // clicks every 0.1-2 s, every wait was woken before its 3 s, the look
+                        // never came, and a speaker plugged back in was never played to.
+                        if ContinuousClock.now < nextCardLook { _ = owner.wake.wait(timeout: nextCardLook - ContinuousClock.now) }
+                        if ContinuousClock.now >= nextCardLook {
+                            nextCardLook = ContinuousClock.now + config.retryInterval
+                            if config.chooseDevice(config.device).card != nil {
+                                config.log("a USB audio card is here now: leaving ALSA's default for it")
+                                pcm.close()
+                                device = nil
+                                onFallback = false
+                                owner.open.store(false, ordering: .releasing)
+                                nextAttempt = ContinuousClock.now
+                            }
                         }
                         continue
                     }

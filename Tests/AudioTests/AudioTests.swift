@@ -308,6 +308,42 @@ func index(of needle: [Int16], in haystack: [Int16]) -> Int? {
         #expect(index(of: after.samples, in: onUSB) != nil, "the next line on the USB speaker")
     }
 
+    /// The same while the detector clicks every 50 ms: each click woke the idle wait before
+    /// its `retryInterval`, the look for a USB card never came, and every line went on to the
+    /// jack for as long as the treasure was heard.
+    @Test func autoLeavesALSAsDefaultForAUSBCardWhileTheDetectorClicks() throws {
+        let scratch = try Scratch("audio-auto-usb-clicks")
+        let jack = scratch.path + "/jack.wav", usb = scratch.path + "/usb.wav"
+        let plugged = Mutex(false)
+        let speaker = SoundCard(index: 1, id: "Device", name: "USB Audio Device", driver: "USB-Audio", longName: "USB Audio Device at usb-1.2")
+        let log = EventLog()
+        var configuration = PlaybackConfiguration(device: SoundCards.auto)
+        configuration.retryInterval = .milliseconds(100)
+        configuration.tailMilliseconds = 0
+        configuration.chooseDevice = { _ in
+            plugged.withLock { $0 }
+                ? DeviceChoice(device: fileDevice(usb), card: speaker, reason: "auto: the first USB audio card")
+                : DeviceChoice(device: fileDevice(jack), card: nil, reason: "auto: no USB audio card, so ALSA's default")
+        }
+        log.configure(&configuration)
+        let playback = ALSAPlayback(configuration: configuration)
+        let click = PCMBuffer(sampleRate: 22050, channels: 1, samples: [Int16](repeating: 900, count: 20))
+        playback.play(click, slot: .effect)
+        #expect(playback.waitUntilIdle())
+        plugged.withLock { $0 = true }
+        var switched = false
+        for _ in 0..<60 {
+            playback.play(click, slot: .effect)
+            usleep(50_000)
+            if log.lines.withLock({ $0 }).contains(where: { $0.contains("a USB audio card is here now") }) {
+                switched = true
+                break
+            }
+        }
+        playback.shutdown()
+        #expect(switched, "clicks every 50 ms for 3 s, and still on the jack")
+    }
+
     @Test func aMissingDeviceIsLoggedOnceAndNeverBlocks() throws {
         let log = EventLog()
         var configuration = PlaybackConfiguration(device: "pirate_hunter_no_such_device")
