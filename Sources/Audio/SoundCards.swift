@@ -21,13 +21,17 @@ public struct SoundCard: Sendable, Equatable, Codable {
     public var driver: String
     /// `GeneralPlus USB Audio Device at usb-0000:01:00.0-1.2, full speed`.
     public var longName: String
+    /// Whether the card has a device that plays (nil: not known, the card could not be
+    /// asked). A USB webcam's or microphone's card only records.
+    public var plays: Bool?
 
-    public init(index: Int, id: String, name: String, driver: String, longName: String) {
+    public init(index: Int, id: String, name: String, driver: String, longName: String, plays: Bool? = nil) {
         self.index = index
         self.id = id
         self.name = name
         self.driver = driver
         self.longName = longName
+        self.plays = plays
     }
 
     /// snd-usb-audio names its driver `USB-Audio` and puts the bus path in the long name.
@@ -77,14 +81,17 @@ public enum SoundCards {
         guard requested == auto else {
             return DeviceChoice(device: requested, card: nil, reason: "as configured")
         }
-        if let usb = cards.sorted(by: { $0.index < $1.index }).first(where: \.isUSB) {
+        // A USB card that only records (a webcam's microphone, often plugged in before the
+        // speaker and so numbered before it) was chosen, and every line was refused there
+        // for good, the jack or the speaker beside it unused.
+        if let usb = cards.sorted(by: { $0.index < $1.index }).first(where: { $0.isUSB && $0.plays != false }) {
             return DeviceChoice(
                 device: usb.playbackName, card: usb,
                 reason: "auto: the first USB audio card, \(usb.label)")
         }
         let others = cards.isEmpty
             ? "no sound card at all"
-            : "no USB audio card among " + cards.map(\.label).joined(separator: ", ")
+            : "no USB audio card that plays among " + cards.map { $0.label + ($0.plays == false ? " (records only)" : "") }.joined(separator: ", ")
         return DeviceChoice(device: "default", card: nil, reason: "auto: \(others), so ALSA's default")
     }
 
@@ -101,6 +108,25 @@ public enum SoundCards {
         return cards
     }
 
+    /// Whether any PCM device of the card has a playback stream (`snd_ctl_pcm_next_device`,
+    /// then `snd_ctl_pcm_info` for playback); nil when the card does not say.
+    static func hasPlayback(_ ctl: OpaquePointer) -> Bool? {
+        var info: OpaquePointer?
+        guard snd_pcm_info_malloc(&info) >= 0, let info else { return nil }
+        defer { snd_pcm_info_free(info) }
+        var device: Int32 = -1
+        for _ in 0..<32 {
+            guard snd_ctl_pcm_next_device(ctl, &device) >= 0 else { return nil }
+            // -1: no more devices; none of them plays (or there was none: a MIDI card).
+            guard device >= 0 else { return false }
+            snd_pcm_info_set_device(info, UInt32(device))
+            snd_pcm_info_set_subdevice(info, 0)
+            snd_pcm_info_set_stream(info, SND_PCM_STREAM_PLAYBACK)
+            if snd_ctl_pcm_info(ctl, info) >= 0 { return true }
+        }
+        return nil
+    }
+
     static func card(_ index: Int32) -> SoundCard {
         var unknown = SoundCard(index: Int(index), id: "\(index)", name: "?", driver: "?", longName: "?")
         var ctl: OpaquePointer?
@@ -115,6 +141,7 @@ public enum SoundCards {
         unknown.name = text(snd_ctl_card_info_get_name(info))
         unknown.driver = text(snd_ctl_card_info_get_driver(info))
         unknown.longName = text(snd_ctl_card_info_get_longname(info))
+        unknown.plays = hasPlayback(ctl)
         return unknown
     }
 

@@ -43,7 +43,7 @@ enum PiCards {
     @Test func withoutAUSBCardAutoIsALSAsDefaultAndSaysWhy() {
         let pi4 = SoundCards.choose("auto", cards: PiCards.pi4NoUSB)
         #expect(pi4.device == "default" && pi4.card == nil)
-        #expect(pi4.reason.contains("no USB audio card among card 0 'bcm2835 Headphones' (bcm2835_headpho)"))
+        #expect(pi4.reason.contains("no USB audio card that plays among card 0 'bcm2835 Headphones' (bcm2835_headpho)"))
         #expect(SoundCards.choose("auto", cards: PiCards.pi5NoUSB).device == "default")
         let none = SoundCards.choose("auto", cards: [])
         #expect(none.device == "default")
@@ -53,6 +53,20 @@ enum PiCards {
     @Test func theFirstUSBCardByIndexWinsWhateverTheListOrder() {
         let second = SoundCard(index: 4, id: "Speaker", name: "USB Speaker", driver: "USB-Audio", longName: "x at usb-1, full speed")
         #expect(SoundCards.choose("auto", cards: [second, PiCards.pi4USB, PiCards.jack]).card == PiCards.pi4USB)
+    }
+
+    /// A USB webcam's microphone numbered before the speaker (plugged in first) records
+    /// only: the speaker is chosen, and with no USB card that plays, ALSA's default (the
+    /// microphone was chosen and every line refused there for good).
+    @Test func aUSBCardThatOnlyRecordsIsPassedOver() {
+        let webcam = SoundCard(index: 1, id: "C920", name: "HD Pro Webcam C920", driver: "USB-Audio",
+                               longName: "HD Pro Webcam C920 at usb-0000:01:00.0-1.1, high speed", plays: false)
+        var speaker = PiCards.pi4USB
+        speaker.plays = true
+        #expect(SoundCards.choose("auto", cards: [PiCards.jack, webcam, speaker]).card == speaker)
+        let alone = SoundCards.choose("auto", cards: [PiCards.jack, webcam])
+        #expect(alone.device == "default" && alone.card == nil)
+        #expect(alone.reason.contains("card 1 'HD Pro Webcam C920' (USB-Audio) (records only)"), "\(alone.reason)")
     }
 
     @Test func anyOtherNameIsTakenAsItIs() {

@@ -103,7 +103,7 @@ pass "a missing device: exit 69, named, with its fix"
 vm_step "4. say --device auto: no USB card here, so ALSA's default, and the log says why"
 "$PH" say "Ahoy" --device auto 2> "$VM_OUT/say-auto.err" || fail "say --device auto: $(cat "$VM_OUT/say-auto.err")"
 sed 's/^/-- /' "$VM_OUT/say-auto.err"
-grep -q "^audio: opened 'default' (auto: no USB audio card among card 0 'Loopback' (Loopback), card 1 'Dummy' (Dummy), so ALSA's default)$" "$VM_OUT/say-auto.err" \
+grep -q "^audio: opened 'default' (auto: no USB audio card that plays among card 0 'Loopback' (Loopback), card 1 'Dummy' (Dummy), so ALSA's default)$" "$VM_OUT/say-auto.err" \
     || fail "say --device auto did not log the card it opened and why"
 pass "auto logged its choice"
 btvirt_stop
