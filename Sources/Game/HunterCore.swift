@@ -680,7 +680,16 @@ public struct HunterCore: Sendable {
     /// the trail, said from its start line), what did not is kept. Returns what was applied,
     /// in words for the log, and the effects (a new trail's start line).
     public mutating func reconfigure(_ next: Configuration, at t: Double) -> (applied: [String], effects: [Effect]) {
-        if next.hunt != nil { stoppedHunt = nil }
+        var next = next
+        if let stopped = stoppedHunt, next.hunt == stopped {
+            // A stopped hunt stays stopped through a reload of the same hunt: the parent's
+            // page saves the file for a volume, a tag's name or its calibration, and the
+            // reload said the start-up line and the first clue to the children the parent
+            // had stopped it for. A new trail (saved on the page, or by hand) starts.
+            next.hunt = nil
+        } else if next.hunt != nil {
+            stoppedHunt = nil
+        }
         let old = configuration
         var applied: [String] = []
         var effects: [Effect] = []
@@ -734,7 +743,8 @@ public struct HunterCore: Sendable {
 
     /// The parent's page's Start and Stop (issue #26): the hunt's rules off (ranging goes on,
     /// nothing is said, the detector is silent), or on again from the start-up line and the
-    /// trail's first clue. A reload with hunt rules starts a stopped hunt too.
+    /// trail's first clue. A reload with other hunt rules starts a stopped hunt too; one with
+    /// the same rules (a volume or a tag saved on the page) leaves it stopped.
     public enum HuntControl: String, Sendable, Equatable { case stop, start }
 
     public private(set) var stoppedHunt: HuntDirector.Configuration?

@@ -317,11 +317,25 @@ struct CoreDriver {
         d.hear(rssi: -50, until: 30)
         #expect(d.effects.lines.isEmpty, "a stopped hunt spoke: \(d.effects.lines)")
         #expect(!d.effects.contains { if case let .detector(rate) = $0 { rate > 0 } else { false } })
+        // The page saves the file for a volume or a tag's calibration: the reload of the
+        // same hunt leaves it stopped (it said the start-up line and the first clue).
+        var calibrated = config
+        calibrated.calibrations = [BeaconKey(uuid: treasureUUID, major: 1, minor: 1): -62]
+        let reloaded = d.core.reconfigure(calibrated, at: 20)
+        #expect(reloaded.effects.lines.isEmpty && d.core.stoppedHunt != nil, "\(reloaded.effects.lines)")
+        d.hear(rssi: -50, until: 30)
+        #expect(d.effects.lines.isEmpty, "a stopped hunt spoke after a reload: \(d.effects.lines)")
         let (_, started) = d.core.control(.start, at: 30)
         #expect(started.lines == [.startup])
         #expect(d.core.stoppedHunt == nil)
         // Start while running: from the start-up line again.
         #expect(d.core.control(.start, at: 31).effects.lines == [.startup])
+        // Stopped, then a new trail saved: it starts.
+        _ = d.core.control(.stop, at: 32)
+        var other = config
+        other.hunt?.trail = [TrailStep(region: Self.region, clue: .text("Behind the door."))]
+        #expect(d.core.reconfigure(other, at: 33).effects.lines == [.startup])
+        #expect(d.core.stoppedHunt == nil)
         // Nothing to stop without hunt rules.
         var plain = CoreDriver(HunterCore.Configuration(regions: [Self.region]))
         #expect(plain.core.control(.stop, at: 1).applied.isEmpty)
