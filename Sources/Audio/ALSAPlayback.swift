@@ -7,6 +7,9 @@ import Glibc
 /// What the playback thread reports (for logs, tests and the benchmark).
 public enum PlaybackEvent: Sendable {
     case deviceOpened(String)
+    /// `auto` opened ALSA's default for want of a USB card (a Pi 4's jack, often with nothing
+    /// in it); a USB card that comes later is switched to, and reported as `deviceOpened`.
+    case fallbackOpened(String)
     case deviceUnavailable(String)
     /// The first frame of request `tag` was handed to `snd_pcm_writei` at `written`.
     case firstFrame(tag: UInt64, requested: ContinuousClock.Instant, written: ContinuousClock.Instant)
@@ -217,7 +220,7 @@ public final class ALSAPlayback: Sendable {
             var clockStart = ContinuousClock.now
             var clockFrames = 0
             if let device {
-                config.observer?(.deviceOpened(device.name))
+                config.observer?(onFallback ? .fallbackOpened(device.name) : .deviceOpened(device.name))
             }
 
             while true {
@@ -248,7 +251,7 @@ public final class ALSAPlayback: Sendable {
                         owner.open.store(true, ordering: .releasing)
                         if unavailableLogged { config.log("device '\(config.device)' is back") }
                         unavailableLogged = false
-                        config.observer?(.deviceOpened(opened.name))
+                        config.observer?(fallback ? .fallbackOpened(opened.name) : .deviceOpened(opened.name))
                     } catch {
                         if !unavailableLogged {
                             config.log("\(error.message); retrying every \(config.retryInterval)")

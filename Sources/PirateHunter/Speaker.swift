@@ -36,9 +36,9 @@ final class Speaker {
     private let rewardSpeechMailbox: Mailbox<Synthesized>
     private var rewardSpeech: PCMBuffer?
     /// The device's comings and goings, from the PCM's thread: true opened, false not there.
-    private let deviceMailbox: Mailbox<Bool>
+    private let deviceMailbox: Mailbox<SpeakerPresence.News>
     /// nil until the device is first tried; true while it has been missing since the start.
-    private var speakerMissingSinceStart: Bool?
+    private var presence = SpeakerPresence()
     private var speakerFound: () -> Void = {}
     private var speechTimer: Int?
     /// The last line given to the speaker, when (loop seconds), and how long it waited for
@@ -78,8 +78,9 @@ final class Speaker {
         audio = setup.playback.map {
             HunterVoice.playback($0, sampleRate: rate, on: runtime) { event in
                 switch event {
-                case .deviceOpened: devices.post(true)
-                case .deviceUnavailable: devices.post(false)
+                case .deviceOpened: devices.post(.opened)
+                case .fallbackOpened: devices.post(.fallback)
+                case .deviceUnavailable: devices.post(.unavailable)
                 default: break
                 }
             }
@@ -95,7 +96,16 @@ final class Speaker {
         self.lineFinished = lineFinished
         self.speakerFound = speakerFound
         loop.watch(deviceMailbox.fd) { [unowned self] in
-            for opened in deviceMailbox.drain() { device(opened: opened) }
+            for news in deviceMailbox.drain() {
+                switch presence.heard(news) {
+                case .missing: Log.warning("audio: no speaker yet; the first clue waits for one")
+                case .onFallback: Log.info("audio: no USB speaker yet; lines go to ALSA's default until one is plugged in")
+                case .found:
+                    Log.info("audio: speaker found")
+                    speakerFound()
+                case nil: break
+                }
+            }
         }
         loop.watch(rewardSpeechMailbox.fd) { [unowned self] in
             for speech in rewardSpeechMailbox.drain() {
@@ -120,24 +130,6 @@ final class Speaker {
                 if let line = speech.speech.failureLine("a line (\(speech.event.rawValue))") { Log.error(line) }
                 play(speech.speech.audio)
             }
-        }
-    }
-
-    /// A speaker plugged in late (after the first lines went nowhere) is said to be found,
-    /// once; one lost later is the playback's own business (it reopens it).
-    private func device(opened: Bool) {
-        switch (speakerMissingSinceStart, opened) {
-        case (nil, false):
-            speakerMissingSinceStart = true
-            Log.warning("audio: no speaker yet; the first clue waits for one")
-        case (nil, true):
-            speakerMissingSinceStart = false
-        case (true?, true):
-            speakerMissingSinceStart = false
-            Log.info("audio: speaker found")
-            speakerFound()
-        default:
-            break
         }
     }
 
@@ -328,5 +320,36 @@ final class Speaker {
         let position = Int(elapsed * Double(rate))
         guard position < playing.samples.count else { return 0 }
         return Double(Mixer.nextPause(in: playing.samples, from: position, rate: rate) - position) / Double(rate)
+    }
+}
+
+/// Whether the speaker was there from the start: one plugged in late (after the first lines
+/// went nowhere) is said to be found, once; one lost later is the playback's own business (it
+/// reopens it). `auto` on ALSA's default for want of a USB card (a Pi 4's jack, often with
+/// nothing in it) is no speaker yet: the USB speaker plugged in later is found, and the
+/// lines missed are said again there (they were counted as heard on the empty jack).
+struct SpeakerPresence {
+    enum News: Sendable { case opened, fallback, unavailable }
+    enum Outcome: Equatable { case missing, onFallback, found }
+
+    private var missingSinceStart: Bool?
+
+    mutating func heard(_ news: News) -> Outcome? {
+        switch (missingSinceStart, news) {
+        case (nil, .unavailable):
+            missingSinceStart = true
+            return .missing
+        case (nil, .fallback):
+            missingSinceStart = true
+            return .onFallback
+        case (nil, .opened):
+            missingSinceStart = false
+        case (true?, .opened):
+            missingSinceStart = false
+            return .found
+        default:
+            break
+        }
+        return nil
     }
 }

@@ -306,6 +306,18 @@ func index(of needle: [Int16], in haystack: [Int16]) -> Int? {
         let onJack = try WAVFile.read(path: jack).samples, onUSB = try WAVFile.read(path: usb).samples
         #expect(index(of: before.samples, in: onJack) != nil, "the first line on the jack")
         #expect(index(of: after.samples, in: onUSB) != nil, "the next line on the USB speaker")
+        // ALSA's default is reported as the fallback it is, the USB card as a device: the
+        // hunter counts the speaker found only then (and says what was missed on the jack).
+        let opened = log.events.withLock { list in
+            list.compactMap { event -> String? in
+                switch event {
+                case .fallbackOpened: "fallback"
+                case .deviceOpened: "device"
+                default: nil
+                }
+            }
+        }
+        #expect(opened == ["fallback", "device"], "\(opened)")
     }
 
     /// The same while the detector clicks every 50 ms: each click woke the idle wait before
