@@ -121,6 +121,18 @@ public struct AccessGate {
         }
         let lower = name.lowercased()
         if names.contains(lower) { return true }
+        // Avahi's own renaming of the Pi's name when another machine on the network has it
+        // (the hunter and the box both "raspberrypi"): "raspberrypi-2.local", what a phone's
+        // browser is then offered. Refused with 421, its page could not be reached at all.
+        // Still only the Pi's name and .local (a rebinding page cannot make a browser send
+        // a .local Host for its own site).
+        if lower.hasSuffix(".local"), let dash = lower.lastIndex(of: "-") {
+            let digits = lower[lower.index(after: dash)..<lower.index(lower.endIndex, offsetBy: -".local".count)]
+            if (1...3).contains(digits.count), digits.allSatisfy(\.isASCII), digits.allSatisfy(\.isNumber),
+                names.contains(String(lower[..<dash]) + ".local") {
+                return true
+            }
+        }
         let parts = lower.split(separator: ".", omittingEmptySubsequences: false)
         return parts.count == 4 && parts.allSatisfy { part in part.count <= 3 && !part.isEmpty && part.allSatisfy(\.isASCII) && UInt8(part) != nil }
     }

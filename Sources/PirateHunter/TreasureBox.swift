@@ -138,11 +138,16 @@ final class TreasureBox {
         refresh()
     }
 
+    /// The screen is drawn again when a sighting did something (a greeting, the standings, a
+    /// new seal); a hunter's distance and class are drawn at the next tick (0.5 s). Drawn for
+    /// every packet, the trail's tags and the hunters at 10 Hz made a hundred frames a second,
+    /// and a transmitter sending made-up announcements a thousand.
     private func sighting(_ sighting: BeaconSighting) {
         var s = sighting
         s.time -= runtime.start
-        carryOut(core.sighting(s))
-        refresh()
+        let effects = core.sighting(s)
+        carryOut(effects)
+        if !effects.isEmpty { refresh() }
     }
 
     private func carryOut(_ effects: [TreasureBoxCore.Effect]) {

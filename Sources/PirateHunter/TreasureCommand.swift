@@ -14,11 +14,17 @@ enum TreasureCommand {
         let load = { () throws(CLIError) -> TreasureSetup in
             try HunterConfiguration.load(flags: flags, defaultPath: HunterConfiguration.treasurePath).treasureSetup()
         }
-        var setup = try load()
-        setup.reload = load
         // The simulator's visiting hunter and the box are one game: paired with the demo's
-        // key when the file has none (nothing real is believed with it: it is public).
-        if setup.transport == .simulator, setup.key == nil { setup.key = DemoWorld.gameKey }
+        // key when the file has none (nothing real is believed with it: it is public). At a
+        // reload too: the file read again has no key, and the box went unpaired (the visitor
+        // never greeted again, the kiosk saying "NOT PAIRED").
+        let loadPaired = { () throws(CLIError) -> TreasureSetup in
+            var setup = try load()
+            if setup.transport == .simulator, setup.key == nil { setup.key = DemoWorld.gameKey }
+            return setup
+        }
+        var setup = try loadPaired()
+        setup.reload = loadPaired
         setup.duration = duration
         setup.kiosk = !plain && !setup.json && isatty(1) == 1
         var options = RuntimeOptions(record: setup.record, duration: duration)

@@ -40,7 +40,8 @@ struct AccessGateTests {
     @Test func aForeignHostIsRefusedEvenWithASession() {
         var g = gate()
         let session = signIn(&g)
-        for host in ["evil.example", "evil.example:8080", "piratepi.evil.example", "1.2.3.4.evil.example", "[zz]", "localhost:99999", ""] {
+        for host in ["evil.example", "evil.example:8080", "piratepi.evil.example", "1.2.3.4.evil.example", "[zz]", "localhost:99999", "",
+                     "piratepi-2.evil.example", "piratepi-2", "piratepi-x.local", "piratepi-1234.local", "other-2.local", "piratepi-.local", "-2.local"] {
             guard case let .answer(response) = g.check(request("/tags", host: host, cookie: session?.id), at: 1) else {
                 Issue.record("\(host) passed")
                 continue
@@ -53,7 +54,9 @@ struct AccessGateTests {
     @Test func ownNamesAndAddressLiteralsPass() {
         var g = gate()
         let session = signIn(&g)
-        for host in ["piratepi", "PiratePi.local:8080", "localhost:8080", "192.168.1.5:8080", "127.0.0.1", "[fe80::1]:8080", "[::1]"] {
+        // "piratepi-2.local": avahi's name for this Pi when another has "piratepi".
+        for host in ["piratepi", "PiratePi.local:8080", "localhost:8080", "192.168.1.5:8080", "127.0.0.1", "[fe80::1]:8080", "[::1]",
+                     "piratepi-2.local:8080", "PiratePi-13.local"] {
             guard case .pass = g.check(request("/tags", host: host, cookie: session?.id), at: 1) else {
                 Issue.record("\(host) refused")
                 continue
