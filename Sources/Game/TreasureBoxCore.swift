@@ -272,6 +272,18 @@ public struct TreasureBoxCore: Sendable {
         sealedFor = nil
     }
 
+    /// A new round (the box page's "New round": the hunters restarted for another hunt): the
+    /// finish order and who was greeted start again, so this round's finds are counted and
+    /// greeted (they were refused as repeats, and the kiosk said the morning's order and "All
+    /// found" from the start). The hunters in view are kept.
+    public mutating func newRound(at t: Double) -> [Effect] {
+        standings = Standings()
+        greeted.removeHeard(before: .infinity)
+        greeting = nil
+        sealedFor = nil
+        return [.output(.standings(time: t, [])), .log("a new round: standings and greetings start again")]
+    }
+
     private static func huntersEngine(_ ranging: RangingConfiguration) -> RangingEngine {
         RangingEngine(configuration: ranging, regions: [Region(name: "hunters", uuid: TreasureSignals.hunterUUID)])
     }

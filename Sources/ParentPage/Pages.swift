@@ -275,6 +275,10 @@ public enum Pages {
             <p>Reward: <strong id="reward">\(HTML.escape(view.reward ?? "none"))</strong></p>
             <h2>Greetings</h2><ul id="greetings">\(view.greetings.map { "<li>\(HTML.escape($0))</li>" }.joined())</ul>
             <h2>Standings</h2><ol id="standings">\(view.standings.map { "<li>\(HTML.escape($0))</li>" }.joined())</ol>
+            \(form("/box", chrome, """
+                <p>A new round (the hunters restarted for another hunt): the standings and greetings start again.</p>
+                <button type="submit" name="action" value="new-round">New round</button>
+                """))
             """)
     }
 

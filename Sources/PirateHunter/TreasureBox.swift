@@ -92,6 +92,13 @@ final class TreasureBox {
             view.standings = state.standingsInOrder.map { "Hunter \($0.hunter) found treasure \($0.treasure) at \(Int($0.at.rounded())) s" }
             return view
         }
+        console?.hooks.boxControl = { [unowned self] action in
+            guard action == "new-round" else { return "unknown box action" }
+            carryOut(core.newRound(at: now))
+            greetings = []
+            refresh()
+            return "new round: standings and greetings start again"
+        }
         console?.hooks.checks = { [unowned self] in
             [
                 setup.key != nil ? CheckItem(status: .ok, text: "Game key: paired") : CheckItem(status: .problem, text: "Not paired: no reward is sent", fix: "pirate-hunter check --new-game, then pirate-hunter pair CODE on every Pi"),

@@ -111,6 +111,33 @@ import Testing
         #expect(far.standings.finishers.isEmpty)
     }
 
+    /// A second round (the hunters restarted from their pages, "New round" on the box's):
+    /// the same hunter's find is counted and greeted again. Before, the box refused it as a
+    /// repeat and its kiosk showed the first round's order from the start.
+    @Test func aNewRoundCountsAndGreetsTheSameFindsAgain() {
+        var core = Self.paired()
+        func visit(from start: Double) -> [TreasureBoxCore.Effect] {
+            var effects: [TreasureBoxCore.Effect] = []
+            var t = start
+            while t < start + 10 {
+                effects += core.sighting(Self.announcement(7, at: t))
+                if Int((t * 10).rounded()) % 5 == 0 { effects += core.tick(at: t) }
+                t += 0.1
+            }
+            return effects
+        }
+        func greeted(_ effects: [TreasureBoxCore.Effect]) -> Bool { effects.contains { if case .output(.greet) = $0 { true } else { false } } }
+        #expect(greeted(visit(from: 0)))
+        #expect(core.standings.finishers.count == 1)
+        #expect(!greeted(visit(from: 60)), "greeted again only after ten minutes in one round")
+        let reset = core.newRound(at: 100)
+        #expect(reset.first == .output(.standings(time: 100, [])))
+        #expect(core.standings.finishers.isEmpty)
+        let again = visit(from: 120)
+        #expect(greeted(again))
+        #expect(core.standings.finishers.map(\.time).first ?? 0 >= 120)
+    }
+
     /// A reload that adds a chest to the trail and moves the ranging's edges: the box counts
     /// the new chest's finds and shows the new count and edges (the core kept the trail and
     /// ranging of the start, while the log said everything was taken).

@@ -25,6 +25,8 @@ final class ParentConsole {
         var setVolume: (Double) -> Void = { _ in }
         var control: (String) -> String = { _ in "not available" }
         var box: (() -> BoxView)?
+        /// The box page's action ("new-round"): what was done, in words for the log.
+        var boxControl: ((String) -> String)?
     }
 
     let runtime: ApplianceRuntime
@@ -259,6 +261,10 @@ final class ParentConsole {
         }
         if isBox {
             if request.method == "GET", request.path == "/box", let box = hooks.box { return WebResponse(text: Pages.box(box(), chrome)) }
+            if request.method == "POST", request.path == "/box", let control = hooks.boxControl {
+                Log.info("parent's page: \(control(request["action"] ?? ""))")
+                return .seeOther("/box")
+            }
             return Pages.notFound()
         }
         switch (request.method, request.path) {
