@@ -94,6 +94,10 @@ struct WalkScore {
     /// True finds said (at < 1.5 m): more than one is a child at the treasure told it again.
     var trueFinds = 0
     var falseFind = false
+    /// The walk's first "treasure-found" was true (none said at 1.5 m or more before it):
+    /// the finds count a walk by its first true find, even after a false one told the child
+    /// "found" metres out.
+    var firstFindTrue = false
     var covered = 0
     var ranged = 0
     /// The same by true distance (`WalkRules.coverageBands`): an interval honest overall can
@@ -111,7 +115,10 @@ func scoreWalk(_ world: WalkingWorld, _ told: WalkTold, debug: Bool = false) -> 
     var score = WalkScore()
     score.seconds = world.duration
     var entered = false
-    for (time, line) in told.lines {
+    var findsSaid = 0
+    // Lines after the walk's end (a replay finishing a line, up to 30 s on) are not counted:
+    // the hours are the walk's, and the in-process run stops at its end.
+    for (time, line) in told.lines where time < world.duration {
         let d = world.distance(at: time)
         var isFalse = WalkRules.isFalse(line, about: world, at: time, standing: time >= world.stopAtChest) ?? false
         switch line {
@@ -123,6 +130,8 @@ func scoreWalk(_ world: WalkingWorld, _ told: WalkTold, debug: Bool = false) -> 
             if debug { print("seed \(world.seed) found at t-stop \(format(time - world.stopAtChest, 1)) d \(format(d, 2)) rate \(format(1 / world.advertisingInterval, 0))") }
             if score.findLag == nil, !isFalse { score.findLag = time - world.stopAtChest }
             if !isFalse { score.trueFinds += 1 }
+            if findsSaid == 0 { score.firstFindTrue = !isFalse }
+            findsSaid += 1
         default: break
         }
         if isFalse { score.falseLines[line, default: 0] += 1 }
@@ -763,7 +772,8 @@ func runWalking(heldOut: Bool, count: Int, firstSeed: UInt64? = nil, writeCaptur
             return "\(name) \(format(100 * Double(covered) / Double(ranged), 1)) %"
         }
         if !bands.isEmpty { print("(\(name), interval covers by true distance: " + bands.joined(separator: ", ") + ")") }
-        print("(\(name), walks told their true find more than once: \(row.count { $0.1.trueFinds > 1 }) of \(row.count))")
+        print("(\(name), walks told their true find more than once: \(row.count { $0.1.trueFinds > 1 }) of \(row.count); "
+            + "whose first find said was the true one: \(row.count { $0.1.firstFindTrue }) of \(row.count))")
         print("(\(name), approaches heard at 10/4/1-2 Hz by kind: " + approachKinds(row) + ")")
     }
     /// Ceiling `i`'s share of the legs of these kinds heard, at 10/4/1-2 Hz.
