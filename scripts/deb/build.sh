@@ -65,7 +65,11 @@ for unit in pirate-hunter.service pirate-treasure.service; do
         -e 's|^# Installed by `make install`;|# Installed by the pirate-hunter package;|' \
         -e 's|^# An unprivileged user made up at start;|# The unprivileged user pirate-hunter (sysusers.d);|' \
         -e 's|^DynamicUser=yes$|User=pirate-hunter\nGroup=pirate-hunter|' \
+        -e 's|^ConfigurationDirectory=pirate-hunter$|ConfigurationDirectory=pirate-hunter\nConfigurationDirectoryMode=0775|' \
         "systemd/$unit" > "$root/$unitdir/$unit"
+    # The mode postinst gives /etc/pirate-hunter (the page saves into it): with systemd's
+    # default 0755 every start logged "already exists but the mode is different".
+    grep -q '^ConfigurationDirectoryMode=0775$' "$root/$unitdir/$unit" || { echo "deb: $unit: no ConfigurationDirectoryMode=" >&2; exit 70; }
     grep -q '^AmbientCapabilities=CAP_NET_RAW CAP_NET_ADMIN$' "$root/$unitdir/$unit" \
         || { echo "deb: $unit lost its AmbientCapabilities" >&2; exit 70; }
     grep -q '^User=pirate-hunter$' "$root/$unitdir/$unit" || { echo "deb: $unit: no User=" >&2; exit 70; }

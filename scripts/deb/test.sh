@@ -76,6 +76,8 @@ unshare --mount --propagation private bash -euo pipefail -c '
     apt_opts=(-q -y -o APT::Keep-Downloaded-Packages=true -o Dpkg::Use-Pty=0)
 
     echo "== apt-get install ./$name"
+    # Raspberry Pi OS has a gpio group owning /dev/gpiochip*: the user must join it.
+    in_root getent group gpio >/dev/null || in_root groupadd --system gpio
     in_root apt-get "${apt_opts[@]}" update >/dev/null
     in_root apt-get "${apt_opts[@]}" install --no-install-recommends "/tmp/$name" > "$work/install.log" 2>&1 \
         || { cat "$work/install.log"; fail "apt-get install"; }
@@ -84,6 +86,7 @@ unshare --mount --propagation private bash -euo pipefail -c '
     echo "== the service user, the units, the conffiles"
     in_root getent passwd pirate-hunter || fail "no user pirate-hunter"
     in_root id -nG pirate-hunter | grep -qw audio || fail "pirate-hunter is not in the audio group"
+    in_root id -nG pirate-hunter | grep -qw gpio || fail "pirate-hunter is not in the gpio group (the button chips group)"
     # Debian 13 puts units in /usr/lib/systemd/system, 12 in /lib/systemd/system.
     unitdir=/lib/systemd/system
     [ "$dist" = bookworm ] || unitdir=/usr/lib/systemd/system
@@ -93,6 +96,7 @@ unshare --mount --propagation private bash -euo pipefail -c '
         [ -f "$f" ] || fail "$unit not installed"
         grep -q "^AmbientCapabilities=CAP_NET_RAW CAP_NET_ADMIN$" "$f" || fail "$unit: AmbientCapabilities"
         grep -q "^User=pirate-hunter$" "$f" || fail "$unit: User="
+        grep -q "^ConfigurationDirectoryMode=0775$" "$f" || fail "$unit: ConfigurationDirectoryMode="
         [ ! -e "$root/etc/systemd/system/multi-user.target.wants/$unit" ] || fail "$unit enabled at install (must not be)"
     done
     in_root dpkg-query -W -f="\${Conffiles}\n" pirate-hunter | grep -q "/etc/pirate-hunter/hunter.json" || fail "hunter.json is not a conffile"
