@@ -44,6 +44,30 @@ extension Checklist {
 }
 
 @Suite struct ChecklistTests {
+    /// A hunter that crash-looped past its start limit (or exited with a code systemd does
+    /// not restart) is enabled and not running: a warning naming where to look, not "ok"
+    /// and "ready". A Pi where neither unit is enabled starts nothing at boot.
+    @Test func aServiceThatStoppedOrNeverStartsIsAWarning() {
+        var facts = readyFacts()
+        let hunterPath = "/usr/lib/systemd/system/pirate-hunter.service", boxPath = "/usr/lib/systemd/system/pirate-treasure.service"
+        facts.units = [CheckFacts.Unit(name: "pirate-hunter.service", path: hunterPath, enabled: true, runningAs: [], user: "pirate-hunter"),
+                       CheckFacts.Unit(name: "pirate-treasure.service", path: boxPath, enabled: false, runningAs: [], user: "pirate-hunter")]
+        let stopped = Checklist(facts)
+        #expect(stopped.line(.service, "pirate-hunter.service")?.status == .warn)
+        #expect(stopped.line(.service, "pirate-hunter.service")?.fix?.contains("journalctl -u pirate-hunter.service") == true)
+        #expect(stopped.line(.service, "pirate-treasure.service")?.status == .ok, "the box's unit on a hunter's Pi")
+        #expect(stopped.line(.service, "at boot") == nil)
+        facts.units[0].enabled = false
+        let never = Checklist(facts)
+        #expect(never.line(.service, "pirate-hunter.service")?.status == .ok)
+        #expect(never.line(.service, "at boot")?.status == .warn)
+        // Run by hand (not enabled): something runs, nothing to warn of.
+        facts.units[0].runningAs = ["pi"]
+        #expect(Checklist(facts).line(.service, "at boot") == nil)
+        // The ready Pi: enabled and running.
+        #expect(Checklist(readyFacts()).line(.service, "pirate-hunter.service")?.status == .ok)
+    }
+
     @Test func theRunningHuntersPageAndCodeArePrinted() {
         let list = Checklist(readyFacts())
         #expect(list.line(.service, "page")?.detail == "http://piratepi.local:8080/ on a phone on the same Wi-Fi; setup code 042917")

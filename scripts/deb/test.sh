@@ -139,6 +139,8 @@ assert "/usr/share/pirate-hunter/voices" in by[("voice", "line pack")]["detail"]
 for unit in ["pirate-hunter.service", "pirate-treasure.service"]:
     d = by[("service", unit)]
     assert d["status"] == "ok" and "/lib/systemd/system/" in d["detail"] and "not enabled" in d["detail"] and "pirate-hunter" in d["detail"], d
+# Installed, neither enabled: nothing would start at boot.
+assert by[("service", "at boot")]["status"] == "warn", by.get(("service", "at boot"))
 assert all(l.get("fix") for l in lines if l.get("status") == "fail")
 PY
     [ "$rc" -ne 0 ] || grep -q "\"failed\": 0" "$work/check.json" || fail "check exit $rc"

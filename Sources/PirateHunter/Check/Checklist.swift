@@ -449,8 +449,12 @@ struct Checklist: Sendable {
 
     // MARK: Service
 
+    /// Each unit; one enabled but not running is a warning (it stopped: a crash loop past
+    /// its start limit, or an exit a restart does not mend), and so is a Pi where no unit is
+    /// enabled or running once they are installed (nothing starts at boot). Both were "ok",
+    /// and the list ended "ready" with nothing running.
     static func service(_ units: [CheckFacts.Unit]) -> [CheckLine] {
-        units.map { unit in
+        var lines: [CheckLine] = units.map { unit in
             guard let path = unit.path else {
                 return .warn(.service, unit.name, "not installed",
                     fix: "sudo apt install ./pirate-hunter_*.deb (or sudo make install)")
@@ -463,8 +467,18 @@ struct Checklist: Sendable {
                 detail += ", running as \(unit.runningAs.joined(separator: ", "))"
             }
             detail += user.isEmpty ? "" : " (unit runs\(user))"
+            if unit.enabled, unit.runningAs.isEmpty {
+                return .warn(.service, unit.name, detail + ": it stopped",
+                    fix: "sudo systemctl status \(unit.name) and journalctl -u \(unit.name) say why; mend it, then sudo systemctl restart \(unit.name)")
+            }
             return .ok(.service, unit.name, detail)
         }
+        let installed = units.filter { $0.path != nil }
+        if !installed.isEmpty, !installed.contains(where: { $0.enabled || !$0.runningAs.isEmpty }) {
+            lines.append(.warn(.service, "at boot", "neither service is enabled: nothing starts when the Pi does",
+                fix: "sudo systemctl enable --now pirate-hunter.service (the hunter) or pirate-treasure.service (the box)"))
+        }
+        return lines
     }
 
     /// The page's address and setup code: what a parent types on the phone.
