@@ -44,6 +44,26 @@ extension Checklist {
 }
 
 @Suite struct ChecklistTests {
+    /// The box's Pi: its `treasure.json` is checked beside `hunter.json` (only the hunter's
+    /// was: "ready", while the box exited 78 with a reward too long and stayed down). Its
+    /// pairing stands for the Pi's.
+    @Test func theBoxsFileIsCheckedToo() {
+        var facts = readyFacts()
+        facts.configuration.game = nil
+        facts.configuration.box = .init(path: "/etc/pirate-hunter/treasure.json", problems: [CLIError(.config, "/etc/pirate-hunter/treasure.json: treasure.reward: is 47 bytes long")])
+        let broken = Checklist(facts)
+        #expect(broken.line(.configuration, "box file")?.status == .fail)
+        #expect(broken.line(.configuration, "box file")?.detail.contains("treasure.reward") == true)
+        #expect(broken.line(.configuration, "game key")?.status == .warn)
+        facts.configuration.box = .init(path: "/etc/pirate-hunter/treasure.json", problems: [], game: "ABCD")
+        let box = Checklist(facts)
+        #expect(box.line(.configuration, "box file")?.status == .ok)
+        #expect(box.line(.configuration, "box file")?.detail == "/etc/pirate-hunter/treasure.json is valid (the treasure box's; paired: game ABCD)")
+        #expect(box.line(.configuration, "game key")?.status == .ok, "the box's Pi is paired through its own file")
+        // A hunter's Pi without the box's file: no such line.
+        #expect(Checklist(readyFacts()).line(.configuration, "box file") == nil)
+    }
+
     /// A hunter that crash-looped past its start limit (or exited with a code systemd does
     /// not restart) is enabled and not running: a warning naming where to look, not "ok"
     /// and "ready". A Pi where neither unit is enabled starts nothing at boot.

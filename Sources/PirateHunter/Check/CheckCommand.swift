@@ -30,6 +30,18 @@ enum CheckCommand {
             configuration.apply(flags)
             configuration.resolveDirectories(environment: ProcessInfo.processInfo.environment, executablePath: VoiceLocations.currentExecutablePath())
         }
+        // The box's file too, when it is there and no file was named.
+        if flags.configPath == nil, FileManager.default.fileExists(atPath: HunterConfiguration.treasurePath) {
+            var box = CheckFacts.Configuration.BoxFile(path: HunterConfiguration.treasurePath)
+            do {
+                let treasure = try HunterConfiguration.load(flags: flags, defaultPath: HunterConfiguration.treasurePath)
+                box.game = treasure.game.key?.fingerprint
+                box.problems = ConfigurationValidator.problems(treasure)
+            } catch {
+                box.problems = [error] + error.further.map { CLIError(error.code, $0) }
+            }
+            facts.configuration.box = box
+        }
         facts.units = CheckProbe.units()
         facts.button = configuration.button.map(CheckProbe.button)
         facts.bluetooth = CheckProbe.bluetooth(transport: configuration.transport, units: facts.units)

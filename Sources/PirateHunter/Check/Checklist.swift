@@ -71,6 +71,15 @@ struct CheckFacts: Sendable {
         var problems: [CLIError] = []
         /// The game key's fingerprint (`game.key`); nil: unpaired.
         var game: String?
+        /// The box's file (`treasure.json`) beside the hunter's, checked too when no
+        /// `--config` was given: on the box's Pi `check` checked only `hunter.json`, said
+        /// "ready", and the box stayed down with its own file's mistake (exit 78).
+        var box: BoxFile?
+        struct BoxFile: Sendable {
+            var path: String
+            var problems: [CLIError] = []
+            var game: String?
+        }
         /// The loader's one-line error (tests and older callers).
         var error: String? {
             get { problems.first?.message }
@@ -410,13 +419,29 @@ struct Checklist: Sendable {
         }
         let file: CheckLine = facts.file.map { .ok(.configuration, "file", "\($0) is valid") }
             ?? .ok(.configuration, "file", "no \(facts.path): the defaults")
-        return [file, pairing(facts)]
+        return [file, pairing(facts)] + boxFile(facts.box)
+    }
+
+    /// The box's file: its mistakes as `treasure` would refuse it, or valid and paired or not.
+    static func boxFile(_ box: CheckFacts.Configuration.BoxFile?) -> [CheckLine] {
+        guard let box else { return [] }
+        if !box.problems.isEmpty {
+            return box.problems.map { problem in
+                .fail(.configuration, "box file", problem.message,
+                      fix: "fix what the line names (docs/configuration.md lists every key), then: pirate-hunter check; the box starts again with sudo systemctl restart pirate-treasure", code: problem.code)
+            }
+        }
+        return [.ok(.configuration, "box file", "\(box.path) is valid (the treasure box's; " + (box.game.map { "paired: game \($0))" } ?? "not paired)"))]
     }
 
     /// Whether this Pi shares the game's key (issue #25): without it nothing from the air is
     /// believed beyond a plain beacon's presence.
     static func pairing(_ facts: CheckFacts.Configuration) -> CheckLine {
         if let game = facts.game { return .ok(.configuration, "game key", "paired: game \(game) (every Pi of the game must show the same)") }
+        // The box's Pi: its own file is paired, the hunter's (unused there) need not be.
+        if let game = facts.box?.game, facts.box?.problems.isEmpty == true {
+            return .ok(.configuration, "game key", "the box's file is paired: game \(game) (every Pi of the game must show the same); \(facts.file ?? facts.path) is not")
+        }
         return .warn(.configuration, "game key",
                      "not paired: box rewards, other hunters and finders are ignored (no game.key in \(facts.file ?? facts.path))",
                      fix: "on one Pi: pirate-hunter check --new-game (prints a code); on every Pi of the game: sudo pirate-hunter pair CODE [--config FILE], then restart it")
