@@ -44,6 +44,18 @@ extension Checklist {
 }
 
 @Suite struct ChecklistTests {
+    /// A clue recorded into the parent's home: `check` (the parent) reads it, the service
+    /// (ProtectHome=yes) cannot. A warning with where to put it.
+    @Test func aFileTheServiceCannotSeeIsAWarning() {
+        var facts = readyFacts()
+        facts.configuration.hiddenFromService = ["/home/pi/clue1.wav"]
+        let list = Checklist(facts)
+        #expect(list.line(.configuration, "files")?.status == .warn)
+        #expect(list.line(.configuration, "files")?.detail.contains("/home/pi/clue1.wav") == true)
+        #expect(list.line(.configuration, "files")?.fix?.contains("/etc/pirate-hunter/") == true)
+        #expect(Checklist(readyFacts()).line(.configuration, "files") == nil)
+    }
+
     /// The box's Pi: its `treasure.json` is checked beside `hunter.json` (only the hunter's
     /// was: "ready", while the box exited 78 with a reward too long and stayed down). Its
     /// pairing stands for the Pi's.

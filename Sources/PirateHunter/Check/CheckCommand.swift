@@ -43,6 +43,14 @@ enum CheckCommand {
             facts.configuration.box = box
         }
         facts.units = CheckProbe.units()
+        if facts.units.contains(where: { $0.name == "pirate-hunter.service" && $0.path != nil }) {
+            let named = configuration.hunt.trail.compactMap { step -> String? in
+                if case let .recording(path)? = step.clue { return path } else { return nil }
+            } + [configuration.record].compactMap { $0 }
+            facts.configuration.hiddenFromService = named.filter { path in
+                ["/home/", "/root/", "/run/user/"].contains { path.hasPrefix($0) }
+            }
+        }
         facts.button = configuration.button.map(CheckProbe.button)
         facts.bluetooth = CheckProbe.bluetooth(transport: configuration.transport, units: facts.units)
         facts.page = CheckProbe.page(configuration.web)

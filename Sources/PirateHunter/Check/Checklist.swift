@@ -71,6 +71,11 @@ struct CheckFacts: Sendable {
         var problems: [CLIError] = []
         /// The game key's fingerprint (`game.key`); nil: unpaired.
         var game: String?
+        /// Files the configuration names (clue recordings, the capture) where the service
+        /// cannot reach them: under /home, /root or /run/user, which its unit hides
+        /// (ProtectHome=yes). `check`, run by the parent, could read them and said "valid";
+        /// the service could not, and waited on a mistake `check` denied.
+        var hiddenFromService: [String] = []
         /// The box's file (`treasure.json`) beside the hunter's, checked too when no
         /// `--config` was given: on the box's Pi `check` checked only `hunter.json`, said
         /// "ready", and the box stayed down with its own file's mistake (exit 78).
@@ -419,7 +424,13 @@ struct Checklist: Sendable {
         }
         let file: CheckLine = facts.file.map { .ok(.configuration, "file", "\($0) is valid") }
             ?? .ok(.configuration, "file", "no \(facts.path): the defaults")
-        return [file, pairing(facts)] + boxFile(facts.box)
+        return [file, pairing(facts)] + hidden(facts.hiddenFromService) + boxFile(facts.box)
+    }
+
+    static func hidden(_ paths: [String]) -> [CheckLine] {
+        guard !paths.isEmpty else { return [] }
+        return [.warn(.configuration, "files", "the service cannot read \(paths.joined(separator: ", ")): its unit hides /home, /root and /run/user",
+                      fix: "copy them into /etc/pirate-hunter/ (sudo cp FILE /etc/pirate-hunter/) and name them there")]
     }
 
     /// The box's file: its mistakes as `treasure` would refuse it, or valid and paired or not.
