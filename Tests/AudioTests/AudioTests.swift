@@ -279,26 +279,44 @@ func index(of needle: [Int16], in haystack: [Int16]) -> Int? {
     /// switched to once the playback is idle. It stayed on the jack for good: the child heard
     /// nothing until a restart. (The cards are the test's: the jack and the speaker are
     /// `file:` devices.)
-    @Test func autoLeavesALSAsDefaultForAUSBCardThatComesLater() throws {
-        let scratch = try Scratch("audio-auto-usb")
-        let jack = scratch.path + "/jack.wav", usb = scratch.path + "/usb.wav"
-        let plugged = Mutex(false)
-        let speaker = SoundCard(index: 1, id: "Device", name: "USB Audio Device", driver: "USB-Audio", longName: "USB Audio Device at usb-1.2")
+    /// `auto` on the test's cards: the jack (ALSA's default) until plugged in, then a USB
+    /// speaker; both `file:` devices in `scratch`, retried every 100 ms.
+    final class Plug: Sendable {
+        let isIn = Mutex(false)
+        func plugIn() { isIn.withLock { $0 = true } }
+    }
+
+    struct AutoCards {
+        let jack: String, usb: String
+        let plug = Plug()
         let log = EventLog()
         var configuration = PlaybackConfiguration(device: SoundCards.auto)
-        configuration.retryInterval = .milliseconds(100)
-        configuration.chooseDevice = { _ in
-            plugged.withLock { $0 }
-                ? DeviceChoice(device: fileDevice(usb), card: speaker, reason: "auto: the first USB audio card")
-                : DeviceChoice(device: fileDevice(jack), card: nil, reason: "auto: no USB audio card, so ALSA's default")
+
+        init(_ scratch: Scratch) {
+            jack = scratch.path + "/jack.wav"
+            usb = scratch.path + "/usb.wav"
+            let speaker = SoundCard(index: 1, id: "Device", name: "USB Audio Device", driver: "USB-Audio", longName: "USB Audio Device at usb-1.2")
+            configuration.retryInterval = .milliseconds(100)
+            let (jack, usb, plug) = (jack, usb, plug)
+            configuration.chooseDevice = { _ in
+                plug.isIn.withLock { $0 }
+                    ? DeviceChoice(device: fileDevice(usb), card: speaker, reason: "auto: the first USB audio card")
+                    : DeviceChoice(device: fileDevice(jack), card: nil, reason: "auto: no USB audio card, so ALSA's default")
+            }
+            log.configure(&configuration)
         }
-        log.configure(&configuration)
-        let playback = ALSAPlayback(configuration: configuration)
+    }
+
+    @Test func autoLeavesALSAsDefaultForAUSBCardThatComesLater() throws {
+        let scratch = try Scratch("audio-auto-usb")
+        let cards = AutoCards(scratch)
+        let (jack, usb, log) = (cards.jack, cards.usb, cards.log)
+        let playback = ALSAPlayback(configuration: cards.configuration)
         let before = PCMBuffer(sampleRate: 22050, channels: 1, samples: (0..<4000).map { Int16($0 % 1500 + 1) })
         let after = PCMBuffer(sampleRate: 22050, channels: 1, samples: (0..<4000).map { Int16(-($0 % 1700) - 1) })
         playback.play(before, slot: .speech)
         #expect(playback.waitUntilIdle())
-        plugged.withLock { $0 = true }
+        cards.plug.plugIn()
         #expect(eventually { log.lines.withLock { $0 }.contains { $0.contains("a USB audio card is here now") } })
         playback.play(after, slot: .speech)
         #expect(playback.waitUntilIdle())
@@ -325,24 +343,14 @@ func index(of needle: [Int16], in haystack: [Int16]) -> Int? {
     /// jack for as long as the treasure was heard.
     @Test func autoLeavesALSAsDefaultForAUSBCardWhileTheDetectorClicks() throws {
         let scratch = try Scratch("audio-auto-usb-clicks")
-        let jack = scratch.path + "/jack.wav", usb = scratch.path + "/usb.wav"
-        let plugged = Mutex(false)
-        let speaker = SoundCard(index: 1, id: "Device", name: "USB Audio Device", driver: "USB-Audio", longName: "USB Audio Device at usb-1.2")
-        let log = EventLog()
-        var configuration = PlaybackConfiguration(device: SoundCards.auto)
-        configuration.retryInterval = .milliseconds(100)
-        configuration.tailMilliseconds = 0
-        configuration.chooseDevice = { _ in
-            plugged.withLock { $0 }
-                ? DeviceChoice(device: fileDevice(usb), card: speaker, reason: "auto: the first USB audio card")
-                : DeviceChoice(device: fileDevice(jack), card: nil, reason: "auto: no USB audio card, so ALSA's default")
-        }
-        log.configure(&configuration)
-        let playback = ALSAPlayback(configuration: configuration)
+        var cards = AutoCards(scratch)
+        cards.configuration.tailMilliseconds = 0
+        let log = cards.log
+        let playback = ALSAPlayback(configuration: cards.configuration)
         let click = PCMBuffer(sampleRate: 22050, channels: 1, samples: [Int16](repeating: 900, count: 20))
         playback.play(click, slot: .effect)
         #expect(playback.waitUntilIdle())
-        plugged.withLock { $0 = true }
+        cards.plug.plugIn()
         var switched = false
         for _ in 0..<60 {
             playback.play(click, slot: .effect)

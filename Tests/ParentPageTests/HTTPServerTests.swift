@@ -11,16 +11,21 @@ import Web
 struct HTTPServerTests {
     /// Sends `request` and pumps the server until the client has read everything (the
     /// server closes) or `seconds` pass; the reply's bytes.
-    static func exchange(_ server: HTTPServer, _ request: [UInt8], seconds: Double = 5, until done: (([UInt8]) -> Bool)? = nil) -> [UInt8] {
+    /// A non-blocking client socket connecting to the server on loopback.
+    static func client(_ server: HTTPServer) -> Int32 {
         let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        defer { close(fd) }
         var address = sockaddr_in()
         address.sin_family = sa_family_t(AF_INET)
         address.sin_port = server.port.bigEndian
         address.sin_addr.s_addr = UInt32(0x7F00_0001).bigEndian
-        let flags = fcntl(fd, F_GETFL)
-        _ = fcntl(fd, F_SETFL, flags | O_NONBLOCK)
+        _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK)
         _ = withUnsafePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) } }
+        return fd
+    }
+
+    static func exchange(_ server: HTTPServer, _ request: [UInt8], seconds: Double = 5, until done: (([UInt8]) -> Bool)? = nil) -> [UInt8] {
+        let fd = client(server)
+        defer { close(fd) }
         var sent = 0
         var reply: [UInt8] = []
         var buffer = [UInt8](repeating: 0, count: 65536)
@@ -71,14 +76,8 @@ struct HTTPServerTests {
     /// Sends `parts` one after another, the server pumped 0.2 s between them (so each reaches
     /// libmicrohttpd as its own piece), then reads the reply.
     static func exchange(_ server: HTTPServer, parts: [[UInt8]]) -> [UInt8] {
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        let fd = client(server)
         defer { close(fd) }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_port = server.port.bigEndian
-        address.sin_addr.s_addr = UInt32(0x7F00_0001).bigEndian
-        _ = withUnsafePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) } }
-        _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK)
         var reply: [UInt8] = []
         var buffer = [UInt8](repeating: 0, count: 65536)
         for part in parts {
