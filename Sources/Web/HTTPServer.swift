@@ -274,7 +274,7 @@ public final class HTTPServer {
 
         /// The bytes of the field being read: libmicrohttpd hands a long value over in pieces
         /// (512 encoded bytes, or where the network split it), and a character split between
-        /// two was decoded as two replacement characters (a Japanese clue of 60 characters
+        /// two was decoded as replacement characters (a Japanese clue of a hundred characters
         /// saved garbled, and read aloud so). The value is decoded from all its bytes.
         var current: (key: String, bytes: [UInt8])?
 
