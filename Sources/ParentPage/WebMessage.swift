@@ -48,6 +48,9 @@ public struct WebResponse {
     public var body: [UInt8]
     public var headers: [(String, String)]
     public var stream: EventStream?
+    /// A file sent by the kernel from its descriptor (`size` bytes from the start), never read
+    /// into memory on the loop: the server owns `fd` from here and closes it.
+    public var file: (fd: Int32, size: Int)?
 
     public init(status: Int = 200, contentType: String = "text/html; charset=utf-8", body: [UInt8], headers: [(String, String)] = []) {
         self.status = status
@@ -55,6 +58,13 @@ public struct WebResponse {
         self.body = body
         self.headers = headers
         stream = nil
+    }
+
+    /// The open regular file `fd` of `size` bytes as the body (the server closes `fd`).
+    public static func file(fd: Int32, size: Int, contentType: String, headers: [(String, String)] = []) -> WebResponse {
+        var response = WebResponse(contentType: contentType, body: [], headers: headers)
+        response.file = (fd, size)
+        return response
     }
 
     public init(status: Int = 200, contentType: String = "text/html; charset=utf-8", text: String, headers: [(String, String)] = []) {

@@ -415,6 +415,11 @@ public final class HTTPServer {
             }
             streamsOpen += 1
             stream.onText = { [weak self, unowned context] in self?.wake(context) }
+        } else if let file = answer.file {
+            // Sent by the kernel from the file (sendfile), read neither on the loop nor into
+            // memory: a rehearsal's WAV of tens of MB was read and copied on the hunt's loop.
+            response = MHD_create_response_from_fd(file.size, file.fd)
+            if response == nil { close(file.fd) }
         } else {
             response = answer.body.withUnsafeBufferPointer { body in
                 MHD_create_response_from_buffer(body.count, UnsafeMutableRawPointer(mutating: body.baseAddress), .RESPMEM_MUST_COPY)

@@ -105,6 +105,33 @@ struct HTTPServerTests {
         return reply
     }
 
+    /// A file answered from its descriptor (the rehearsal's WAV): the bytes as they are on
+    /// disk, the length said, the descriptor the server's to close.
+    @Test func aFileIsSentFromItsDescriptor() throws {
+        let path = "/tmp/http-file-\(getpid())-\(UInt32.random(in: 0...UInt32.max)).bin"
+        let bytes = (0..<300_000).map { UInt8(truncatingIfNeeded: $0 &* 7 &+ $0 >> 9) }
+        let out = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW, 0o600)
+        #expect(out >= 0)
+        defer { unlink(path) }
+        #expect(bytes.withUnsafeBytes { write(out, $0.baseAddress, $0.count) } == bytes.count)
+        close(out)
+        let server = try HTTPServer(port: 0, loopbackOnly: true) { _ in
+            .file(fd: open(path, O_RDONLY | O_CLOEXEC), size: bytes.count, contentType: "audio/wav")
+        }
+        defer { server.stop() }
+        let reply = Self.exchange(server, Array("GET /rehearsal.wav HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n".utf8), seconds: 10)
+        let separator: [UInt8] = [13, 10, 13, 10]
+        guard let end = (0..<max(0, reply.count - 3)).first(where: { Array(reply[$0..<($0 + 4)]) == separator }) else {
+            Issue.record("no header end in \(Self.text(Array(reply.prefix(200))))")
+            return
+        }
+        let head = Self.text(Array(reply[..<end]))
+        #expect(head.hasPrefix("HTTP/1.1 200"))
+        #expect(head.contains("Content-Length: 300000"))
+        #expect(head.contains("audio/wav"))
+        #expect(Array(reply[(end + 4)...]) == bytes)
+    }
+
     /// A text in Japanese whose upload is split inside a character (the network splits where
     /// it likes, and libmicrohttpd's post processor hands a value longer than its buffer over
     /// in pieces): the value is the text whole, not replacement characters where it was split.
