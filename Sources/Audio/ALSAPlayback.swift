@@ -11,6 +11,11 @@ public enum PlaybackEvent: Sendable {
     /// in it); a USB card that comes later is switched to, and reported as `deviceOpened`.
     case fallbackOpened(String)
     case deviceUnavailable(String)
+
+    /// `name` opened: `auto`'s fallback or the device itself.
+    static func opened(_ name: String, fallback: Bool) -> PlaybackEvent {
+        fallback ? .fallbackOpened(name) : .deviceOpened(name)
+    }
     /// The first frame of request `tag` was handed to `snd_pcm_writei` at `written`.
     case firstFrame(tag: UInt64, requested: ContinuousClock.Instant, written: ContinuousClock.Instant)
     /// A write failed with `error` (negative errno) and the stream was recovered.
@@ -220,7 +225,7 @@ public final class ALSAPlayback: Sendable {
             var clockStart = ContinuousClock.now
             var clockFrames = 0
             if let device {
-                config.observer?(onFallback ? .fallbackOpened(device.name) : .deviceOpened(device.name))
+                config.observer?(.opened(device.name, fallback: onFallback))
             }
 
             while true {
@@ -251,7 +256,7 @@ public final class ALSAPlayback: Sendable {
                         owner.open.store(true, ordering: .releasing)
                         if unavailableLogged { config.log("device '\(config.device)' is back") }
                         unavailableLogged = false
-                        config.observer?(fallback ? .fallbackOpened(opened.name) : .deviceOpened(opened.name))
+                        config.observer?(.opened(opened.name, fallback: fallback))
                     } catch {
                         if !unavailableLogged {
                             config.log("\(error.message); retrying every \(config.retryInterval)")

@@ -93,10 +93,10 @@ public enum SafeFile {
     /// Free bytes under which a disk is full (`Staged.commitWAV`).
     public static let fullDisk: UInt64 = 64 << 10
 
-    /// Reads a whole regular file (at most `limit` bytes). Opened O_NONBLOCK so a FIFO never
-    /// blocks, checked by fstat to be a regular file; `followSymlinks: false` adds O_NOFOLLOW
-    /// (for files in our own directories, where a symlink can only have been planted).
-    public static func read(_ path: String, limit: Int = 64 << 20, followSymlinks: Bool = true) throws(FileError) -> [UInt8] {
+    /// A regular file of at most `limit` bytes opened for reading, and its size: O_NONBLOCK so
+    /// a FIFO never blocks, checked by fstat; `followSymlinks: false` adds O_NOFOLLOW. The
+    /// caller closes it.
+    public static func openRegular(_ path: String, limit: Int, followSymlinks: Bool = true) throws(FileError) -> (FileDescriptor, size: Int) {
         func fail(_ code: Int32, _ reason: String? = nil) -> FileError {
             FileError(path: path, action: "read", errno: code, reason: reason)
         }
@@ -106,18 +106,34 @@ public enum SafeFile {
         } catch {
             throw fail(error.errno)
         }
-        defer { fd.close() }  // read only: a close error says nothing about what was read
         var info = stat()
         do {
             _ = try retryingOnInterrupt("fstat") { fstat(fd.rawValue, &info) }
         } catch {
+            fd.close()
             throw fail(error.errno)
         }
         let kind = info.st_mode & mode_t(S_IFMT)
-        if kind == mode_t(S_IFDIR) { throw fail(EISDIR) }
-        guard kind == mode_t(S_IFREG) else { throw fail(EINVAL, "not a regular file") }
-        guard Int(info.st_size) <= limit else { throw fail(EFBIG, "larger than \(limit) bytes") }
-        var bytes = [UInt8](repeating: 0, count: Int(info.st_size) + 1)
+        let problem: (Int32, String?)? = kind == mode_t(S_IFDIR) ? (EISDIR, nil)
+            : kind != mode_t(S_IFREG) ? (EINVAL, "not a regular file")
+            : Int(info.st_size) > limit ? (EFBIG, "larger than \(limit) bytes") : nil
+        if let problem {
+            fd.close()
+            throw fail(problem.0, problem.1)
+        }
+        return (fd, Int(info.st_size))
+    }
+
+    /// Reads a whole regular file (at most `limit` bytes). Opened O_NONBLOCK so a FIFO never
+    /// blocks, checked by fstat to be a regular file; `followSymlinks: false` adds O_NOFOLLOW
+    /// (for files in our own directories, where a symlink can only have been planted).
+    public static func read(_ path: String, limit: Int = 64 << 20, followSymlinks: Bool = true) throws(FileError) -> [UInt8] {
+        func fail(_ code: Int32, _ reason: String? = nil) -> FileError {
+            FileError(path: path, action: "read", errno: code, reason: reason)
+        }
+        let (fd, size) = try openRegular(path, limit: limit, followSymlinks: followSymlinks)
+        defer { fd.close() }  // read only: a close error says nothing about what was read
+        var bytes = [UInt8](repeating: 0, count: size + 1)
         var count = 0
         while true {
             if count == bytes.count {

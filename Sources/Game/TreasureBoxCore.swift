@@ -55,7 +55,7 @@ public struct TreasureBoxCore: Sendable {
         /// Its last announcement says it found that treasure; a probe only asks a box to
         /// prove it is there (anyone near a copy of this box's beacon sends one), and a
         /// recorded probe replayed at the box was greeted and put in the standings.
-        var announcedFind = true
+        var announcedFind: Bool
         var lastSeen: Double
         /// The committed class.
         var proximity: Proximity = .unknown
@@ -112,6 +112,10 @@ public struct TreasureBoxCore: Sendable {
     private var hunters = RecentlyHeardTable<UInt16, HunterSeen>(capacity: 32)
     private var greeted = RecentlyHeardTable<UInt16, Double>(capacity: 256)
     private var greeting: (id: UInt16, at: Double)?
+    /// The greetings of this round, newest last (at most `greetingsKept`): the box's page
+    /// lists them.
+    public private(set) var greetings: [(hunter: UInt16, at: Double, rewardSent: Bool)] = []
+    public static let greetingsKept = 20
     /// The finish order at this box: each hunter once, the first ones kept (ids come from the air).
     public private(set) var standings = Standings()
     private var lastQRLogged = -Double.infinity
@@ -164,9 +168,8 @@ public struct TreasureBoxCore: Sendable {
         plain.beacon = .iBeacon(IBeacon(uuid: TreasureSignals.hunterUUID, major: id, minor: foundTag, measuredPower: GameSignals.announcementPower))
         // Another chest of the trail, found: the standings keep it (this box's own, below).
         // A probe (a hunter asking that box to prove it is there) is no find.
-        if foundTag != ownTag, a.kind == .found, let step = TrailTags.named(configuration.trail)[foundTag],
-            standings.record(hunter: id, treasure: step + 1, at: t) {
-            effects.append(.output(.standings(time: t, standings.finishers)))
+        if foundTag != ownTag, a.kind == .found, let step = TrailTags.named(configuration.trail)[foundTag] {
+            record(id, treasure: step + 1, at: t, into: &effects)
         }
         hunters.update(id, at: t, default: { HunterSeen(id: id, foundTag: foundTag, announcedFind: a.kind == .found, lastSeen: t) }) { h in
             h.lastSeen = t
@@ -180,9 +183,8 @@ public struct TreasureBoxCore: Sendable {
         // chest at hand. In the standings when this box ranges it as near as it seals for:
         // the greeting's 2 s at "immediate" left out a child whose hunter's radio reads a
         // few dB weak, while the other boxes counted the same find.
-        if foundTag == ownTag, a.kind == .found, let distance = hunters[id]?.distance, distance <= Self.sealWithin,
-            standings.record(hunter: id, treasure: trailNumber ?? 1, at: t) {
-            effects.append(.output(.standings(time: t, standings.finishers)))
+        if foundTag == ownTag, a.kind == .found, let distance = hunters[id]?.distance, distance <= Self.sealWithin {
+            record(id, treasure: trailNumber ?? 1, at: t, into: &effects)
         }
         greetIfThere(id, at: t, into: &effects)
         return effects
@@ -223,7 +225,12 @@ public struct TreasureBoxCore: Sendable {
         else { return }
         greeted.set(id, t, at: t)
         greet(id, at: t, into: &effects)
-        if standings.record(hunter: id, treasure: trailNumber ?? 1, at: t) {
+        record(id, treasure: trailNumber ?? 1, at: t, into: &effects)
+    }
+
+    /// A hunter's find of `treasure` in the standings, printed when it is new there.
+    private mutating func record(_ id: UInt16, treasure: Int, at t: Double, into effects: inout [Effect]) {
+        if standings.record(hunter: id, treasure: treasure, at: t) {
             effects.append(.output(.standings(time: t, standings.finishers)))
         }
     }
@@ -280,6 +287,7 @@ public struct TreasureBoxCore: Sendable {
         standings = Standings()
         greeted.removeHeard(before: .infinity)
         greeting = nil
+        greetings = []
         sealedFor = nil
         return [.output(.standings(time: t, [])), .log("a new round: standings and greetings start again")]
     }
@@ -300,6 +308,7 @@ public struct TreasureBoxCore: Sendable {
 
     private mutating func greet(_ id: UInt16, at t: Double, into effects: inout [Effect]) {
         greeting = (id, t)
+        greetings = Array((greetings + [(id, t, configuration.reward != nil)]).suffix(Self.greetingsKept))
         effects.append(.output(.greet(time: t, hunter: id, reward: configuration.reward)))
         let reward = configuration.reward.map { "; reward: \($0)" } ?? "; no reward configured"
         effects.append(.log("ahoy, hunter \(id)! ye found the treasure\(reward)"))

@@ -31,6 +31,9 @@ struct CLIError: Error {
         self.message = message
     }
 
+    /// This problem and each further one as its own error, with this one's code.
+    var each: [CLIError] { [CLIError(code, message)] + further.map { CLIError(code, $0) } }
+
     /// User-given text safe to echo in a message: control characters (C0, DEL, C1) and
     /// bidirectional overrides escaped, at most `limit` characters.
     static func printable(_ text: String, limit: Int = 80) -> String {

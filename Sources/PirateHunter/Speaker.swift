@@ -35,9 +35,9 @@ final class Speaker {
     /// The reward read out slowly, synthesized on the engine's thread and passed back here.
     private let rewardSpeechMailbox: Mailbox<Synthesized>
     private var rewardSpeech: PCMBuffer?
-    /// The device's comings and goings, from the PCM's thread: true opened, false not there.
+    /// The device's comings and goings, from the PCM's thread.
     private let deviceMailbox: Mailbox<SpeakerPresence.News>
-    /// nil until the device is first tried; true while it has been missing since the start.
+    /// Whether the speaker was there from the start (one found late says so).
     private var presence = SpeakerPresence()
     private var speakerFound: () -> Void = {}
     private var speechTimer: Int?

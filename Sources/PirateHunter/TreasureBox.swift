@@ -31,9 +31,8 @@ final class TreasureBox {
     private var stopped = false
     /// The controller's last refusal of our advertisement, until it advertises again.
     private var refusal: CommandFailure?
-    /// The box's page (nil: off, or its port was taken); the greetings it lists.
+    /// The box's page (nil: off, or its port was taken).
     private var console: ParentConsole?
-    private var greetings: [String] = []
 
     init(setup: TreasureSetup, runtime: ApplianceRuntime) throws(CLIError) {
         self.setup = setup
@@ -88,14 +87,13 @@ final class TreasureBox {
             var view = BoxView(beacon: "\(state.uuid):\(state.major):\(state.minor), power \(state.power) dBm, every \(state.intervalMilliseconds) ms")
             view.reward = state.reward
             view.paired = setup.key != nil
-            view.greetings = greetings
+            view.greetings = core.greetings.map { "Hunter \($0.hunter) at \(Int($0.at.rounded())) s\($0.rewardSent ? ", reward sent" : "")" }
             view.standings = state.standingsInOrder.map { "Hunter \($0.hunter) found treasure \($0.treasure) at \(Int($0.at.rounded())) s" }
             return view
         }
         console?.hooks.boxControl = { [unowned self] action in
             guard action == "new-round" else { return "unknown box action" }
             carryOut(core.newRound(at: now))
-            greetings = []
             refresh()
             return "new round: standings and greetings start again"
         }
@@ -167,9 +165,6 @@ final class TreasureBox {
                     session?.apply(settings)
                 }
             case let .output(event):
-                if case let .greet(time, hunter, reward) = event {
-                    greetings = Array((greetings + ["Hunter \(hunter) at \(Int(time.rounded())) s\(reward == nil ? "" : ", reward sent")"]).suffix(20))
-                }
                 guard setup.json, let line = event.jsonLine else { continue }
                 runtime.out.line(line)
                 runtime.out.flush()

@@ -279,22 +279,21 @@ public final class HTTPServer {
         var current: (key: String, bytes: [UInt8])?
 
         func field(_ key: String, _ bytes: UnsafeBufferPointer<CChar>, continued: Bool) -> Bool {
+            var before: [UInt8] = []
             if continued, let old = current, old.key == key {
                 guard old.bytes.count + bytes.count <= limits.fieldBytes else {
                     refusal = (413, "a field of the form is too long")
                     return false
                 }
-                let all = old.bytes + UnsafeRawBufferPointer(bytes)
-                current = (key, all)
-                request.form[key] = String(decoding: all, as: UTF8.self)
-                return true
+                before = old.bytes
+            } else {
+                fieldCount += 1
+                guard fieldCount <= limits.fields, bytes.count <= limits.fieldBytes else {
+                    refusal = (413, "the form has too many or too long fields")
+                    return false
+                }
             }
-            fieldCount += 1
-            guard fieldCount <= limits.fields, bytes.count <= limits.fieldBytes else {
-                refusal = (413, "the form has too many or too long fields")
-                return false
-            }
-            let all = Array(UnsafeRawBufferPointer(bytes))
+            let all = before + UnsafeRawBufferPointer(bytes)
             current = (key, all)
             request.form[key] = String(decoding: all, as: UTF8.self)
             return true

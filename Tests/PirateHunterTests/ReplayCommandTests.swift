@@ -7,6 +7,15 @@ import TestSupport
     let horizon = PirateHunterBinary.fixtures.appendingPathComponent("csacca_horizon74_btsnoop_hci.log").path
     let btsnooper = PirateHunterBinary.fixtures.appendingPathComponent("wangdalian_btsnooper_btsnoop_hci.log").path
 
+    /// An advertising report event of the game's own treasure UUID ("PIRATE-HUNTER"), major 1,
+    /// `minor`, heard at `rssi` from the address ending `addressEnd`.
+    static func treasureReport(minor: UInt8 = 1, rssi: Int8, addressEnd: UInt8 = 0x66) -> HCIPacket {
+        let uuid: [UInt8] = [0x50, 0x49, 0x52, 0x41, 0x54, 0x45, 0x2D, 0x48, 0x55, 0x4E, 0x54, 0x45, 0x52, 0x00, 0x00, 0x00]
+        let data: [UInt8] = [0x02, 0x01, 0x06, 0x1A, 0xFF, 0x4C, 0x00, 0x02, 0x15] + uuid + [0x00, 0x01, 0x00, minor, UInt8(bitPattern: -59)]
+        let report: [UInt8] = [0x02, 0x01, 0x03, 0x00, 0x11, 0x22, 0x33, 0x44, 0x55, addressEnd, UInt8(data.count)] + data + [UInt8(bitPattern: rssi)]
+        return HCIPacket(type: .event, bytes: [0x3E, UInt8(report.count)] + report)
+    }
+
     @Test func horizonCapturePrintsItsElevenIBeaconsAsTheContractSays() async throws {
         let result = try await PirateHunterBinary.run(["replay", horizon, "--json"])
         #expect(result.status == 0)
@@ -54,24 +63,19 @@ import TestSupport
     /// first adapter's reports are replayed, the other's skipped and counted (both were
     /// replayed as one receiver, its beacons mixed in).
     @Test func aMonitorCaptureOfTwoAdaptersReplaysTheFirst() async throws {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("two-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(at: directory) }
+        let directory = try Scratch("two")
         let encoder = BTSnoopEncoder(datalink: .linuxMonitor)
         var file = encoder.header
-        let uuid: [UInt8] = [0x50, 0x49, 0x52, 0x41, 0x54, 0x45, 0x2D, 0x48, 0x55, 0x4E, 0x54, 0x45, 0x52, 0x00, 0x00, 0x00]
         for i in 0..<20 {
             let adapter = UInt8(i % 2)
             // hci0 hears minor 1, hci1 minor 2.
-            let data: [UInt8] = [0x02, 0x01, 0x06, 0x1A, 0xFF, 0x4C, 0x00, 0x02, 0x15] + uuid + [0x00, 0x01, 0x00, adapter + 1, UInt8(bitPattern: -59)]
-            let report: [UInt8] = [0x02, 0x01, 0x03, 0x00, 0x11, 0x22, 0x33, 0x44, 0x55, 0x60 + adapter, UInt8(data.count)] + data + [UInt8(bitPattern: -60)]
-            var record = encoder.record(HCIPacket(type: .event, bytes: [0x3E, UInt8(report.count)] + report), received: true,
+            var record = encoder.record(Self.treasureReport(minor: adapter + 1, rssi: -60, addressEnd: 0x60 + adapter), received: true,
                                         unixMicroseconds: 1_780_000_000_000_000 + Int64(i) * 100_000)
             // The flags (big-endian, at 8): the adapter index in the upper 16 bits.
             record[9] = adapter
             file += record
         }
-        let path = directory.appendingPathComponent("two.btsnoop").path
+        let path = directory.path + "/two.btsnoop"
         try Data(file).write(to: URL(fileURLWithPath: path))
         let result = try await PirateHunterBinary.run(["replay", path, "--json"], timeout: 60)
         #expect(result.status == 0, "\(result.stderr)")
@@ -89,20 +93,15 @@ import TestSupport
     /// ranging took them all as one instant (the engine's clock does not go back).
     @Test(arguments: [259_200_000_000, -3_600_000_000] as [Int64])
     func aCaptureWhoseClockJumpsIsReplayedWithoutTheJump(jump: Int64) async throws {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("jump-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(at: directory) }
+        let directory = try Scratch("jump")
         let encoder = BTSnoopEncoder(datalink: .h4)
         var file = encoder.header
-        let uuid: [UInt8] = [0x50, 0x49, 0x52, 0x41, 0x54, 0x45, 0x2D, 0x48, 0x55, 0x4E, 0x54, 0x45, 0x52, 0x00, 0x00, 0x00]
         for i in 0..<60 {
-            let data: [UInt8] = [0x02, 0x01, 0x06, 0x1A, 0xFF, 0x4C, 0x00, 0x02, 0x15] + uuid + [0x00, 0x01, 0x00, 0x01, UInt8(bitPattern: -59)]
-            let report: [UInt8] = [0x02, 0x01, 0x03, 0x00, 0x11, 0x22, 0x33, 0x44, 0x55, 0x66, UInt8(data.count)] + data + [UInt8(bitPattern: Int8(-70 + i % 3))]
-            let event = HCIPacket(type: .event, bytes: [0x3E, UInt8(report.count)] + report)
+            let event = Self.treasureReport(rssi: Int8(-70 + i % 3))
             let stamp = 1_780_000_000_000_000 + Int64(i) * 1_000_000 + (i >= 30 ? jump : 0)
             file += encoder.record(event, received: true, unixMicroseconds: stamp)
         }
-        let path = directory.appendingPathComponent("jump.btsnoop").path
+        let path = directory.path + "/jump.btsnoop"
         try Data(file).write(to: URL(fileURLWithPath: path))
         let result = try await PirateHunterBinary.run(["replay", path, "--json", "--region", "50495241-5445-2D48-554E-544552000000"], timeout: 60)
         #expect(result.status == 0, "\(result.stderr)")
@@ -121,22 +120,16 @@ import TestSupport
     /// The find is said when "immediate" has held `found_hold`, not at the hunt's next
     /// periodic tick (up to 0.25 s later): a tag heard far off for a minute, then at hand.
     @Test func theFindIsSaidWhenItIsDueNotAtTheNextTick() async throws {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("due-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(at: directory) }
+        let directory = try Scratch("due")
         let encoder = BTSnoopEncoder(datalink: .h4)
         var file = encoder.header
-        let uuid: [UInt8] = [0x50, 0x49, 0x52, 0x41, 0x54, 0x45, 0x2D, 0x48, 0x55, 0x4E, 0x54, 0x45, 0x52, 0x00, 0x00, 0x00]
         for i in 0..<300 {
             // Every 0.3 s, off any tick's grid (and no packet when the find falls due); 20 m
             // off for a minute, then held over the tag.
-            let rssi = (i < 200 ? -85 : -57) + (i % 2 == 0 ? 2 : -2)
-            let data: [UInt8] = [0x02, 0x01, 0x06, 0x1A, 0xFF, 0x4C, 0x00, 0x02, 0x15] + uuid + [0x00, 0x01, 0x00, 0x01, UInt8(bitPattern: -59)]
-            let report: [UInt8] = [0x02, 0x01, 0x03, 0x00, 0x11, 0x22, 0x33, 0x44, 0x55, 0x66, UInt8(data.count)] + data + [UInt8(bitPattern: Int8(rssi))]
-            let event = HCIPacket(type: .event, bytes: [0x3E, UInt8(report.count)] + report)
+            let event = Self.treasureReport(rssi: Int8((i < 200 ? -85 : -57) + (i % 2 == 0 ? 2 : -2)))
             file += encoder.record(event, received: true, unixMicroseconds: 1_780_000_000_000_000 + Int64(i) * 300_000 + 3_717)
         }
-        let path = directory.appendingPathComponent("arrive.btsnoop").path
+        let path = directory.path + "/arrive.btsnoop"
         try Data(file).write(to: URL(fileURLWithPath: path))
         let result = try await PirateHunterBinary.run(
             ["replay", path, "--hunt", "--json", "--region", "50495241-5445-2D48-554E-544552000000", "--cache-dir", PirateHunterBinary.lineCache],

@@ -25,7 +25,7 @@ enum CheckCommand {
             // What `hunt` would refuse at start, every problem.
             facts.configuration.problems = ConfigurationValidator.problems(configuration)
         } catch {
-            facts.configuration.problems = [error] + error.further.map { CLIError(error.code, $0) }
+            facts.configuration.problems = error.each
             // The rest is checked with the defaults and the flags.
             configuration.apply(flags)
             configuration.resolveDirectories(environment: ProcessInfo.processInfo.environment, executablePath: VoiceLocations.currentExecutablePath())
@@ -38,7 +38,7 @@ enum CheckCommand {
                 box.game = treasure.game.key?.fingerprint
                 box.problems = ConfigurationValidator.problems(treasure)
             } catch {
-                box.problems = [error] + error.further.map { CLIError(error.code, $0) }
+                box.problems = error.each
             }
             facts.configuration.box = box
         }

@@ -509,23 +509,10 @@ final class ParentConsole {
     /// The rehearsal's WAV, sent from its file by the kernel: read and copied on the loop (up
     /// to 64 MB), it held the hunt's ranging and timers up for a second or more.
     private func rehearsalWAV() -> WebResponse {
-        guard case .ready = rehearsal, let (fd, size) = Self.openRegular(directory + "/rehearsal.wav", limit: 64 << 20) else {
+        guard case .ready = rehearsal, let (fd, size) = try? SafeFile.openRegular(directory + "/rehearsal.wav", limit: 64 << 20, followSymlinks: false) else {
             return .plain(404, "no rehearsal yet: press Rehearse first")
         }
-        return .file(fd: fd, size: size, contentType: "audio/wav", headers: [("Content-Disposition", "attachment; filename=\"rehearsal.wav\"")])
-    }
-
-    /// A regular file opened for reading (never through a link), with its size; nil when it
-    /// is not one or is over `limit` bytes.
-    static func openRegular(_ path: String, limit: Int) -> (fd: Int32, size: Int)? {
-        let fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK)
-        guard fd >= 0 else { return nil }
-        var info = stat()
-        guard fstat(fd, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG, info.st_size <= limit else {
-            close(fd)
-            return nil
-        }
-        return (fd, Int(info.st_size))
+        return .file(fd: fd.rawValue, size: size, contentType: "audio/wav", headers: [("Content-Disposition", "attachment; filename=\"rehearsal.wav\"")])
     }
 
     // MARK: - check
